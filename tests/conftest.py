@@ -1,0 +1,34 @@
+"""Shared fixtures: every op test body runs once per available backend device."""
+import numpy
+import pytest
+
+import tinynet
+
+DEVICES = [pytest.param("cpu", id="numpy")]
+if tinynet.backend.cupy is not None:
+    DEVICES.append(pytest.param("cuda", id="cupy", marks=pytest.mark.gpu))
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs CuPy and a CUDA GPU (skipped without one)")
+    config.addinivalue_line("markers", "slow: trains on real data (a few minutes)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if tinynet.backend.cupy is None:
+        skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU (TINYNET_BACKEND=cupy)")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    """'cpu' (NumPy) and, where a GPU is present, 'cuda' (CuPy)."""
+    return request.param
+
+
+@pytest.fixture(autouse=True)
+def _seed():
+    tinynet.manual_seed(1234)
+    numpy.random.seed(1234)

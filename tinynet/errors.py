@@ -1,0 +1,73 @@
+"""Typed errors raised by tinynet.
+
+Every error derives from :class:`TinynetError` *and* from the built-in exception a
+Python user would expect, so ``except ValueError`` keeps working:
+
+=======================  ==============================
+error                    also a
+=======================  ==============================
+ShapeError               ValueError
+DTypeError               TypeError
+DeviceMismatchError      ValueError
+BackendError             RuntimeError
+AutogradError            RuntimeError
+StateDictError           RuntimeError
+SerializationError       ValueError
+DatasetNotFoundError     FileNotFoundError
+ChecksumError            OSError
+DownloadError            OSError
+=======================  ==============================
+
+Messages name the operation and give the expected and the actual value, e.g.
+``conv2d: expected input of shape (N, C, H, W), got (28, 28)``.
+"""
+
+
+class TinynetError(Exception):
+    """Base class of every error tinynet raises on purpose."""
+
+
+class ShapeError(TinynetError, ValueError):
+    """An argument has the wrong shape or number of dimensions."""
+
+
+class DTypeError(TinynetError, TypeError):
+    """An argument has the wrong dtype (e.g. float targets for ``nll_loss``)."""
+
+
+class DeviceMismatchError(TinynetError, ValueError):
+    """Tensors on different devices (NumPy host vs CuPy GPU) were mixed in one op."""
+
+
+class BackendError(TinynetError, RuntimeError):
+    """The requested array backend (or cuDNN) is unknown or cannot be used."""
+
+
+class AutogradError(TinynetError, RuntimeError):
+    """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
+
+
+class StateDictError(TinynetError, RuntimeError):
+    """``load_state_dict`` found missing/unexpected keys or mismatched shapes."""
+
+
+class SerializationError(TinynetError, ValueError):
+    """A checkpoint file is not a valid tinynet ``.npz`` file, or an object can't be saved."""
+
+
+class DatasetNotFoundError(TinynetError, FileNotFoundError):
+    """Dataset files are missing and could not (or may not) be downloaded."""
+
+
+class ChecksumError(TinynetError, OSError):
+    """A file's MD5 digest differs from the published value."""
+
+
+class DownloadError(TinynetError, OSError):
+    """Every mirror failed while downloading a file."""
+
+
+def check_type(op, name, value, types, expected):
+    """Raise ``TypeError`` naming ``op`` when ``value`` is not an instance of ``types``."""
+    if not isinstance(value, types):
+        raise TypeError(f"{op}: {name} must be {expected}, got {type(value).__name__}")

@@ -1,0 +1,1 @@
+"""CUDA kernels and the dispatch that picks them (the only place with CUDA source)."""

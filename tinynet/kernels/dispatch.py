@@ -1,0 +1,18 @@
+"""Choose the implementation of an op for the arrays at hand.
+
+On NumPy (and on CuPy with ``TINYNET_KERNELS=0``) every op uses its generic ``xp`` code
+from :mod:`tinynet.nn.functional`. The CuPy-specific choices (cuDNN convolution, fused
+kernels) are made here so ``nn.functional`` stays readable.
+"""
+from ..nn.functional.conv import Conv2dIm2col
+from ..nn.functional.pooling import MaxPool2d
+
+
+def conv2d_function(input, stride, padding, dilation, groups):
+    """The Function object that runs conv2d for ``input``."""
+    return Conv2dIm2col(stride, padding, dilation, groups)
+
+
+def max_pool2d_function(kernel, stride, padding, dilation, out):
+    """The Function object that runs max_pool2d."""
+    return MaxPool2d(kernel, stride, padding, dilation, out)

@@ -1,0 +1,197 @@
+"""Activation functions and (log-)softmax, forward and backward.
+
+Formulas: ReLU ``max(x, 0)``; LeakyReLU ``max(x, 0) + slope * min(x, 0)``; sigmoid
+``1 / (1 + e^-x)`` computed as ``(tanh(x/2) + 1) / 2`` (no overflow); GELU (Hendrycks &
+Gimpel, 2016, arXiv:1606.08415) exact ``x * Phi(x)`` with the normal CDF
+``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation; softmax with the
+max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
+"""
+import math
+
+from ... import backend
+from ...autograd import Function
+from ...errors import DTypeError, ShapeError
+from ...tensor import Tensor
+
+
+def _check(op, x, float_only=True):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
+    if float_only and x.dtype.kind != "f":
+        raise DTypeError(f"{op}: expected a floating-point tensor, got {x.dtype}")
+
+
+class ReLU(Function):
+    name = "relu"
+
+    def forward(self, xp, x):
+        y = xp.maximum(x, 0)
+        self.saved = y
+        return y
+
+    def backward(self, xp, gy):
+        return (gy * (self.saved > 0),)
+
+
+class LeakyReLU(Function):
+    name = "leaky_relu"
+
+    def __init__(self, slope):
+        self.slope = slope
+
+    def forward(self, xp, x):
+        self.saved = x
+        return xp.where(x > 0, x, x * self.slope)
+
+    def backward(self, xp, gy):
+        return (xp.where(self.saved > 0, gy, gy * self.slope),)
+
+
+class Sigmoid(Function):
+    name = "sigmoid"
+
+    def forward(self, xp, x):
+        y = (xp.tanh(x * 0.5) + 1) * 0.5
+        self.saved = y
+        return y.astype(x.dtype, copy=False)
+
+    def backward(self, xp, gy):
+        y = self.saved
+        return (gy * y * (1 - y),)
+
+
+class Tanh(Function):
+    name = "tanh"
+
+    def forward(self, xp, x):
+        y = xp.tanh(x)
+        self.saved = y
+        return y
+
+    def backward(self, xp, gy):
+        y = self.saved
+        return (gy * (1 - y * y),)
+
+
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+
+
+class GELU(Function):
+    name = "gelu"
+
+    def __init__(self, approximate):
+        self.approximate = approximate
+
+    def forward(self, xp, x):
+        self.saved = x
+        if self.approximate == "tanh":
+            return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
+        erf = backend.special(xp).erf
+        return (0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
+
+    def backward(self, xp, gy):
+        x = self.saved
+        if self.approximate == "tanh":
+            inner = _SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)
+            t = xp.tanh(inner)
+            dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
+            return (gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner),)
+        erf = backend.special(xp).erf
+        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+        pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
+        return ((gy * (cdf + x * pdf)).astype(x.dtype, copy=False),)
+
+
+class Softmax(Function):
+    name = "softmax"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
+        y = e / e.sum(axis=self.axis, keepdims=True)
+        self.saved = y
+        return y
+
+    def backward(self, xp, gy):
+        y = self.saved
+        return (y * (gy - (gy * y).sum(axis=self.axis, keepdims=True)),)
+
+
+class LogSoftmax(Function):
+    name = "log_softmax"
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        shifted = x - x.max(axis=self.axis, keepdims=True)
+        y = shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
+        self.saved = y
+        return y
+
+    def backward(self, xp, gy):
+        y = self.saved
+        return (gy - xp.exp(y) * gy.sum(axis=self.axis, keepdims=True),)
+
+
+def _axis(op, dim, ndim):
+    if dim is None:
+        raise TypeError(f"{op}: dim must be given (PyTorch's implicit dim is deprecated)")
+    if not -ndim <= dim < max(ndim, 1):
+        raise ShapeError(f"{op}: dim {dim} out of range for a tensor of {ndim} dimensions")
+    return dim % max(ndim, 1)
+
+
+def relu(input, inplace=False):
+    """Rectified linear unit ``max(x, 0)``; any shape, float dtype. ``inplace`` is accepted
+    for PyTorch compatibility and ignored (tinynet never mutates autograd inputs)."""
+    _check("relu", input)
+    return ReLU().apply(input)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    """``x`` for ``x > 0`` else ``negative_slope * x`` (default slope 0.01)."""
+    _check("leaky_relu", input)
+    return LeakyReLU(float(negative_slope)).apply(input)
+
+
+def sigmoid(input):
+    """Logistic function ``1 / (1 + exp(-x))``."""
+    _check("sigmoid", input)
+    return Sigmoid().apply(input)
+
+
+def tanh(input):
+    """Hyperbolic tangent."""
+    _check("tanh", input)
+    return Tanh().apply(input)
+
+
+def gelu(input, approximate="none"):
+    """Gaussian error linear unit ``x * Phi(x)``.
+
+    Args:
+        approximate: ``"none"`` (exact, erf) or ``"tanh"``
+            (``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``).
+
+    Raises:
+        ValueError: unknown ``approximate``.
+    """
+    _check("gelu", input)
+    if approximate not in ("none", "tanh"):
+        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    return GELU(approximate).apply(input)
+
+
+def softmax(input, dim):
+    """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape."""
+    _check("softmax", input)
+    return Softmax(_axis("softmax", dim, input.ndim)).apply(input)
+
+
+def log_softmax(input, dim):
+    """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
+    _check("log_softmax", input)
+    return LogSoftmax(_axis("log_softmax", dim, input.ndim)).apply(input)

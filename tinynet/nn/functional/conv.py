@@ -1,0 +1,221 @@
+"""Linear and 2-D convolution (NCHW), vectorised as im2col + one matrix product.
+
+Convolution is PyTorch's cross-correlation: for output channel ``o`` of group ``g``,
+``y[n, o, i, j] = b[o] + sum_{c, p, q} w[o, c, p, q] * x_pad[n, g*Cg + c, i*sH + p*dH, j*sW + q*dW]``,
+with output size ``H_out = floor((H + pad_top + pad_bottom - dH*(kH-1) - 1) / sH) + 1``
+(likewise W). The forward gathers every receptive field into a column matrix through a
+strided view (no Python loop over pixels or batch items) and multiplies it by the
+flattened filters; the filter gradient reuses those columns, and the input gradient
+scatters ``gy @ W`` back with one strided add per kernel offset (col2im).
+"""
+import numpy
+
+from ... import backend
+from ...autograd import Function
+from ...errors import DTypeError, ShapeError
+from ...tensor import Tensor
+
+
+def _pair(op, name, v):
+    if isinstance(v, (int, numpy.integer)) and not isinstance(v, bool):
+        return int(v), int(v)
+    if isinstance(v, (tuple, list)) and len(v) == 2 and all(isinstance(i, (int, numpy.integer)) for i in v):
+        return int(v[0]), int(v[1])
+    raise TypeError(f"{op}: {name} must be an int or a pair of ints, got {v!r}")
+
+
+def windows(xp, x, kh, kw, sh, sw, dh, dw, ho, wo):
+    """Strided view (N, C, ho, wo, kh, kw) of every receptive field of padded ``x``."""
+    n, c, h, w = x.shape
+    s = x.strides
+    shape = (n, c, ho, wo, kh, kw)
+    strides = (s[0], s[1], s[2] * sh, s[3] * sw, s[2] * dh, s[3] * dw)
+    return xp.lib.stride_tricks.as_strided(x, shape=shape, strides=strides)
+
+
+def out_size(op, size, pad_lo, pad_hi, k, stride, dilation):
+    out = (size + pad_lo + pad_hi - dilation * (k - 1) - 1) // stride + 1
+    if out < 1:
+        raise ShapeError(f"{op}: input size {size} (padding {pad_lo}+{pad_hi}) is too small for "
+                         f"kernel {k} with dilation {dilation}; output size would be {out}")
+    return out
+
+
+def col2im_add(xp, dst, cols, sh, sw, dh, dw, ho, wo):
+    """Scatter-add ``cols`` (N, C, ho, wo, kh, kw) into ``dst`` (N, C, Hp, Wp), in place."""
+    kh, kw = cols.shape[4], cols.shape[5]
+    for p in range(kh):
+        for q in range(kw):
+            dst[:, :, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += \
+                cols[:, :, :, :, p, q]
+
+
+class Conv2dIm2col(Function):
+    """conv2d via im2col + GEMM (the NumPy path and the non-cuDNN GPU path)."""
+    name = "conv2d"
+
+    def __init__(self, stride, padding, dilation, groups):
+        self.stride, self.padding, self.dilation, self.groups = stride, padding, dilation, groups
+
+    def forward(self, xp, x, w, b):
+        (sh, sw), (dh, dw), g = self.stride, self.dilation, self.groups
+        (pt, pb), (pl, pr) = self.padding
+        n, c, h, wd = x.shape
+        co, cg, kh, kw = w.shape
+        ho = out_size("conv2d", h, pt, pb, kh, sh, dh)
+        wo = out_size("conv2d", wd, pl, pr, kw, sw, dw)
+        xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
+        win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)
+        # (N, G, Cg, ho, wo, kh, kw) -> (G, N*ho*wo, Cg*kh*kw)
+        cols = win.reshape(n, g, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
+        cols = cols.reshape(g, n * ho * wo, cg * kh * kw)
+        wmat = w.reshape(g, co // g, cg * kh * kw)
+        y = cols @ wmat.transpose(0, 2, 1)                       # (G, N*ho*wo, Co/G)
+        y = y.reshape(g, n, ho, wo, co // g).transpose(1, 0, 4, 2, 3).reshape(n, co, ho, wo)
+        if b is not None:
+            y = y + b.reshape(1, co, 1, 1)
+        self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
+        return xp.ascontiguousarray(y)
+
+    def backward(self, xp, gy):
+        cols, w, xshape, pshape, ho, wo = self.saved
+        (sh, sw), (dh, dw), g = self.stride, self.dilation, self.groups
+        (pt, _), (pl, _) = self.padding
+        n, c, h, wd = xshape
+        co, cg, kh, kw = w.shape
+        gy2 = gy.reshape(n, g, co // g, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, n * ho * wo, co // g)
+        gx = gw = gb = None
+        if self.needs_input_grad[1]:
+            gw = (gy2.transpose(0, 2, 1) @ cols).reshape(w.shape)
+        if self.needs_input_grad[2]:
+            gb = gy.sum(axis=(0, 2, 3))
+        if self.needs_input_grad[0]:
+            gcols = gy2 @ w.reshape(g, co // g, cg * kh * kw)         # (G, N*ho*wo, Cg*kh*kw)
+            gcols = gcols.reshape(g, n, ho, wo, cg, kh, kw).transpose(1, 0, 4, 2, 3, 5, 6)
+            gpad = xp.zeros(pshape, dtype=gy.dtype)
+            col2im_add(xp, gpad.reshape(n, g, cg, pshape[2], pshape[3]).reshape(n * g, cg, pshape[2], pshape[3]),
+                       gcols.reshape(n * g, cg, ho, wo, kh, kw), sh, sw, dh, dw, ho, wo)
+            gx = gpad[:, :, pt:pt + h, pl:pl + wd]
+        return gx, gw, gb
+
+
+class Linear(Function):
+    """``y = x W^T + b`` with x (..., in), W (out, in), b (out,)."""
+    name = "linear"
+
+    def forward(self, xp, x, w, b):
+        self.saved = (x, w)
+        y = x @ w.T
+        if b is not None:
+            y += b
+        return y
+
+    def backward(self, xp, gy):
+        x, w = self.saved
+        gx = gw = gb = None
+        if self.needs_input_grad[0]:
+            gx = gy @ w
+        g2 = gy.reshape(-1, gy.shape[-1])
+        if self.needs_input_grad[1]:
+            gw = g2.T @ x.reshape(-1, x.shape[-1])
+        if self.needs_input_grad[2]:
+            gb = g2.sum(axis=0)
+        return gx, gw, gb
+
+
+def _check_tensor(op, name, t, ndim, layout):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if t.ndim != ndim:
+        raise ShapeError(f"{op}: expected {name} of shape {layout}, got {t.shape}")
+    if t.dtype.kind != "f":
+        raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
+
+
+def linear(input, weight, bias=None):
+    """Affine map ``input @ weight.T + bias``.
+
+    Args:
+        input: float (*, in_features).
+        weight: float (out_features, in_features).
+        bias: optional float (out_features,).
+
+    Returns:
+        Tensor of shape (*, out_features).
+
+    Raises:
+        ShapeError: ``input.shape[-1] != in_features`` or a malformed weight/bias.
+    """
+    if not isinstance(input, Tensor) or input.ndim < 1:
+        raise ShapeError(f"linear: expected input of shape (*, in_features), got "
+                         f"{getattr(input, 'shape', type(input).__name__)}")
+    _check_tensor("linear", "weight", weight, 2, "(out_features, in_features)")
+    out_f, in_f = weight.shape
+    if input.shape[-1] != in_f:
+        raise ShapeError(f"linear: expected input with {in_f} features (last dim) for weight "
+                         f"{weight.shape}, got input of shape {input.shape}")
+    if bias is not None and bias.shape != (out_f,):
+        raise ShapeError(f"linear: expected bias of shape ({out_f},), got {bias.shape}")
+    return Linear().apply(input, weight, bias)
+
+
+def conv_padding(op, padding, kernel, dilation, stride):
+    """Resolve int/pair/'same'/'valid' padding to ((top, bottom), (left, right))."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return (0, 0), (0, 0)
+        if padding == "same":
+            if stride != (1, 1):
+                raise ValueError(f"{op}: padding='same' requires stride 1, got stride {stride}")
+            out = []
+            for k, d in zip(kernel, dilation):
+                total = d * (k - 1)
+                out.append((total // 2, total - total // 2))
+            return tuple(out)
+        raise ValueError(f"{op}: padding must be an int, a pair, 'same' or 'valid', got {padding!r}")
+    ph, pw = _pair(op, "padding", padding)
+    if ph < 0 or pw < 0:
+        raise ValueError(f"{op}: padding must be >= 0, got {padding}")
+    return (ph, ph), (pw, pw)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-D convolution (cross-correlation) over an NCHW batch.
+
+    Args:
+        input: float (N, C_in, H, W).
+        weight: float (C_out, C_in / groups, kH, kW).
+        bias: optional float (C_out,).
+        stride, dilation: int or (h, w) pair, >= 1. Default 1.
+        padding: int, (h, w) pair, ``'valid'`` (0) or ``'same'`` (stride 1 only; an odd
+            total is padded one more at the bottom/right, as PyTorch does). Default 0.
+        groups (int): input and output channels split into this many groups. Default 1.
+
+    Returns:
+        Tensor (N, C_out, H_out, W_out),
+        ``H_out = floor((H + 2*pH - dH*(kH-1) - 1) / sH) + 1``.
+
+    Raises:
+        ShapeError: input not 4-D, channel counts inconsistent with weight and groups,
+            or the output would be empty.
+        ValueError: non-positive stride/dilation/groups, negative padding.
+    """
+    _check_tensor("conv2d", "input", input, 4, "(N, C, H, W)")
+    _check_tensor("conv2d", "weight", weight, 4, "(C_out, C_in/groups, kH, kW)")
+    stride, dilation = _pair("conv2d", "stride", stride), _pair("conv2d", "dilation", dilation)
+    if min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"conv2d: stride and dilation must be >= 1, got {stride} and {dilation}")
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    co, cg = weight.shape[:2]
+    if co % groups:
+        raise ShapeError(f"conv2d: out_channels {co} is not divisible by groups {groups}")
+    if input.shape[1] != cg * groups:
+        raise ShapeError(f"conv2d: expected input with {cg * groups} channels for weight {weight.shape} "
+                         f"and groups={groups}, got input of shape {input.shape}")
+    if bias is not None and bias.shape != (co,):
+        raise ShapeError(f"conv2d: expected bias of shape ({co},), got {bias.shape}")
+    pad = conv_padding("conv2d", padding, weight.shape[2:], dilation, stride)
+    from ...kernels import dispatch
+    fn = dispatch.conv2d_function(input, stride, pad, dilation, groups)
+    return fn.apply(input, weight, bias)

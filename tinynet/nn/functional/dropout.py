@@ -1,0 +1,67 @@
+"""Dropout (Srivastava et al., 2014, JMLR 15) and channel dropout (Tompson et al., 2015).
+
+In training, each element (``dropout``) or each whole (n, c) feature map
+(``dropout2d``) is zeroed with probability ``p`` and the survivors are scaled by
+``1 / (1 - p)`` so the expectation is unchanged; in evaluation both are the identity.
+Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repeatable).
+"""
+from ... import random as _random
+from ...autograd import Function
+from ...errors import ShapeError
+from ...tensor import Tensor
+
+
+class Dropout(Function):
+    name = "dropout"
+
+    def __init__(self, p, mask_shape):
+        self.p, self.mask_shape = p, mask_shape
+
+    def forward(self, xp, x):
+        if self.p >= 1.0:
+            mask = xp.zeros(self.mask_shape, dtype=x.dtype)
+        else:
+            u = _random.generator_for(xp).random(self.mask_shape, dtype="float32")
+            mask = (u >= self.p).astype(x.dtype) * x.dtype.type(1.0 / (1.0 - self.p))
+        self.saved = mask
+        return x * mask
+
+    def backward(self, xp, gy):
+        return (gy * self.saved,)
+
+
+def _check_p(op, p):
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    """Zero each element with probability ``p`` and scale the rest by ``1/(1-p)``.
+
+    Args:
+        input: float tensor of any shape. p (float): drop probability, default 0.5.
+        training (bool): identity when False. Default True.
+
+    Raises:
+        ValueError: ``p`` outside [0, 1].
+    """
+    _check_p("dropout", p)
+    if not training or p == 0.0:
+        return input
+    return Dropout(float(p), input.shape).apply(input)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: each (n, c) map of a (N, C, H, W) input with probability ``p``.
+
+    Raises:
+        ValueError: ``p`` outside [0, 1]. ShapeError: input is not 3-D or 4-D.
+    """
+    _check_p("dropout2d", p)
+    if not isinstance(input, Tensor) or input.ndim not in (3, 4):
+        raise ShapeError(f"dropout2d: expected input of shape (N, C, H, W) or (C, H, W), got "
+                         f"{getattr(input, 'shape', type(input).__name__)}")
+    if not training or p == 0.0:
+        return input
+    mask_shape = input.shape[:-2] + (1, 1)
+    return Dropout(float(p), mask_shape).apply(input)

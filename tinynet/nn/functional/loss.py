@@ -1,0 +1,191 @@
+"""Loss functions: nll_loss, cross_entropy, mse_loss.
+
+``nll_loss`` picks ``-w[t] * input[n, t]`` for each target class ``t``; the ``mean``
+reduction divides by the summed weights of the non-ignored targets (PyTorch's rule).
+``cross_entropy = nll_loss(log_softmax(x))``, with label smoothing as in Szegedy et al.
+2016 ("Rethinking the Inception Architecture", arXiv:1512.00567): the target mixes
+``1 - eps`` of the one-hot class with ``eps / C`` spread over all classes.
+"""
+import numpy
+
+from ...autograd import Function
+from ...errors import DTypeError, ShapeError
+from ...tensor import Tensor
+from . import activation, math as M, shape as S
+
+_REDUCTIONS = ("mean", "sum", "none")
+
+
+class NLLLoss(Function):
+    """NLL on 2-D input (M, C) with targets (M,)."""
+    name = "nll_loss"
+
+    def __init__(self, ignore_index, reduction):
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, xp, logp, target, weight):
+        m = logp.shape[0]
+        valid = target != self.ignore_index
+        safe_t = xp.where(valid, target, 0)
+        w = (weight[safe_t] if weight is not None else xp.ones(m, logp.dtype)) * valid
+        w = w.astype(logp.dtype, copy=False)
+        rows = xp.arange(m)
+        losses = -logp[rows, safe_t] * w
+        denom = w.sum()
+        self.saved = (logp.shape, rows, safe_t, w, denom)
+        if self.reduction == "none":
+            return losses
+        total = losses.sum()
+        return total if self.reduction == "sum" else total / denom
+
+    def backward(self, xp, gy):
+        shape, rows, safe_t, w, denom = self.saved
+        g = xp.zeros(shape, dtype=w.dtype)
+        if self.reduction == "none":
+            scale = -w * gy
+        elif self.reduction == "sum":
+            scale = -w * gy
+        else:
+            scale = -w * (gy / denom)
+        g[rows, safe_t] = scale
+        return g, None, None
+
+
+def _check_reduction(op, reduction):
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+
+
+def _to_rows(op, input, target, ignore_index):
+    """Move the class dim last and flatten: (N, C, d1..) -> (N*d1.., C); target likewise."""
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError(f"{op}: input and target must be Tensors")
+    if input.ndim < 1 or input.dtype.kind != "f":
+        raise DTypeError(f"{op}: expected float input of shape (N, C) or (N, C, d1, ...), "
+                         f"got {input.dtype} {input.shape}")
+    if input.ndim == 1:
+        input = S.unsqueeze(input, 0)
+        target = S.reshape(target, 1)
+    if target.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: target must hold integer class indices (int64), got {target.dtype}")
+    expected = (input.shape[0],) + input.shape[2:]
+    if target.shape != expected:
+        raise ShapeError(f"{op}: expected target of shape {expected} for input {input.shape}, "
+                         f"got {target.shape}")
+    c = input.shape[1]
+    t = target.data
+    if isinstance(t, numpy.ndarray):  # on the GPU this check would be a host sync
+        bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
+        if bad.size:
+            raise ShapeError(f"{op}: target {int(bad.reshape(-1)[0])} is out of bounds for {c} classes")
+    if input.ndim > 2:
+        perm = (0,) + tuple(range(2, input.ndim)) + (1,)
+        input = S.reshape(S.permute(input, *perm), -1, c)
+    return input, target.data.reshape(-1), expected
+
+
+def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+    """Negative log-likelihood loss on log-probabilities.
+
+    Args:
+        input: float (N, C) or (N, C, d1, ...) log-probabilities (e.g. from ``log_softmax``).
+        target: int64 (N,) or (N, d1, ...) class indices in ``[0, C)``, or ``ignore_index``.
+            Out-of-range indices raise on the CPU; on the GPU they are not checked (the
+            check would force a host synchronisation every step).
+        weight: optional float (C,) per-class weights.
+        ignore_index (int): targets equal to it contribute nothing. Default -100.
+        reduction: ``"mean"`` (default; divides by the summed weights of counted targets),
+            ``"sum"`` or ``"none"`` (shape of ``target``).
+
+    Returns:
+        Tensor: scalar, or the per-element losses for ``reduction="none"``.
+
+    Raises:
+        ShapeError: target shape does not match, or a class index is out of range.
+        DTypeError: float targets or integer input.
+        ValueError: unknown reduction.
+    """
+    _check_reduction("nll_loss", reduction)
+    rows, t, tshape = _to_rows("nll_loss", input, target, ignore_index)
+    c = rows.shape[1]
+    if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
+        raise ShapeError(f"nll_loss: weight must be a tensor of shape ({c},), got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+    out = NLLLoss(ignore_index, reduction).apply(rows, t, weight.data if weight is not None else None)
+    if reduction == "none":
+        out = S.reshape(out, *tshape)
+    return out
+
+
+def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
+                  label_smoothing=0.0):
+    """Softmax cross-entropy: ``nll_loss(log_softmax(input, 1), target)``.
+
+    Args:
+        input: float (N, C) or (N, C, d1, ...) unnormalised scores (logits).
+        target: int64 class indices of shape (N,) / (N, d1, ...), or float class
+            probabilities of the input's shape.
+        weight, ignore_index, reduction: as in :func:`nll_loss`.
+        label_smoothing (float): ``eps`` in [0, 1]; the target becomes
+            ``(1 - eps) * onehot + eps / C``. Default 0.
+
+    Raises:
+        ValueError: ``label_smoothing`` outside [0, 1] or unknown reduction.
+        ShapeError, DTypeError: as in :func:`nll_loss`.
+    """
+    _check_reduction("cross_entropy", reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    if not isinstance(input, Tensor) or input.ndim < 1:
+        raise ShapeError("cross_entropy: input must be a tensor of shape (N, C) or (N, C, d1, ...)")
+    logp = activation.log_softmax(input, dim=1 if input.ndim > 1 else 0)
+    c = input.shape[1] if input.ndim > 1 else input.shape[0]
+    w = None
+    if weight is not None:
+        w = S.reshape(weight, *((1, c) + (1,) * (input.ndim - 2))) if input.ndim > 1 else weight
+    if isinstance(target, Tensor) and target.dtype.kind == "f":
+        if target.shape != input.shape:
+            raise ShapeError(f"cross_entropy: probability targets must have the input's shape "
+                             f"{input.shape}, got {target.shape}")
+        probs = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing else target
+        per = logp * probs if w is None else logp * probs * w
+        losses = -M.sum(per, dim=1 if input.ndim > 1 else 0)
+        if reduction == "none":
+            return losses
+        total = M.sum(losses)
+        return total if reduction == "sum" else total / (input.shape[0] if input.ndim > 1 else 1)
+    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    if not label_smoothing:
+        return nll
+    valid = Tensor._wrap((target.data != ignore_index).astype(logp.dtype))
+    per = logp if w is None else logp * w
+    smooth = -M.sum(per, dim=1 if input.ndim > 1 else 0) * valid
+    if reduction == "sum":
+        smooth = M.sum(smooth)
+    elif reduction == "mean":
+        if weight is not None:
+            t = (target.data * (target.data != ignore_index)).reshape(-1)
+            denom = float((weight.data[t] * valid.data.reshape(-1)).sum())
+        else:
+            denom = float(valid.data.sum())
+        smooth = M.sum(smooth) / denom
+    return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
+
+
+def mse_loss(input, target, reduction="mean"):
+    """Mean squared error ``(input - target)^2``, reduced by ``reduction``.
+
+    Raises:
+        ShapeError: shapes differ (no silent broadcasting, unlike a raw subtraction).
+        ValueError: unknown reduction.
+    """
+    _check_reduction("mse_loss", reduction)
+    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
+        raise TypeError("mse_loss: input and target must be Tensors")
+    if input.shape != target.shape:
+        raise ShapeError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
+    d = input - target
+    sq = d * d
+    if reduction == "none":
+        return sq
+    return M.sum(sq) if reduction == "sum" else M.mean(sq)

@@ -1,0 +1,196 @@
+"""Max, average and adaptive average pooling over NCHW batches.
+
+Output size: ``H_out = floor((H + 2p - d(k-1) - 1) / s) + 1`` (``ceil`` with
+``ceil_mode``, dropping a last window that would start in the right padding, as
+PyTorch does). Max pooling keeps the arg-max of each window so backward sends the
+gradient to exactly one input (PyTorch's rule). Adaptive average pooling uses the bins
+``[floor(i*H/out), ceil((i+1)*H/out))`` written as two averaging matrices.
+"""
+import math
+
+import numpy
+
+from ... import backend
+from ...autograd import Function
+from ...errors import ShapeError
+from .conv import _check_tensor, _pair, col2im_add, windows
+
+
+def pool_out(op, size, k, s, p, d, ceil_mode):
+    span = size + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    if out < 1:
+        raise ShapeError(f"{op}: input size {size} is too small for kernel {k} (padding {p}, "
+                         f"dilation {d}); output size would be {out}")
+    return out
+
+
+class MaxPool2d(Function):
+    name = "max_pool2d"
+
+    def __init__(self, kernel, stride, padding, dilation, out):
+        self.kernel, self.stride, self.padding, self.dilation, self.out = kernel, stride, padding, dilation, out
+
+    def forward(self, xp, x):
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (self.kernel, self.stride, self.padding,
+                                                            self.dilation, self.out)
+        n, c, h, w = x.shape
+        extra_h = max(0, (ho - 1) * sh + dh * (kh - 1) + 1 - (h + 2 * ph))
+        extra_w = max(0, (wo - 1) * sw + dw * (kw - 1) + 1 - (w + 2 * pw))
+        if ph or pw or extra_h or extra_w:
+            x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
+                       constant_values=-numpy.inf)
+        win = windows(xp, x, kh, kw, sh, sw, dh, dw, ho, wo).reshape(n, c, ho, wo, kh * kw)
+        arg = win.argmax(axis=-1)[..., None]
+        y = xp.take_along_axis(win, arg, axis=-1)[..., 0]
+        self.saved = (arg[..., 0].astype(numpy.int8 if kh * kw < 128 else numpy.int32), x.shape, (h, w))
+        return y
+
+    def backward(self, xp, gy):
+        arg, pshape, (h, w) = self.saved
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (self.kernel, self.stride, self.padding,
+                                                            self.dilation, self.out)
+        n, c = gy.shape[:2]
+        onehot = (arg[..., None] == xp.arange(kh * kw, dtype=arg.dtype)) * gy[..., None]
+        gpad = xp.zeros(pshape, dtype=gy.dtype)
+        col2im_add(xp, gpad, onehot.reshape(n, c, ho, wo, kh, kw), sh, sw, dh, dw, ho, wo)
+        return (gpad[:, :, ph:ph + h, pw:pw + w],)
+
+
+class AvgPool2d(Function):
+    name = "avg_pool2d"
+
+    def __init__(self, kernel, stride, padding, out, divisor):
+        self.kernel, self.stride, self.padding, self.out, self.divisor = kernel, stride, padding, out, divisor
+
+    def forward(self, xp, x):
+        (kh, kw), (sh, sw), (ph, pw), (ho, wo) = self.kernel, self.stride, self.padding, self.out
+        n, c, h, w = x.shape
+        extra_h = max(0, (ho - 1) * sh + kh - (h + 2 * ph))
+        extra_w = max(0, (wo - 1) * sw + kw - (w + 2 * pw))
+        x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)))
+        win = windows(xp, x, kh, kw, sh, sw, 1, 1, ho, wo)
+        div = xp.asarray(self.divisor, dtype=x.dtype)
+        self.saved = (x.shape, div, (h, w))
+        return win.sum(axis=(4, 5)) / div
+
+    def backward(self, xp, gy):
+        pshape, div, (h, w) = self.saved
+        (kh, kw), (sh, sw), (ph, pw), (ho, wo) = self.kernel, self.stride, self.padding, self.out
+        n, c = gy.shape[:2]
+        g = gy / div
+        cols = xp.broadcast_to(g[..., None, None], g.shape + (kh, kw))
+        gpad = xp.zeros(pshape, dtype=gy.dtype)
+        col2im_add(xp, gpad, cols, sh, sw, 1, 1, ho, wo)
+        return (gpad[:, :, ph:ph + h, pw:pw + w],)
+
+
+class AdaptiveAvgPool2d(Function):
+    name = "adaptive_avg_pool2d"
+
+    def forward(self, xp, x, ah, aw):
+        self.saved = (ah, aw)
+        return ah @ x @ aw.T
+
+    def backward(self, xp, gy):
+        ah, aw = self.saved
+        return ah.T @ gy @ aw, None, None
+
+
+def _pool_args(op, input, kernel_size, stride, padding, dilation):
+    _check_tensor(op, "input", input, 4, "(N, C, H, W)")
+    k = _pair(op, "kernel_size", kernel_size)
+    s = k if stride is None or stride == () or stride == [] else _pair(op, "stride", stride)
+    p = _pair(op, "padding", padding)
+    d = _pair(op, "dilation", dilation)
+    if min(k) < 1 or min(s) < 1 or min(d) < 1:
+        raise ValueError(f"{op}: kernel_size, stride and dilation must be >= 1, got {k}, {s}, {d}")
+    if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
+        raise ValueError(f"{op}: padding must be between 0 and half the kernel size {k}, got {p}")
+    return k, s, p, d
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2-D max pooling.
+
+    Args:
+        input: float (N, C, H, W).
+        kernel_size: int or pair. stride: int or pair, default ``kernel_size``.
+        padding: int or pair, implicit -inf padding, at most half the kernel. Default 0.
+        dilation: int or pair. Default 1. ceil_mode (bool): round the output size up.
+
+    Returns:
+        Tensor (N, C, H_out, W_out).
+
+    Raises:
+        ShapeError: input not 4-D or too small. ValueError: bad kernel/stride/padding.
+    """
+    if return_indices:
+        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
+    k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
+    out = tuple(pool_out("max_pool2d", input.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
+                for i in range(2))
+    from ...kernels import dispatch
+    return dispatch.max_pool2d_function(k, s, p, d, out).apply(input)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2-D average pooling.
+
+    Args:
+        input: float (N, C, H, W).
+        kernel_size, stride (default ``kernel_size``), padding: int or pair.
+        ceil_mode (bool): round the output size up. Default False.
+        count_include_pad (bool): zero padding counts in the divisor. Default True.
+        divisor_override (int, optional): divide every window's sum by this instead.
+
+    Returns:
+        Tensor (N, C, H_out, W_out).
+    """
+    k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
+    h, w = input.shape[2:]
+    out = tuple(pool_out("avg_pool2d", (h, w)[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(2))
+    sizes = []
+    for i, size in enumerate((h, w)):
+        start = numpy.arange(out[i]) * s[i] - p[i]
+        end = numpy.minimum(start + k[i], size + p[i])
+        if not count_include_pad:
+            start, end = numpy.maximum(start, 0), numpy.minimum(end, size)
+        sizes.append(end - start)
+    div = numpy.outer(sizes[0], sizes[1]) if divisor_override is None else \
+        numpy.full(out, float(divisor_override))
+    return AvgPool2d(k, s, p, out, div).apply(input)
+
+
+def _adaptive_matrix(size, out):
+    m = numpy.zeros((out, size))
+    for i in range(out):
+        lo, hi = (i * size) // out, math.ceil((i + 1) * size / out)
+        m[i, lo:hi] = 1.0 / (hi - lo)
+    return m
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size (1 gives global average pooling).
+
+    Args:
+        input: float (N, C, H, W).
+        output_size: int or (h, w); ``None`` in a pair keeps that input size.
+
+    Returns:
+        Tensor (N, C, h, w).
+    """
+    _check_tensor("adaptive_avg_pool2d", "input", input, 4, "(N, C, H, W)")
+    if isinstance(output_size, int):
+        output_size = (output_size, output_size)
+    oh, ow = (input.shape[2 + i] if v is None else v for i, v in enumerate(output_size))
+    if oh < 1 or ow < 1:
+        raise ValueError(f"adaptive_avg_pool2d: output_size must be >= 1, got {output_size}")
+    xp = backend.array_module(input.data)
+    ah = xp.asarray(_adaptive_matrix(input.shape[2], oh), dtype=input.dtype)
+    aw = xp.asarray(_adaptive_matrix(input.shape[3], ow), dtype=input.dtype)
+    return AdaptiveAvgPool2d().apply(input, ah, aw)

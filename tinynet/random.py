@@ -1,0 +1,48 @@
+"""tinynet's random state: one seed makes every random choice repeatable.
+
+:func:`manual_seed` reseeds the host generator (NumPy ``PCG64``, used for parameter
+initialisation, dropout on the CPU and DataLoader shuffling) and, on the CuPy backend,
+the device generator used for dropout masks on the GPU.
+"""
+import numpy
+
+from . import backend
+
+_state = {"host": numpy.random.default_rng(), "seed": None, "device": None}
+
+
+def manual_seed(seed):
+    """Seed every random generator tinynet uses.
+
+    Args:
+        seed (int): a non-negative integer.
+
+    Raises:
+        TypeError: ``seed`` is not an int.
+        ValueError: ``seed`` is negative.
+    """
+    if isinstance(seed, bool) or not isinstance(seed, (int, numpy.integer)):
+        raise TypeError(f"manual_seed: seed must be an int, got {type(seed).__name__}")
+    if seed < 0:
+        raise ValueError(f"manual_seed: seed must be >= 0, got {seed}")
+    _state["seed"] = int(seed)
+    _state["host"] = numpy.random.default_rng(int(seed))
+    _state["device"] = None
+
+
+def host_generator():
+    """The NumPy ``Generator`` behind every host-side random draw."""
+    return _state["host"]
+
+
+def device_generator():
+    """The CuPy generator used for GPU-side draws (created lazily, seeded from the host)."""
+    if _state["device"] is None:
+        seed = int(_state["host"].integers(0, 2**63 - 1))
+        _state["device"] = backend.cupy.random.default_rng(seed)
+    return _state["device"]
+
+
+def generator_for(xp):
+    """Host generator for NumPy, device generator for CuPy."""
+    return _state["host"] if xp is numpy else device_generator()

@@ -1,0 +1,136 @@
+"""``tinynet.save`` / ``tinynet.load``: checkpoints as ``.npz`` files, never pickle.
+
+A checkpoint is a NumPy ``.npz`` archive: every array under a readable name (the
+state-dict key, or a ``/``-joined path for nested objects such as an optimizer's state)
+plus one entry ``__tinynet__`` holding a JSON description of the structure (dicts with
+their key types, lists, tuples, numbers, strings). Loading uses ``allow_pickle=False`` and
+``json``, so opening a file can never run code. Saving writes to a temporary file in the
+target folder, fsyncs it and renames it over the target (``os.replace``): a crash or an
+error mid-save leaves any previous file untouched.
+"""
+import io
+import json
+import os
+import tempfile
+import zipfile
+
+import numpy
+
+from . import backend
+from .errors import SerializationError
+from .tensor import Tensor
+
+_META = "__tinynet__"
+_FORMAT = 1
+
+
+def _encode(obj, path, arrays):
+    if isinstance(obj, Tensor) or hasattr(obj, "__cuda_array_interface__") or isinstance(obj, numpy.ndarray):
+        kind = "tensor" if isinstance(obj, Tensor) else "array"
+        data = obj.data if isinstance(obj, Tensor) else obj
+        name = "/".join(path) or "value"
+        while name in arrays or name == _META:
+            name += "_"
+        arrays[name] = backend.to_device(data, "cpu")
+        return {"__" + kind + "__": name}
+    if isinstance(obj, dict):
+        return {"__dict__": [[_encode_key(k, path), _encode(v, path + [str(k)], arrays)] for k, v in obj.items()]}
+    if isinstance(obj, (list, tuple)):
+        items = [_encode(v, path + [str(i)], arrays) for i, v in enumerate(obj)]
+        return {"__tuple__": items} if isinstance(obj, tuple) else items
+    if isinstance(obj, numpy.generic):
+        return obj.item()
+    if obj is None or isinstance(obj, (bool, int, float, str)):
+        return obj
+    raise SerializationError(f"save: cannot store {type(obj).__name__} at '{'/'.join(path) or '<root>'}' "
+                             "(tensors, arrays, numbers, strings, lists, tuples and dicts only)")
+
+
+def _encode_key(k, path):
+    if isinstance(k, (bool, int, str)) and not isinstance(k, numpy.generic):
+        return k
+    if isinstance(k, numpy.integer):
+        return int(k)
+    raise SerializationError(f"save: dict keys must be str or int, got {type(k).__name__} at "
+                             f"'{'/'.join(path) or '<root>'}'")
+
+
+def _decode(obj, arrays, device):
+    if isinstance(obj, dict):
+        if "__tensor__" in obj:
+            return Tensor._wrap(backend.to_device(arrays[obj["__tensor__"]], device))
+        if "__array__" in obj:
+            return backend.to_device(arrays[obj["__array__"]], device)
+        if "__tuple__" in obj:
+            return tuple(_decode(v, arrays, device) for v in obj["__tuple__"])
+        if "__dict__" in obj:
+            return {k: _decode(v, arrays, device) for k, v in obj["__dict__"]}
+        raise SerializationError(f"load: unknown record {sorted(obj)} in the file's structure")
+    if isinstance(obj, list):
+        return [_decode(v, arrays, device) for v in obj]
+    return obj
+
+
+def save(obj, f):
+    """Save a state dict (or any nest of dicts/lists/tuples of tensors, arrays and
+    numbers) to ``f`` as ``.npz``, atomically.
+
+    Args:
+        obj: e.g. ``model.state_dict()`` or ``optimizer.state_dict()``.
+        f (str or os.PathLike): target path (``.npz`` is not appended).
+
+    Raises:
+        SerializationError: ``obj`` holds something that can't be stored; nothing is written.
+        OSError: the folder is not writable; any previous file at ``f`` is left intact.
+    """
+    arrays = {}
+    meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
+    arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
+    path = os.fspath(f)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            numpy.savez(out, **arrays)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def load(f, map_location=None):
+    """Load what :func:`save` wrote (or a plain ``.npz`` of arrays).
+
+    Args:
+        f (str or os.PathLike): the file.
+        map_location: ``"cpu"`` or ``"cuda"``; default the active backend's device.
+
+    Returns:
+        The saved structure, with tensors as :class:`~tinynet.Tensor`. A plain ``.npz``
+        without tinynet's structure entry gives ``{name: Tensor}``.
+
+    Raises:
+        FileNotFoundError: ``f`` does not exist.
+        SerializationError: the file is not a readable ``.npz`` archive (or needs pickle).
+    """
+    device = backend.normalize_device(map_location, "load")
+    path = os.fspath(f)
+    try:
+        with numpy.load(path, allow_pickle=False) as archive:
+            arrays = {k: archive[k] for k in archive.files}
+    except FileNotFoundError:
+        raise
+    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
+        raise SerializationError(f"load: {path!r} is not a readable tinynet .npz checkpoint ({exc})") from None
+    if _META not in arrays:
+        return {k: Tensor._wrap(backend.to_device(v, device)) for k, v in arrays.items()}
+    try:
+        meta = json.load(io.BytesIO(arrays.pop(_META).tobytes()))
+    except ValueError as exc:
+        raise SerializationError(f"load: {path!r} has a corrupt structure entry ({exc})") from None
+    if meta.get("format") != _FORMAT:
+        raise SerializationError(f"load: {path!r} has format {meta.get('format')!r}, expected {_FORMAT}")
+    return _decode(meta["root"], arrays, device)
