@@ -197,7 +197,9 @@ def backward(root, gradient=None, retain_graph=False):
             continue
         ctx = node._ctx
         if ctx is None or node._retains_grad:
-            g_leaf = xp.ascontiguousarray(g.astype(node.data.dtype, copy=False))
+            g_leaf = g.astype(node.data.dtype, copy=False)
+            if not (g_leaf.flags.c_contiguous and g_leaf.flags.writeable):
+                g_leaf = g_leaf.copy()  # e.g. a read-only broadcast view from sum's backward
             node.grad = Tensor._wrap(g_leaf if node.grad is None else node.grad.data + g_leaf)
         if ctx is None:
             continue

@@ -347,6 +347,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False):
     dev = backend.normalize_device(device, "tensor")
     if isinstance(data, Tensor):
         data = data.data
+    if isinstance(data, numpy.generic):
+        data = numpy.asarray(data)  # NumPy scalars keep their dtype, as in PyTorch
     if hasattr(data, "dtype") and hasattr(data, "shape") and not isinstance(data, numbers.Number):
         arr = data
         if dt is None and arr.dtype.kind not in "biuf":

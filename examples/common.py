@@ -1,0 +1,130 @@
+"""Shared pieces of the MNIST examples: command line, data, training loop, report.
+
+Everything here uses tinynet's public API only.
+"""
+import argparse
+import time
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+import tinynet
+import tinynet.nn.functional as F
+from tinynet.data import DataLoader, datasets, transforms
+from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
+
+console = Console()
+
+
+def build_parser(description, lr, momentum):
+    """The command line shared by the examples (PyTorch's MNIST example's flags)."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--epochs", type=int, default=10, help="number of epochs (default 10)")
+    p.add_argument("--batch-size", type=int, default=64, help="training batch size (default 64)")
+    p.add_argument("--test-batch-size", type=int, default=1000, help="test batch size (default 1000)")
+    p.add_argument("--lr", type=float, default=lr, help=f"learning rate (default {lr})")
+    p.add_argument("--momentum", type=float, default=momentum, help=f"SGD momentum (default {momentum})")
+    p.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    p.add_argument("--data-dir", default=None,
+                   help="folder holding the dataset files (default $TINYNET_DATA or ~/.cache/tinynet)")
+    p.add_argument("--log-interval", type=int, default=100,
+                   help="batches between training-loss log lines (default 100; 0 disables)")
+    p.add_argument("--save-model", metavar="PATH", default=None, help="save the trained state_dict (.npz)")
+    p.add_argument("--dataset", choices=["mnist", "fashion-mnist"], default="mnist")
+    p.add_argument("--no-download", action="store_true", help="never download missing files")
+    p.add_argument("--train-subset", type=int, default=None, metavar="N",
+                   help="train on the first N training images only (quick runs)")
+    return p
+
+
+def load_data(args):
+    cls = datasets.MNIST if args.dataset == "mnist" else datasets.FashionMNIST
+    tf = transforms.mnist_normalize()
+    train = cls(args.data_dir, train=True, download=not args.no_download, transform=tf)
+    test = cls(args.data_dir, train=False, download=not args.no_download, transform=tf)
+    if args.train_subset:
+        train.data, train.targets = train.data[:args.train_subset], train.targets[:args.train_subset]
+    return train, test
+
+
+def train_epoch(model, loader, optimizer, epoch, args, progress):
+    model.train()
+    task = progress.add_task(f"epoch {epoch}", total=len(loader))
+    total = None
+    for i, (x, y) in enumerate(loader):
+        optimizer.zero_grad()
+        loss = F.nll_loss(model(x), y)
+        loss.backward()
+        optimizer.step()
+        total = loss.detach() if total is None else total + loss.detach()  # stays on device
+        if args.log_interval and i % args.log_interval == 0:
+            progress.update(task, description=f"epoch {epoch} loss {loss.item():.4f}")
+        progress.advance(task)
+    progress.remove_task(task)
+    return total.item() / len(loader)
+
+
+@tinynet.no_grad()
+def evaluate(model, loader):
+    model.eval()
+    loss_sum, correct, n = None, None, 0
+    for x, y in loader:
+        out = model(x)
+        batch_loss = F.nll_loss(out, y, reduction="sum")
+        batch_correct = (out.argmax(1) == y).sum()
+        loss_sum = batch_loss if loss_sum is None else loss_sum + batch_loss
+        correct = batch_correct if correct is None else correct + batch_correct
+        n += len(y)
+    return loss_sum.item() / n, 100.0 * correct.item() / n
+
+
+def run(make_model, parser, argv=None, title="model"):
+    """Parse ``argv``, load the data, train ``make_model()`` with SGD, print the results.
+
+    Returns the process exit code (0, or 2 when the dataset is unavailable); the per-epoch
+    rows are left in ``run.results``.
+    """
+    args = parser.parse_args(argv)
+    tinynet.manual_seed(args.seed)
+    try:
+        train_set, test_set = load_data(args)
+    except (DatasetNotFoundError, DownloadError, ChecksumError) as exc:
+        console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
+        return 2
+    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    test_loader = DataLoader(test_set, batch_size=args.test_batch_size)
+    model = make_model().to(tinynet.backend.default_device())
+    optimizer = tinynet.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    console.print(f"tinynet {tinynet.__version__}, backend [bold]{tinynet.backend.name}[/], "
+                  f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images, "
+                  f"batch {args.batch_size}, {args.epochs} epochs")
+    rows = []
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        for epoch in range(1, args.epochs + 1):
+            start = time.perf_counter()
+            train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress)
+            seconds = time.perf_counter() - start
+            test_loss, acc = evaluate(model, test_loader)
+            row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,
+                       seconds=seconds, images_per_s=len(train_set) / seconds)
+            if tinynet.backend.name == "cupy":
+                row["pool_used_bytes"] = tinynet.backend.cupy.get_default_memory_pool().used_bytes()
+            rows.append(row)
+            extra = f", GPU pool {row['pool_used_bytes'] / 2**20:.1f} MiB" if "pool_used_bytes" in row else ""
+            progress.console.print(
+                f"epoch {epoch:2d}: train loss {train_loss:.4f}, test loss {test_loss:.4f}, "
+                f"accuracy {acc:.2f}%, {seconds:.1f} s, {row['images_per_s']:.0f} images/s{extra}")
+    table = Table(title=f"tinynet {title} on {args.dataset} ({tinynet.backend.name})")
+    for col in ("epoch", "train loss", "test loss", "accuracy %", "seconds", "images/s"):
+        table.add_column(col, justify="right")
+    for r in rows:
+        table.add_row(str(r["epoch"]), f"{r['train_loss']:.4f}", f"{r['test_loss']:.4f}",
+                      f"{r['accuracy']:.2f}", f"{r['seconds']:.1f}", f"{r['images_per_s']:.0f}")
+    console.print(table)
+    if args.save_model:
+        tinynet.save(model.state_dict(), args.save_model)
+        console.print(f"saved state_dict to {args.save_model}")
+    run.results = rows
+    return 0
