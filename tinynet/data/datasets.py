@@ -102,6 +102,17 @@ class _IDXDataset(Dataset):
     def __len__(self):
         return len(self.data)
 
+    def to(self, device):
+        """A copy whose ``data`` and ``targets`` live on ``device`` (transforms run there)."""
+        import copy
+        from .. import backend
+        out = copy.copy(self)
+        out.data, out.targets = backend.to_device(self.data, device), backend.to_device(self.targets, device)
+        return out
+
+    def nbytes(self):
+        return int(self.data.nbytes + self.targets.nbytes)
+
     def _apply(self, img, target):
         if self.transform is not None:
             img = self.transform(img)

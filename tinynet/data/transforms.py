@@ -6,6 +6,8 @@ computes ``(x - mean) / std`` per channel.
 """
 import numpy
 
+from .. import backend
+
 
 class Compose:
     """Apply transforms in order."""
@@ -49,9 +51,10 @@ class Normalize:
             raise ValueError(f"Normalize: std must be non-zero, got {std}")
 
     def __call__(self, x):
-        shape = (-1, 1, 1)
-        mean = self.mean.reshape(shape)
-        return (x - mean.astype(x.dtype)) * (1 / self.std.reshape(shape)).astype(x.dtype)
+        xp = backend.array_module(x)  # works on host and on device arrays
+        mean = xp.asarray(self.mean.reshape(-1, 1, 1), dtype=x.dtype)
+        inv = xp.asarray((1 / self.std).reshape(-1, 1, 1), dtype=x.dtype)
+        return (x - mean) * inv
 
 
 def mnist_normalize():

@@ -162,13 +162,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     smooth = -M.sum(per, dim=1 if input.ndim > 1 else 0) * valid
     if reduction == "sum":
         smooth = M.sum(smooth)
-    elif reduction == "mean":
+    elif reduction == "mean":  # the denominator stays on the device: no host sync
         if weight is not None:
             t = (target.data * (target.data != ignore_index)).reshape(-1)
-            denom = float((weight.data[t] * valid.data.reshape(-1)).sum())
+            denom = (weight.data[t] * valid.data.reshape(-1)).sum()
         else:
-            denom = float(valid.data.sum())
-        smooth = M.sum(smooth) / denom
+            denom = valid.data.sum()
+        smooth = M.sum(smooth) / Tensor._wrap(denom)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 

@@ -376,10 +376,9 @@ class MaxDim(_Unary):
 
     def backward(self, xp, gy):
         shape, idx = self.saved
-        g = xp.zeros(shape, dtype=gy.dtype)
         gk = gy if self.keepdim else xp.expand_dims(gy, self.axis)
-        xp.put_along_axis(g, idx, gk, axis=self.axis)
-        return (g,)
+        pos = xp.arange(shape[self.axis]).reshape([-1 if i == self.axis else 1 for i in range(len(shape))])
+        return ((pos == idx) * gk,)
 
 
 MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])

@@ -1,0 +1,68 @@
+"""Compile tinynet's CUDA sources once and launch their kernels.
+
+Each ``.cu`` file beside this module is compiled on first use into a ``cupy.RawModule``
+and cached for the process; kernels are looked up by name (``tinynet_<op>_<fwd|bwd>_<f32|
+f64>``) so profiles read well. Element-wise kernels are ``cupy.ElementwiseKernel`` specs
+built once by :func:`elementwise`.
+"""
+import functools
+import os
+
+import numpy
+
+from .. import backend
+
+BLOCK = 256
+_SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
+
+
+def supported(*arrays):
+    """True when every array is a float32/float64 CuPy array our kernels handle."""
+    return all(a is not None and a.dtype in _SUFFIX and backend.is_gpu_array(a) for a in arrays)
+
+
+@functools.lru_cache(maxsize=None)
+def module(filename):
+    """The compiled RawModule of ``filename`` (a .cu file in this folder)."""
+    with open(os.path.join(os.path.dirname(__file__), filename)) as f:
+        code = f.read()
+    return backend.cupy.RawModule(code=code, options=("--std=c++14",))
+
+
+@functools.lru_cache(maxsize=None)
+def _function(filename, name):
+    return module(filename).get_function(name)
+
+
+def kernel(filename, op, dtype):
+    """The typed kernel ``op`` (e.g. ``tinynet_max_pool2d_fwd``) for ``dtype``."""
+    return _function(filename, f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
+
+
+def raw(filename, name):
+    """An untyped kernel by its full name."""
+    return _function(filename, name)
+
+
+def launch(fn, n, args, threads=BLOCK):
+    """Launch ``fn`` with one thread per item of ``n`` (grid rounded up)."""
+    blocks = max(1, (int(n) + threads - 1) // threads)
+    fn((blocks,), (threads,), args)
+
+
+def scalar(dtype, value):
+    """``value`` as a NumPy scalar of ``dtype`` (kernel arguments need exact C types)."""
+    return numpy.dtype(dtype).type(value)
+
+
+@functools.lru_cache(maxsize=None)
+def elementwise(in_params, out_params, operation, name, preamble=""):
+    """A memoised ``cupy.ElementwiseKernel``."""
+    return backend.cupy.ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble)
+
+
+@functools.lru_cache(maxsize=None)
+def reduction(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name):
+    """A memoised ``cupy.ReductionKernel``."""
+    return backend.cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
+                                        identity, name)

@@ -1,0 +1,100 @@
+// Max and average pooling over NCHW, one thread per output element.
+// Max pooling stores the flat (h * W + w) input position of each window's maximum
+// (first maximum wins; -1 for a window entirely in padding) so backward can send
+// the gradient to exactly that input.
+
+template <typename T>
+__device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int C, int H, int W,
+                             int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
+                             int dh, int dw) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    int ow = i % Wo;
+    int oh = (i / Wo) % Ho;
+    long long plane = i / ((long long)Wo * Ho);
+    const T* xp = x + plane * H * W;
+    int h0 = oh * sh - ph, w0 = ow * sw - pw;
+    T best = -INFINITY;
+    int where = -1;
+    for (int a = 0; a < kh; ++a) {
+        int h = h0 + a * dh;
+        if (h < 0 || h >= H) continue;
+        for (int b = 0; b < kw; ++b) {
+            int w = w0 + b * dw;
+            if (w < 0 || w >= W) continue;
+            T v = xp[h * W + w];
+            if (where < 0 || v > best || v != v) { best = v; where = h * W + w; }  // NaN propagates
+        }
+    }
+    y[i] = best;
+    argmax[i] = where;
+}
+
+template <typename T>
+__device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long total, int H, int W,
+                             int Ho, int Wo) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    int where = argmax[i];
+    if (where < 0) return;
+    long long plane = i / ((long long)Wo * Ho);
+    atomicAdd(gx + plane * H * W + where, gy[i]);
+}
+
+template <typename T>
+__device__ T avg_divisor(int oh, int ow, int H, int W, int kh, int kw, int sh, int sw, int ph, int pw,
+                         int count_include_pad, int divisor_override, int* hs, int* he, int* ws, int* we) {
+    int h0 = oh * sh - ph, w0 = ow * sw - pw;
+    int h1 = min(h0 + kh, H + ph), w1 = min(w0 + kw, W + pw);
+    int pool = (h1 - h0) * (w1 - w0);
+    *hs = max(h0, 0); *ws = max(w0, 0); *he = min(h1, H); *we = min(w1, W);
+    if (divisor_override > 0) return (T)divisor_override;
+    if (!count_include_pad) pool = (*he - *hs) * (*we - *ws);
+    return (T)pool;
+}
+
+template <typename T>
+__device__ void avg_pool_fwd(const T* x, T* y, long long total, int H, int W, int Ho, int Wo, int kh,
+                             int kw, int sh, int sw, int ph, int pw, int cip, int dov) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    int ow = i % Wo, oh = (i / Wo) % Ho;
+    long long plane = i / ((long long)Wo * Ho);
+    int hs, he, ws, we;
+    T div = avg_divisor<T>(oh, ow, H, W, kh, kw, sh, sw, ph, pw, cip, dov, &hs, &he, &ws, &we);
+    const T* xp = x + plane * H * W;
+    T acc = 0;
+    for (int h = hs; h < he; ++h)
+        for (int w = ws; w < we; ++w) acc += xp[h * W + w];
+    y[i] = acc / div;
+}
+
+template <typename T>
+__device__ void avg_pool_bwd(const T* gy, T* gx, long long total, int H, int W, int Ho, int Wo, int kh,
+                             int kw, int sh, int sw, int ph, int pw, int cip, int dov) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    int ow = i % Wo, oh = (i / Wo) % Ho;
+    long long plane = i / ((long long)Wo * Ho);
+    int hs, he, ws, we;
+    T g = gy[i] / avg_divisor<T>(oh, ow, H, W, kh, kw, sh, sw, ph, pw, cip, dov, &hs, &he, &ws, &we);
+    T* gp = gx + plane * H * W;
+    for (int h = hs; h < he; ++h)
+        for (int w = ws; w < we; ++w) atomicAdd(gp + h * W + w, g);
+}
+
+#define POOL_KERNELS(T, S)                                                                          \
+extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am, long long n, int C,  \
+        int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
+    max_pool_fwd<T>(x, y, am, n, C, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                  \
+extern "C" __global__ void tinynet_max_pool2d_bwd_##S(const T* gy, const int* am, T* gx, long long n,  \
+        int H, int W, int Ho, int Wo) { max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo); }               \
+extern "C" __global__ void tinynet_avg_pool2d_fwd_##S(const T* x, T* y, long long n, int H, int W,     \
+        int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
+    avg_pool_fwd<T>(x, y, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }                       \
+extern "C" __global__ void tinynet_avg_pool2d_bwd_##S(const T* gy, T* gx, long long n, int H, int W,   \
+        int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
+    avg_pool_bwd<T>(gy, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }
+
+POOL_KERNELS(float, f32)
+POOL_KERNELS(double, f64)
