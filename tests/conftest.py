@@ -1,4 +1,6 @@
 """Shared fixtures: every op test body runs once per available backend device."""
+import os
+
 import numpy
 import pytest
 
@@ -26,6 +28,24 @@ def pytest_collection_modifyitems(config, items):
 def device(request):
     """'cpu' (NumPy) and, where a GPU is present, 'cuda' (CuPy)."""
     return request.param
+
+
+def find_mnist():
+    """The real MNIST folder: ../shared/datasets/mnist beside the checkout, else $TINYNET_DATA/mnist."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for path in (os.path.join(here, "..", "..", "shared", "datasets", "mnist"),
+                 os.path.join(os.environ.get("TINYNET_DATA", "/nonexistent"), "mnist")):
+        if os.path.isdir(path):
+            return os.path.abspath(path)
+    return None
+
+
+@pytest.fixture(scope="session")
+def mnist_dir():
+    path = find_mnist()
+    if path is None:
+        pytest.skip("real MNIST not found (../shared/datasets/mnist or $TINYNET_DATA/mnist)")
+    return path
 
 
 @pytest.fixture(autouse=True)

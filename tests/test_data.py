@@ -16,7 +16,6 @@ import tinynet
 from tinynet.data import DataLoader, Dataset, TensorDataset, datasets, transforms
 from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
 
-SHARED_MNIST = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "datasets", "mnist")
 
 
 # ---- DataLoader ------------------------------------------------------------------------
@@ -74,14 +73,7 @@ def test_transforms_single_and_batch():
         transforms.ToTensor()(numpy.zeros(3))
 
 
-# ---- the real MNIST files --------------------------------------------------------------
-@pytest.fixture(scope="module")
-def mnist_dir():
-    if not os.path.isdir(SHARED_MNIST):
-        pytest.skip(f"real MNIST not found at {SHARED_MNIST}")
-    return SHARED_MNIST
-
-
+# ---- the real MNIST files (fixture mnist_dir in conftest.py) -------------------------------
 def test_mnist_reads_real_files(mnist_dir):
     train = datasets.MNIST(mnist_dir, train=True)
     test = datasets.MNIST(mnist_dir, train=False)

@@ -11,7 +11,6 @@ import os
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-MNIST = os.path.join(HERE, "..", "..", "shared", "datasets", "mnist")
 
 
 def _load(name):
@@ -19,13 +18,6 @@ def _load(name):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
-
-
-@pytest.fixture(scope="module")
-def mnist_dir():
-    if not os.path.isdir(MNIST):
-        pytest.skip(f"real MNIST not found at {MNIST}")
-    return MNIST
 
 
 @pytest.mark.slow

@@ -77,7 +77,7 @@ class Function:
     ``self.saved``; ``self.needs_input_grad[i]`` tells whether input ``i`` needs one.
     """
 
-    __slots__ = ("inputs", "saved", "needs_input_grad", "__dict__")
+    __slots__ = ("inputs", "saved", "needs_input_grad", "gpu_path", "__dict__")
     name = "function"
 
     def forward(self, xp, *args):
@@ -102,8 +102,9 @@ class Function:
         if record:
             self.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         self.saved = None
-        gpu = xp is not backend.numpy and backend.kernels_enabled
-        forward = self.forward_gpu if gpu and hasattr(self, "forward_gpu") else self.forward
+        # the path is recorded so backward takes the same one, whatever the switch says later
+        self.gpu_path = gpu = xp is not backend.numpy and backend.kernels_enabled and hasattr(self, "forward_gpu")
+        forward = self.forward_gpu if gpu else self.forward
         y = forward(xp, *arrays)
         out = Tensor._wrap(y)
         if record:
@@ -117,8 +118,7 @@ class Function:
             raise AutogradError(
                 f"backward: trying to backward through the graph of '{self.name}' a second "
                 "time; its saved arrays were freed. Pass retain_graph=True to the first backward")
-        gpu = xp is not backend.numpy and backend.kernels_enabled
-        backward = self.backward_gpu if gpu and hasattr(self, "backward_gpu") else self.backward
+        backward = self.backward_gpu if self.gpu_path else self.backward
         return backward(xp, gy)
 
 

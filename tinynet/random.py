@@ -8,7 +8,7 @@ import numpy
 
 from . import backend
 
-_state = {"host": numpy.random.default_rng(), "seed": None, "device": None}
+_state = {"host": numpy.random.default_rng(), "seed": None, "device": None, "philox": None}
 
 
 def manual_seed(seed):
@@ -28,6 +28,8 @@ def manual_seed(seed):
     _state["seed"] = int(seed)
     _state["host"] = numpy.random.default_rng(int(seed))
     _state["device"] = None
+    if _state["philox"] is not None:  # reseed in place: kernels hold this array
+        _state["philox"][...] = backend.cupy.asarray(_philox_seed(), dtype=numpy.uint64)
 
 
 def host_generator():
@@ -41,6 +43,22 @@ def device_generator():
         seed = int(_state["host"].integers(0, 2**63 - 1))
         _state["device"] = backend.cupy.random.default_rng(seed)
     return _state["device"]
+
+
+def _philox_seed():
+    seed = _state["seed"]  # derived from the seed itself: host draws stay as on the CPU
+    return [seed if seed is not None else int(_state["host"].integers(0, 2**63 - 1)), 0]
+
+
+def device_philox_state():
+    """Device array ``[seed, offset]`` (uint64) of the Philox generator behind GPU dropout.
+
+    It is seeded from the host generator (so :func:`manual_seed` makes GPU masks
+    repeatable) and advanced on the device after each draw, never read by the host.
+    """
+    if _state["philox"] is None:
+        _state["philox"] = backend.cupy.asarray(_philox_seed(), dtype=numpy.uint64)
+    return _state["philox"]
 
 
 def generator_for(xp):

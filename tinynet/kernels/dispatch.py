@@ -4,12 +4,16 @@ On NumPy (and on CuPy with ``TINYNET_KERNELS=0``) every op uses its generic ``xp
 from :mod:`tinynet.nn.functional`. The CuPy-specific choices (cuDNN convolution, fused
 kernels) are made here so ``nn.functional`` stays readable.
 """
-from ..nn.functional.conv import Conv2dIm2col
+from .. import backend
+from ..nn.functional.conv import Conv2dIm2col, Conv2dIm2colGPU
 from ..nn.functional.pooling import MaxPool2d
 
 
 def conv2d_function(input, stride, padding, dilation, groups):
-    """The Function object that runs conv2d for ``input``."""
+    """The Function object that runs conv2d for ``input``: im2col kernels + cuBLAS on the
+    GPU with kernels enabled, the strided-view im2col + GEMM otherwise."""
+    if backend.kernels_enabled and backend.is_gpu_array(input.data):
+        return Conv2dIm2colGPU(stride, padding, dilation, groups)
     return Conv2dIm2col(stride, padding, dilation, groups)
 
 

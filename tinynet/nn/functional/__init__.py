@@ -1,5 +1,5 @@
 """``tinynet.nn.functional``: the differentiable ops, PyTorch's names and argument orders."""
-from .activation import gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from .activation import bias_relu, gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
 from .conv import conv2d, linear
 from .dropout import dropout, dropout2d
 from .loss import cross_entropy, mse_loss, nll_loss
@@ -10,7 +10,7 @@ from .pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from .shape import cat, expand, flatten, pad, permute, reshape, squeeze, stack, transpose, unsqueeze
 
 __all__ = [
-    "gelu", "leaky_relu", "log_softmax", "relu", "sigmoid", "softmax", "tanh", "conv2d", "linear",
+    "bias_relu", "gelu", "leaky_relu", "log_softmax", "relu", "sigmoid", "softmax", "tanh", "conv2d", "linear",
     "dropout", "dropout2d", "cross_entropy", "mse_loss", "nll_loss", "abs", "add", "amax", "amin",
     "argmax", "argmin", "clamp", "div", "exp", "log", "matmul", "max", "maximum", "mean", "min",
     "minimum", "mul", "pow", "sqrt", "sub", "sum", "var", "where", "batch_norm",

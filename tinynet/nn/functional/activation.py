@@ -10,6 +10,7 @@ import math
 
 from ... import backend
 from ...autograd import Function
+from ...kernels import cuda, elementwise as ew
 from ...errors import DTypeError, ShapeError
 from ...tensor import Tensor
 
@@ -32,6 +33,40 @@ class ReLU(Function):
     def backward(self, xp, gy):
         return (gy * (self.saved > 0),)
 
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        self.saved = y = ew.relu_fwd(x)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        return (ew.relu_bwd(self.saved, gy) if cuda.supported(gy) else self.backward(xp, gy)[0],)
+
+
+class BiasReLU(Function):
+    """``relu(x + b)`` with ``b`` broadcast along dim 1, one pass on the GPU."""
+    name = "bias_relu"
+
+    def forward(self, xp, x, b):
+        y = xp.maximum(x + b.reshape((1, -1) + (1,) * (x.ndim - 2)), 0)
+        self.saved = y
+        return y
+
+    def backward(self, xp, gy):
+        g = gy * (self.saved > 0)
+        return g, g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+
+    def forward_gpu(self, xp, x, b):
+        if not cuda.supported(x, b):
+            return self.forward(xp, x, b)
+        self.saved = y = ew.bias_relu_fwd(xp.ascontiguousarray(x), b)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        if not cuda.supported(gy):
+            return self.backward(xp, gy)
+        return ew.bias_relu_bwd(self.saved, gy)
+
 
 class LeakyReLU(Function):
     name = "leaky_relu"
@@ -45,6 +80,16 @@ class LeakyReLU(Function):
 
     def backward(self, xp, gy):
         return (xp.where(self.saved > 0, gy, gy * self.slope),)
+
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        self.saved = x
+        return ew.leaky_relu_fwd(x, self.slope)
+
+    def backward_gpu(self, xp, gy):
+        return (ew.leaky_relu_bwd(self.saved, gy, self.slope) if cuda.supported(gy)
+                else self.backward(xp, gy)[0],)
 
 
 class Sigmoid(Function):
@@ -101,6 +146,16 @@ class GELU(Function):
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return ((gy * (cdf + x * pdf)).astype(x.dtype, copy=False),)
 
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        self.saved = x
+        return ew.gelu_fwd(x, self.approximate)
+
+    def backward_gpu(self, xp, gy):
+        return (ew.gelu_bwd(self.saved, gy, self.approximate) if cuda.supported(gy)
+                else self.backward(xp, gy)[0],)
+
 
 class Softmax(Function):
     name = "softmax"
@@ -135,6 +190,20 @@ class LogSoftmax(Function):
         y = self.saved
         return (gy - xp.exp(y) * gy.sum(axis=self.axis, keepdims=True),)
 
+    def forward_gpu(self, xp, x):
+        if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1):
+            return self.forward(xp, x)
+        from ...kernels import gpu_ops
+        self.saved = y = gpu_ops.log_softmax_fwd(x)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        y = self.saved
+        if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1):
+            return self.backward(xp, gy)
+        from ...kernels import gpu_ops
+        return (gpu_ops.log_softmax_bwd(y, gy),)
+
 
 def _axis(op, dim, ndim):
     if dim is None:
@@ -142,6 +211,20 @@ def _axis(op, dim, ndim):
     if not -ndim <= dim < max(ndim, 1):
         raise ShapeError(f"{op}: dim {dim} out of range for a tensor of {ndim} dimensions")
     return dim % max(ndim, 1)
+
+
+def bias_relu(input, bias):
+    """Fused ``relu(input + bias)`` with ``bias`` (C,) broadcast along dim 1 of a
+    (N, C, *) input: one kernel forward, one mask kernel + one reduction backward on the GPU.
+
+    Raises:
+        ShapeError: ``bias`` is not (C,).
+    """
+    _check("bias_relu", input)
+    if input.ndim < 2 or not isinstance(bias, Tensor) or bias.shape != (input.shape[1],):
+        raise ShapeError(f"bias_relu: expected bias of shape ({input.shape[1] if input.ndim > 1 else '?'},) "
+                         f"for input {input.shape}, got {getattr(bias, 'shape', type(bias).__name__)}")
+    return BiasReLU().apply(input, bias)
 
 
 def relu(input, inplace=False):

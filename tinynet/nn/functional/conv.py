@@ -99,6 +99,47 @@ class Conv2dIm2col(Function):
         return gx, gw, gb
 
 
+class Conv2dIm2colGPU(Conv2dIm2col):
+    """The same im2col + GEMM convolution with im2col/col2im as CUDA kernels (cuBLAS GEMMs)."""
+
+    def forward(self, xp, x, w, b):
+        from ...kernels import cuda, gpu_ops
+        if not cuda.supported(x, w):
+            return super().forward(xp, x, w, b)
+        g = self.groups
+        n, c, h, wd = x.shape
+        co, cg, kh, kw = w.shape
+        (pt, pb), (pl, pr) = self.padding
+        ho = out_size("conv2d", h, pt, pb, kh, self.stride[0], self.dilation[0])
+        wo = out_size("conv2d", wd, pl, pr, kw, self.stride[1], self.dilation[1])
+        cols = gpu_ops.im2col(x, g, (ho, wo), (kh, kw), self.stride, self.padding, self.dilation)
+        y = cols @ w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1)
+        y = y.reshape(g, n, ho, wo, co // g).transpose(1, 0, 4, 2, 3).reshape(n, co, ho, wo)
+        if b is not None:
+            y = y + b.reshape(1, co, 1, 1)
+        self.saved = (cols, w, x.shape, None, ho, wo)
+        return xp.ascontiguousarray(y)
+
+    def backward(self, xp, gy):
+        from ...kernels import gpu_ops
+        cols, w, xshape, pshape, ho, wo = self.saved
+        if pshape is not None:  # forward took the generic path
+            return super().backward(xp, gy)
+        g = self.groups
+        n = xshape[0]
+        co, cg, kh, kw = w.shape
+        gy2 = gy.reshape(n, g, co // g, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, n * ho * wo, co // g)
+        gx = gw = gb = None
+        if self.needs_input_grad[1]:
+            gw = (gy2.transpose(0, 2, 1) @ cols).reshape(w.shape)
+        if self.needs_input_grad[2]:
+            gb = gy.sum(axis=(0, 2, 3))
+        if self.needs_input_grad[0]:
+            gcols = gy2 @ w.reshape(g, co // g, cg * kh * kw)
+            gx = gpu_ops.col2im(gcols, xshape, g, (ho, wo), (kh, kw), self.stride, self.padding, self.dilation)
+        return gx, gw, gb
+
+
 class Linear(Function):
     """``y = x W^T + b`` with x (..., in), W (out, in), b (out,)."""
     name = "linear"

@@ -29,6 +29,20 @@ class Dropout(Function):
     def backward(self, xp, gy):
         return (gy * self.saved,)
 
+    def forward_gpu(self, xp, x):
+        from ...kernels import cuda, gpu_ops
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        y, mask, scale = gpu_ops.dropout_fwd(x, self.p, self.mask_shape)
+        self.saved = (mask, scale)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        from ...kernels import cuda, gpu_ops
+        if not isinstance(self.saved, tuple):
+            return self.backward(xp, gy)
+        return (gpu_ops.dropout_bwd(gy, *self.saved),)
+
 
 def _check_p(op, p):
     if not 0.0 <= p <= 1.0:

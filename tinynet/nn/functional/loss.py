@@ -8,7 +8,9 @@ reduction divides by the summed weights of the non-ignored targets (PyTorch's ru
 """
 import numpy
 
+from ... import backend
 from ...autograd import Function
+from ...kernels import cuda, gpu_ops
 from ...errors import DTypeError, ShapeError
 from ...tensor import Tensor
 from . import activation, math as M, shape as S
@@ -38,6 +40,19 @@ class NLLLoss(Function):
         total = losses.sum()
         return total if self.reduction == "sum" else total / denom
 
+    def forward_gpu(self, xp, logp, target, weight):
+        if not cuda.supported(logp) or (weight is not None and weight.dtype != logp.dtype):
+            return self.forward(xp, logp, target, weight)
+        y, out = gpu_ops.nll_fwd(logp, target, weight, self.ignore_index, self.reduction)
+        self.saved = ("gpu", logp.shape, logp.dtype, target, weight, out)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        if self.saved[0] != "gpu":
+            return self.backward(xp, gy)
+        _, shape, dtype, target, weight, out = self.saved
+        return gpu_ops.nll_bwd(gy, shape, dtype, target, weight, out, self.ignore_index, self.reduction), None, None
+
     def backward(self, xp, gy):
         shape, rows, safe_t, w, denom = self.saved
         g = xp.zeros(shape, dtype=w.dtype)
@@ -49,6 +64,26 @@ class NLLLoss(Function):
             scale = -w * (gy / denom)
         g[rows, safe_t] = scale
         return g, None, None
+
+
+class CrossEntropy(Function):
+    """Fused log-softmax + NLL on (M, C) logits: the GPU path of ``cross_entropy``."""
+    name = "cross_entropy"
+
+    def __init__(self, ignore_index, reduction):
+        self.ignore_index, self.reduction = ignore_index, reduction
+
+    def forward(self, xp, x, target, weight):
+        lse = gpu_ops.logsumexp_rows(xp.ascontiguousarray(x))
+        y, out = gpu_ops.nll_fwd(x, target, weight, self.ignore_index, self.reduction, lse=lse)
+        self.saved = (x, lse, target, weight, out)
+        return y
+
+    def backward(self, xp, gy):
+        x, lse, target, weight, out = self.saved
+        gx = gpu_ops.nll_bwd(gy, x.shape, x.dtype, target, weight, out, self.ignore_index, self.reduction,
+                             x=xp.ascontiguousarray(x), lse=lse)
+        return gx, None, None
 
 
 def _check_reduction(op, reduction):
@@ -138,6 +173,13 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if not isinstance(input, Tensor) or input.ndim < 1:
         raise ShapeError("cross_entropy: input must be a tensor of shape (N, C) or (N, C, d1, ...)")
+    if (backend.kernels_enabled and input.ndim == 2 and not label_smoothing and isinstance(target, Tensor)
+            and target.dtype.kind in "iu" and cuda.supported(input.data)
+            and (weight is None or weight.dtype == input.dtype)):
+        rows, t, tshape = _to_rows("cross_entropy", input, target, ignore_index)
+        if weight is not None and weight.shape != (rows.shape[1],):
+            raise ShapeError(f"cross_entropy: weight must be a tensor of shape ({rows.shape[1]},), got {weight.shape}")
+        return CrossEntropy(ignore_index, reduction).apply(rows, t, weight.data if weight is not None else None)
     logp = activation.log_softmax(input, dim=1 if input.ndim > 1 else 0)
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     w = None

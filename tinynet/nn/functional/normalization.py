@@ -8,6 +8,7 @@ running statistics. Backward (for ``M`` values per channel, ``xh`` the normalise
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
 """
 from ...autograd import Function
+from ...kernels import cuda
 from ...errors import ShapeError
 from ...tensor import Tensor
 
@@ -44,6 +45,27 @@ class BatchNorm(Function):
             y = y + bias.reshape(bshape)
         self.saved = (xhat, invstd, weight, axes, bshape)
         return y.astype(x.dtype, copy=False)
+
+    def forward_gpu(self, xp, x, weight, bias):
+        params = [a for a in (weight, bias, self.running_mean, self.running_var) if a is not None]
+        if not cuda.supported(x, *params) or any(a.dtype != x.dtype for a in params) or \
+                (self.training and self.momentum is None):
+            return self.forward(xp, x, weight, bias)
+        from ...kernels import gpu_ops
+        y, mean, invstd = gpu_ops.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
+                                                 self.training, self.momentum, self.eps)
+        self.saved = ("gpu", x, mean, invstd, weight)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        if self.saved[0] != "gpu":
+            return self.backward(xp, gy)
+        from ...kernels import gpu_ops
+        _, x, mean, invstd, weight = self.saved
+        need = self.needs_input_grad[1] or self.needs_input_grad[2]
+        gx, gw, gb = gpu_ops.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)
+        return (gx if self.needs_input_grad[0] else None, gw if self.needs_input_grad[1] else None,
+                gb if self.needs_input_grad[2] else None)
 
     def backward(self, xp, gy):
         xhat, invstd, weight, axes, bshape = self.saved

@@ -12,6 +12,7 @@ import numpy
 
 from ... import backend
 from ...autograd import Function
+from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
 from .conv import _check_tensor, _pair, col2im_add, windows
 
@@ -58,12 +59,38 @@ class MaxPool2d(Function):
         col2im_add(xp, gpad, onehot.reshape(n, c, ho, wo, kh, kw), sh, sw, dh, dw, ho, wo)
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        y, argmax = gpu_ops.max_pool2d_fwd(x, self.kernel, self.stride, self.padding, self.dilation, self.out)
+        self.saved = ("gpu", argmax, x.shape)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        if self.saved[0] != "gpu":
+            return self.backward(xp, gy)
+        return (gpu_ops.max_pool2d_bwd(gy, self.saved[1], self.saved[2]),)
+
 
 class AvgPool2d(Function):
     name = "avg_pool2d"
 
-    def __init__(self, kernel, stride, padding, out, divisor):
+    def __init__(self, kernel, stride, padding, out, divisor, count_include_pad, divisor_override):
         self.kernel, self.stride, self.padding, self.out, self.divisor = kernel, stride, padding, out, divisor
+        self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
+
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        self.saved = ("gpu", x.shape)
+        return gpu_ops.avg_pool2d_fwd(x, self.kernel, self.stride, self.padding, self.out,
+                                      self.count_include_pad, self.divisor_override)
+
+    def backward_gpu(self, xp, gy):
+        if self.saved[0] != "gpu":
+            return self.backward(xp, gy)
+        return (gpu_ops.avg_pool2d_bwd(gy, self.saved[1], self.kernel, self.stride, self.padding,
+                                       self.count_include_pad, self.divisor_override),)
 
     def forward(self, xp, x):
         (kh, kw), (sh, sw), (ph, pw), (ho, wo) = self.kernel, self.stride, self.padding, self.out
@@ -163,7 +190,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         sizes.append(end - start)
     div = numpy.outer(sizes[0], sizes[1]) if divisor_override is None else \
         numpy.full(out, float(divisor_override))
-    return AvgPool2d(k, s, p, out, div).apply(input)
+    return AvgPool2d(k, s, p, out, div, count_include_pad, divisor_override).apply(input)
 
 
 def _adaptive_matrix(size, out):

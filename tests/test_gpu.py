@@ -1,0 +1,202 @@
+"""GPU backend: tinynet's CUDA kernels against the generic xp code on the same GPU
+(TINYNET_KERNELS switched per test), and the GPU against the CPU, at float32 tolerances."""
+import numpy
+import pytest
+
+import tinynet
+import tinynet.nn as nn
+import tinynet.nn.functional as F
+from tinynet import backend
+
+pytestmark = pytest.mark.gpu
+
+R = numpy.random.default_rng(0)
+
+
+@pytest.fixture
+def kernels(monkeypatch):
+    """Run a callable with tinynet's kernels on, then off; return both results."""
+    def both(fn):
+        out = []
+        for enabled in (True, False):
+            monkeypatch.setattr(backend, "kernels_enabled", enabled)
+            out.append(fn())
+        return out
+    return both
+
+
+def _run(fn, arrays, device="cuda", grad=True):
+    """Forward ``fn`` on float32 tensors, backward with a fixed cotangent; host arrays back."""
+    ts = [tinynet.tensor(a, dtype="float32", device=device, requires_grad=grad) for a in arrays]
+    y = fn(*ts)
+    if grad:
+        r = numpy.random.default_rng(5).standard_normal(y.shape).astype(numpy.float32)
+        (y * tinynet.tensor(r, device=device)).sum().backward()
+    return [y.numpy()] + ([t.grad.numpy() for t in ts] if grad else [])
+
+
+def _close(a, b, rtol=2e-4, atol=2e-5):
+    for x, y in zip(a, b):
+        numpy.testing.assert_allclose(x, y, rtol=rtol, atol=atol)
+
+
+IMG = R.standard_normal((4, 3, 9, 8))
+ROWS = R.standard_normal((16, 10))
+T16 = numpy.arange(16) % 10
+OPS = {
+    "relu": (lambda x: F.relu(x), [ROWS]),
+    "leaky_relu": (lambda x: F.leaky_relu(x, 0.1), [ROWS]),
+    "gelu": (lambda x: F.gelu(x), [ROWS]),
+    "gelu_tanh": (lambda x: F.gelu(x, approximate="tanh"), [ROWS]),
+    "bias_relu_2d": (lambda x, b: F.bias_relu(x, b), [ROWS, R.standard_normal(10)]),
+    "bias_relu_4d": (lambda x, b: F.bias_relu(x, b), [IMG, R.standard_normal(3)]),
+    "max_pool": (lambda x: F.max_pool2d(x, 2), [IMG]),
+    "max_pool_overlap": (lambda x: F.max_pool2d(x, 3, 1, 1, 2, True), [IMG]),
+    "avg_pool": (lambda x: F.avg_pool2d(x, 2), [IMG]),
+    "avg_pool_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1, True, False), [IMG]),
+    "log_softmax": (lambda x: F.log_softmax(x, 1), [ROWS]),
+    "nll_mean": (lambda x: F.nll_loss(F.log_softmax(x, 1), tinynet.tensor(T16, device="cuda")), [ROWS]),
+    "nll_sum_ignore": (lambda x: F.nll_loss(x, tinynet.tensor(numpy.where(T16 == 3, -100, T16), device="cuda"),
+                                            reduction="sum"), [ROWS]),
+    "nll_none_weight": (lambda x, w: F.nll_loss(x, tinynet.tensor(T16, device="cuda"), weight=w.detach(),
+                                                reduction="none"), [ROWS, R.uniform(0.5, 2, 10)]),
+    "cross_entropy": (lambda x: F.cross_entropy(x, tinynet.tensor(T16, device="cuda")), [ROWS]),
+    "cross_entropy_none": (lambda x: F.cross_entropy(x, tinynet.tensor(T16, device="cuda"), reduction="none"), [ROWS]),
+    "batch_norm_train": (lambda x, w, b: F.batch_norm(x, None, None, w, b, training=True),
+                         [IMG, R.uniform(0.5, 2, 3), R.standard_normal(3)]),
+    "batch_norm_1d": (lambda x: F.batch_norm(x, None, None, training=True), [ROWS]),
+    "conv": (lambda x, w, b: F.conv2d(x, w, b), [IMG, R.standard_normal((5, 3, 3, 3)), R.standard_normal(5)]),
+    "conv_strided_padded": (lambda x, w: F.conv2d(x, w, stride=2, padding=(1, 2), dilation=(2, 1)),
+                            [IMG, R.standard_normal((4, 3, 3, 2))]),
+    "conv_groups": (lambda x, w: F.conv2d(x, w, padding="same", groups=3), [IMG, R.standard_normal((6, 1, 3, 3))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+def test_kernel_matches_generic_on_gpu(name, kernels):
+    fn, arrays = OPS[name]
+    with_k, without_k = kernels(lambda: _run(fn, arrays, grad=name != "nll_none_weight"))
+    _close(with_k, without_k)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in OPS if not n.startswith(("nll", "cross"))))
+def test_gpu_matches_cpu(name):  # the loss cases build GPU targets: see test_losses_gpu_match_cpu
+    fn, arrays = OPS[name]
+    _close(_run(fn, arrays, "cuda"), _run(fn, arrays, "cpu"))
+
+
+def test_losses_gpu_match_cpu():
+    for reduction in ("mean", "sum", "none"):
+        out = {}
+        for dev in ("cpu", "cuda"):
+            x = tinynet.tensor(ROWS, dtype="float32", device=dev, requires_grad=True)
+            loss = F.cross_entropy(x, tinynet.tensor(T16, device=dev), reduction=reduction)
+            loss.sum().backward()
+            out[dev] = (loss.numpy(), x.grad.numpy())
+        _close(out["cuda"], out["cpu"])
+
+
+@pytest.mark.parametrize("fn", [F.dropout, F.dropout2d])
+def test_dropout_kernel_statistics_and_repeatability(fn):
+    x = tinynet.ones(64, 32, 8, 8, device="cuda", requires_grad=True)
+    tinynet.manual_seed(11)
+    y = fn(x, p=0.3)
+    tinynet.manual_seed(11)
+    y2 = fn(x, p=0.3)
+    y3 = fn(x, p=0.3)
+    a = y.numpy()
+    assert (a == y2.numpy()).all() and not (a == y3.numpy()).all()
+    kept = a != 0
+    units = kept.size if fn is F.dropout else 64 * 32
+    assert abs((1 - kept.mean()) - 0.3) < 5 * numpy.sqrt(0.21 / units)
+    numpy.testing.assert_allclose(a[kept], 1 / 0.7, rtol=1e-6)
+    if fn is F.dropout2d:
+        assert (kept.all(axis=(2, 3)) | (~kept).all(axis=(2, 3))).all()
+    y.sum().backward()
+    numpy.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6)
+
+
+def test_dropout_off_is_identical(kernels):
+    x = R.standard_normal((8, 4, 5, 5))
+    with_k, without_k = kernels(lambda: _run(lambda t: F.dropout2d(F.dropout(t, 0.0), 0.0) * 2, [x]))
+    _close(with_k, without_k, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name,kw", [("SGD", dict(lr=0.1)), ("SGD", dict(lr=0.05, momentum=0.9, weight_decay=0.01)),
+                                     ("SGD", dict(lr=0.05, momentum=0.9, nesterov=True)),
+                                     ("SGD", dict(lr=0.05, momentum=0.5, dampening=0.2)),
+                                     ("Adam", dict(lr=0.01, weight_decay=0.1)), ("AdamW", dict(lr=0.01))])
+def test_fused_optimizer_matches_generic(name, kw, kernels):
+    def train():
+        p = tinynet.tensor(numpy.arange(12.0).reshape(3, 4) / 7, dtype="float32", device="cuda", requires_grad=True)
+        opt = getattr(tinynet.optim, name)([p], **kw)
+        rng = numpy.random.default_rng(1)
+        for _ in range(5):
+            p.grad = tinynet.tensor(rng.standard_normal((3, 4)), dtype="float32", device="cuda")
+            opt.step()
+        return [p.numpy()]
+    with_k, without_k = kernels(train)
+    _close(with_k, without_k, rtol=1e-5, atol=1e-6)
+
+
+def _net():
+    tinynet.manual_seed(0)
+    return nn.Sequential(nn.Conv2d(1, 10, 5), nn.MaxPool2d(2), nn.ReLU(), nn.Conv2d(10, 20, 5), nn.Dropout2d(),
+                         nn.MaxPool2d(2), nn.ReLU(), nn.Flatten(), nn.Linear(320, 50), nn.ReLU(), nn.Dropout(),
+                         nn.Linear(50, 10), nn.LogSoftmax(dim=1))
+
+
+def test_reference_convnet_step_gpu_matches_cpu():
+    x = R.standard_normal((32, 1, 28, 28)).astype(numpy.float32)
+    y = R.integers(0, 10, 32)
+    grads = {}
+    for dev in ("cpu", "cuda"):
+        net = _net().to(dev).eval()  # dropout off: identical maths
+        loss = F.nll_loss(net(tinynet.tensor(x, device=dev)), tinynet.tensor(y, device=dev))
+        loss.backward()
+        grads[dev] = [loss.numpy()] + [p.grad.numpy() for p in net.parameters()]
+    _close(grads["cuda"], grads["cpu"], rtol=1e-3, atol=1e-5)
+
+
+def test_memory_does_not_grow_over_steps():
+    net = _net().to("cuda")
+    opt = tinynet.optim.SGD(net.parameters(), lr=0.01, momentum=0.5)
+    x = tinynet.randn(64, 1, 28, 28, device="cuda")
+    y = tinynet.tensor(numpy.arange(64) % 10, device="cuda")
+    pool = backend.cupy.get_default_memory_pool()
+    used = []
+    for _ in range(30):
+        opt.zero_grad()
+        F.nll_loss(net(x), y).backward()
+        opt.step()
+        used.append(pool.used_bytes())
+    assert max(used[10:]) <= max(used[:10])
+
+
+@pytest.mark.parametrize("resident", [True, False])
+def test_dataloader_on_gpu_matches_cpu(resident):
+    from tinynet.data import DataLoader, TensorDataset
+    xs, ys = R.standard_normal((100, 3)).astype(numpy.float32), numpy.arange(100)
+    ds = TensorDataset(xs, ys)
+    tinynet.manual_seed(2)
+    cpu = [(a.numpy(), b.numpy()) for a, b in DataLoader(ds, 16, shuffle=True, device="cpu")]
+    tinynet.manual_seed(2)
+    dl = DataLoader(ds, 16, shuffle=True, device="cuda", resident=resident)
+    assert (dl._resident is not None) == resident
+    gpu = [(a, b) for a, b in dl]
+    assert all(a.device == "cuda" for a, _ in gpu)
+    for (a, b), (c, d) in zip(cpu, gpu):
+        assert (a == c.numpy()).all() and (b == d.numpy()).all()
+
+
+def test_mnist_resident_transform_on_device():
+    import os
+    from tinynet.data import DataLoader, datasets, transforms
+    root = os.environ.get("TINYNET_DATA")
+    if not root:
+        pytest.skip("TINYNET_DATA not set")
+    ds = datasets.MNIST(root, train=False, transform=transforms.mnist_normalize())
+    x, y = next(iter(DataLoader(ds, 8, device="cuda")))
+    assert x.device == "cuda" and x.shape == (8, 1, 28, 28) and y.tolist()[:3] == [7, 2, 1]
+    ref = transforms.mnist_normalize()(ds.data[:8])
+    numpy.testing.assert_allclose(x.numpy(), ref, rtol=1e-6)

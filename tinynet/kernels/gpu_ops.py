@@ -1,0 +1,241 @@
+"""Launch wrappers for the RawKernels: pooling, dropout, log-softmax/NLL, batch norm,
+im2col/col2im. Each takes and returns CuPy arrays; the Functions in
+:mod:`tinynet.nn.functional` call them from their ``forward_gpu``/``backward_gpu``.
+"""
+from .. import backend, random as _random
+from . import cuda
+
+
+def _cp():
+    return backend.cupy
+
+
+# ---- pooling ---------------------------------------------------------------------------
+def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
+    cp = _cp()
+    n, c, h, w = x.shape
+    ho, wo = out
+    x = cp.ascontiguousarray(x)
+    y = cp.empty((n, c, ho, wo), dtype=x.dtype)
+    argmax = cp.empty((n, c, ho, wo), dtype=cp.int32)
+    cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_fwd", x.dtype), y.size,
+                (x, y, argmax, cp.int64(y.size), cp.int32(c), cp.int32(h), cp.int32(w), cp.int32(ho),
+                 cp.int32(wo), *(cp.int32(v) for v in (*kernel, *stride, *padding, *dilation))))
+    return y, argmax
+
+
+def max_pool2d_bwd(gy, argmax, in_shape):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    gx = cp.zeros(in_shape, dtype=gy.dtype)
+    ho, wo = gy.shape[2:]
+    cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd", gy.dtype), gy.size,
+                (gy, argmax, gx, cp.int64(gy.size), cp.int32(in_shape[2]), cp.int32(in_shape[3]),
+                 cp.int32(ho), cp.int32(wo)))
+    return gx
+
+
+def _avg_args(shape_in, out, kernel, stride, padding, cip, dov):
+    cp = _cp()
+    return (cp.int32(shape_in[2]), cp.int32(shape_in[3]), cp.int32(out[0]), cp.int32(out[1]),
+            *(cp.int32(v) for v in (*kernel, *stride, *padding)), cp.int32(int(cip)), cp.int32(dov or 0))
+
+
+def avg_pool2d_fwd(x, kernel, stride, padding, out, count_include_pad, divisor_override):
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    y = cp.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
+    cuda.launch(cuda.kernel("pool.cu", "tinynet_avg_pool2d_fwd", x.dtype), y.size,
+                (x, y, cp.int64(y.size),
+                 *_avg_args(x.shape, out, kernel, stride, padding, count_include_pad, divisor_override)))
+    return y
+
+
+def avg_pool2d_bwd(gy, in_shape, kernel, stride, padding, count_include_pad, divisor_override):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    gx = cp.zeros(in_shape, dtype=gy.dtype)
+    cuda.launch(cuda.kernel("pool.cu", "tinynet_avg_pool2d_bwd", gy.dtype), gy.size,
+                (gy, gx, cp.int64(gy.size),
+                 *_avg_args(in_shape, gy.shape[2:], kernel, stride, padding, count_include_pad,
+                            divisor_override)))
+    return gx
+
+
+# ---- dropout (Philox) --------------------------------------------------------------------
+def rng_state():
+    """The device array [seed, offset] of tinynet's GPU generator (made on first use)."""
+    return _random.device_philox_state()
+
+
+def dropout_fwd(x, p, mask_shape):
+    """Dropout with the mask drawn per element (mask_shape == x.shape) or per leading
+    (N, C) unit (dropout2d). Returns (y, uint8 mask, scale)."""
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    group = 1
+    for a, b in zip(x.shape, mask_shape):
+        if b == 1 and a != 1:
+            group *= a
+    scale = cuda.scalar(x.dtype, 1.0 / (1.0 - p)) if p < 1 else cuda.scalar(x.dtype, 0.0)
+    y = cp.empty_like(x)
+    mask = cp.empty(x.shape, dtype=cp.uint8)
+    state = rng_state()
+    cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), x.size,
+                (x, y, mask, cp.int64(x.size), cp.int64(group), cp.float32(p), scale, state))
+    cuda.raw("dropout.cu", "tinynet_rng_advance")((1,), (1,), (state,))
+    return y, mask, scale
+
+
+def dropout_bwd(gy, mask, scale):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    gx = cp.empty_like(gy)
+    cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_bwd", gy.dtype), gy.size,
+                (gy, mask, gx, cp.int64(gy.size), scale))
+    return gx
+
+
+# ---- log-softmax / NLL / cross-entropy -------------------------------------------------
+def _rows(x):
+    return x.shape[0], x.shape[1]
+
+
+def log_softmax_fwd(x):
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    m, c = _rows(x)
+    y = cp.empty_like(x)
+    lse = cp.empty(m, dtype=x.dtype)
+    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_fwd", x.dtype), m * 32,
+                (x, y, lse, cp.int32(m), cp.int32(c)))
+    return y
+
+
+def log_softmax_bwd(y, gy):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    m, c = _rows(y)
+    gx = cp.empty_like(gy)
+    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_bwd", y.dtype), m * 32,
+                (y, gy, gx, cp.int32(m), cp.int32(c)))
+    return gx
+
+
+def logsumexp_rows(x):
+    cp = _cp()
+    m, c = _rows(x)
+    lse = cp.empty(m, dtype=x.dtype)
+    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_fwd", x.dtype), m * 32,
+                (x, None, lse, cp.int32(m), cp.int32(c)))
+    return lse
+
+
+_MODES = {"mean": 0, "sum": 1, "none": 2}
+
+
+def nll_fwd(x, target, weight, ignore_index, reduction, lse=None):
+    """Loss and [sum, weight-sum]; with ``lse`` the input is logits (cross-entropy)."""
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    m, c = _rows(x)
+    out = cp.empty(2, dtype=x.dtype)
+    per_row = cp.empty(m, dtype=x.dtype) if reduction == "none" else None
+    t = cp.ascontiguousarray(target, dtype=cp.int64)
+    if lse is None:
+        args = (x, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index))
+        cuda.kernel("softmax_nll.cu", "tinynet_nll_loss_fwd", x.dtype)((1,), (256,), args)
+    else:
+        args = (x, lse, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index))
+        cuda.kernel("softmax_nll.cu", "tinynet_cross_entropy_fwd", x.dtype)((1,), (256,), args)
+    if reduction == "none":
+        return per_row, out
+    return (out[0] / out[1] if reduction == "mean" else out[0].copy()), out
+
+
+def nll_bwd(gy, x_shape, dtype, target, weight, out, ignore_index, reduction, x=None, lse=None):
+    cp = _cp()
+    m, c = x_shape
+    gx = cp.empty(x_shape, dtype=dtype)
+    gy = cp.ascontiguousarray(gy.reshape(-1))
+    t = cp.ascontiguousarray(target, dtype=cp.int64)
+    mode = cp.int32(_MODES[reduction])
+    if lse is None:
+        args = (t, weight, gy, out, gx, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_nll_loss_bwd", dtype), m * c, args)
+    else:
+        args = (x, lse, t, weight, gy, out, gx, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_cross_entropy_bwd", dtype), m * c, args)
+    return gx
+
+
+# ---- batch norm ----------------------------------------------------------------------------
+def _ncl(x):
+    n, c = x.shape[:2]
+    length = x.size // (n * c) if n * c else 0
+    return n, c, length
+
+
+def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    n, c, length = _ncl(x)
+    if training:
+        mean, invstd = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
+        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats", x.dtype)(
+            (c,), (256,), (x, mean, invstd, running_mean, running_var, cp.int32(n), cp.int32(c),
+                           cp.int32(length), cuda.scalar(x.dtype, eps), cuda.scalar(x.dtype, momentum)))
+    else:
+        mean = running_mean.astype(x.dtype, copy=False)
+        invstd = 1 / cp.sqrt(running_var.astype(x.dtype, copy=False) + eps)
+    y = cp.empty_like(x)
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd", x.dtype), x.size,
+                (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
+    return y, mean, invstd
+
+
+def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    n, c, length = _ncl(x)
+    sum_gy, sum_gy_xhat = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
+    if training or need_params:
+        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd_sums", x.dtype)(
+            (c,), (256,), (x, gy, mean, invstd, sum_gy, sum_gy_xhat, cp.int32(n), cp.int32(c),
+                           cp.int32(length)))
+    gx = cp.empty_like(gy)
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd", x.dtype), x.size,
+                (x, gy, mean, invstd, weight, sum_gy, sum_gy_xhat, gx, cp.int64(x.size), cp.int32(c),
+                 cp.int32(length), cp.int64(n * length), cp.int32(int(training))))
+    return gx, sum_gy_xhat, sum_gy
+
+
+# ---- im2col / col2im ---------------------------------------------------------------------
+def _conv_args(xshape, groups, out, kernel, stride, padding, dilation):
+    cp = _cp()
+    n, c, h, w = xshape
+    (pt, _), (pl, _) = padding
+    return (cp.int32(n), cp.int32(c), cp.int32(h), cp.int32(w), cp.int32(groups), cp.int32(out[0]),
+            cp.int32(out[1]), cp.int32(kernel[0]), cp.int32(kernel[1]), cp.int32(stride[0]),
+            cp.int32(stride[1]), cp.int32(pt), cp.int32(pl), cp.int32(dilation[0]), cp.int32(dilation[1]))
+
+
+def im2col(x, groups, out, kernel, stride, padding, dilation):
+    """Columns (G, N*Ho*Wo, C/G*kh*kw) of NCHW ``x``."""
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    n, c = x.shape[:2]
+    cols = cp.empty((groups, n * out[0] * out[1], c // groups * kernel[0] * kernel[1]), dtype=x.dtype)
+    cuda.launch(cuda.kernel("im2col.cu", "tinynet_im2col_fwd", x.dtype), cols.size,
+                (x, cols, cp.int64(cols.size), *_conv_args(x.shape, groups, out, kernel, stride, padding, dilation)))
+    return cols
+
+
+def col2im(cols, xshape, groups, out, kernel, stride, padding, dilation):
+    """Sum column entries back into an NCHW gradient of shape ``xshape``."""
+    cp = _cp()
+    cols = cp.ascontiguousarray(cols)
+    gx = cp.empty(xshape, dtype=cols.dtype)
+    cuda.launch(cuda.kernel("im2col.cu", "tinynet_col2im_bwd", cols.dtype), gx.size,
+                (cols, gx, cp.int64(gx.size), *_conv_args(xshape, groups, out, kernel, stride, padding, dilation)))
+    return gx
