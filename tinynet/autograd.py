@@ -198,7 +198,7 @@ def backward(root, gradient=None, retain_graph=False):
         ctx = node._ctx
         if ctx is None or node._retains_grad:
             g_leaf = g.astype(node.data.dtype, copy=False)
-            if not (g_leaf.flags.c_contiguous and g_leaf.flags.writeable):
+            if not (g_leaf.flags.c_contiguous and getattr(g_leaf.flags, "writeable", True)):
                 g_leaf = g_leaf.copy()  # e.g. a read-only broadcast view from sum's backward
             node.grad = Tensor._wrap(g_leaf if node.grad is None else node.grad.data + g_leaf)
         if ctx is None:

@@ -1,3 +1,7 @@
+#ifndef INFINITY  // NVRTC compiles without math.h
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
 // Max and average pooling over NCHW, one thread per output element.
 // Max pooling stores the flat (h * W + w) input position of each window's maximum
 // (first maximum wins; -1 for a window entirely in padding) so backward can send

@@ -1,3 +1,7 @@
+#ifndef INFINITY  // NVRTC compiles without math.h
+#define INFINITY __int_as_float(0x7f800000)
+#endif
+
 // Row-wise log-softmax, NLL loss and their fusion (softmax cross-entropy) for (M, C) input.
 // One warp per row for the row kernels; the loss kernels reduce over rows in one block
 // and write [loss, weight sum] so "mean" needs no host round trip.

@@ -81,11 +81,7 @@ class GetItem(Function):
         shape, dtype = self.saved
         g = xp.zeros(shape, dtype=gy.dtype)
         if _is_advanced(self.index):
-            if xp is numpy:
-                numpy.add.at(g, self.index, gy)
-            else:
-                import cupyx
-                cupyx.scatter_add(g, self.index, gy)
+            xp.add.at(g, self.index, gy)  # repeated indices accumulate
         else:
             g[self.index] = gy
         return (g,)
