@@ -9,7 +9,10 @@ from .random import manual_seed
 from .tensor import (Tensor, arange, as_tensor, bool_, empty, empty_like, float16, float32, float64,
                      from_dlpack, full, full_like, int8, int16, int32, int64, ones, ones_like, rand,
                      rand_like, randn, randn_like, tensor, uint8, zeros, zeros_like)
-from . import nn, optim  # noqa: E402  (nn needs Tensor)
+from . import backends, nn, optim  # noqa: E402  (nn needs Tensor)
+from .kernels import cudnn as _cudnn_impl
+
+_cudnn_impl.check_always()  # TINYNET_CUDNN=always must fail loudly at import
 from .nn.functional import (abs, amax, amin, argmax, argmin, cat, clamp, exp, flatten, log, matmul,
                             max, maximum, mean, min, minimum, permute, reshape, sqrt, squeeze, stack,
                             sum, transpose, unsqueeze, var, where)
@@ -28,7 +31,7 @@ def __getattr__(name):
 __all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "empty", "arange", "rand", "randn",
            "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "from_dlpack",
            "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "save", "load", "nn", "optim",
-           "data", "backend", "errors", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
+           "data", "backend", "backends", "errors", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
            "uint8", "bool_", "abs", "amax", "amin", "argmax", "argmin", "cat", "clamp", "exp", "flatten",
            "log", "matmul", "max", "maximum", "mean", "min", "minimum", "permute", "reshape", "sqrt",
            "squeeze", "stack", "sum", "transpose", "unsqueeze", "var", "where"]

@@ -6,4 +6,5 @@ def cudnn_status():
     from .. import backend
     if backend.cupy is None:
         return "not used (CPU backend)"
-    return "not available yet (im2col + cuBLAS GEMM is used)"
+    from . import cudnn
+    return cudnn.status_line()

@@ -5,13 +5,17 @@ from :mod:`tinynet.nn.functional`. The CuPy-specific choices (cuDNN convolution,
 kernels) are made here so ``nn.functional`` stays readable.
 """
 from .. import backend
-from ..nn.functional.conv import Conv2dIm2col, Conv2dIm2colGPU
+from ..nn.functional.conv import Conv2dCudnn, Conv2dIm2col, Conv2dIm2colGPU
 from ..nn.functional.pooling import MaxPool2d
 
 
 def conv2d_function(input, stride, padding, dilation, groups):
-    """The Function object that runs conv2d for ``input``: im2col kernels + cuBLAS on the
-    GPU with kernels enabled, the strided-view im2col + GEMM otherwise."""
+    """The Function object that runs conv2d for ``input``: cuDNN on the GPU where it is
+    usable (falling back inside), else im2col kernels + cuBLAS on the GPU with kernels
+    enabled, else the strided-view im2col + GEMM."""
+    from . import cudnn
+    if cudnn.usable_for(input.data):
+        return Conv2dCudnn(stride, padding, dilation, groups)
     if backend.kernels_enabled and backend.is_gpu_array(input.data):
         return Conv2dIm2colGPU(stride, padding, dilation, groups)
     return Conv2dIm2col(stride, padding, dilation, groups)

@@ -140,6 +140,46 @@ class Conv2dIm2colGPU(Conv2dIm2col):
         return gx, gw, gb
 
 
+class Conv2dCudnn(Conv2dIm2colGPU):
+    """conv2d through cuDNN (fprop, dgrad, wgrad graphs cached per configuration).
+
+    Forward decides once which path this call takes: cuDNN when all three directions
+    are supported for the configuration, else the im2col path (with tinynet's kernels
+    when they are enabled); backward takes the same path.
+    """
+
+    def forward(self, xp, x, w, b):
+        from ...kernels import cudnn
+        n, c, h, wd = x.shape
+        co, cg, kh, kw = w.shape
+        (pt, pb), (pl, pr) = self.padding
+        ho = out_size("conv2d", h, pt, pb, kh, self.stride[0], self.dilation[0])
+        wo = out_size("conv2d", wd, pl, pr, kw, self.stride[1], self.dilation[1])
+        plans = cudnn.plans(x.dtype, x.shape, w.shape, (n, co, ho, wo), self.stride, self.padding,
+                            self.dilation) if w.dtype == x.dtype else None
+        if plans is None:
+            self.cudnn = None
+            return super().forward(xp, x, w, b) if backend.kernels_enabled else Conv2dIm2col.forward(self, xp, x, w, b)
+        x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
+        y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype)
+        if b is not None:
+            y += b.reshape(1, co, 1, 1)
+        self.cudnn = plans
+        self.saved = (x, w)
+        return y
+
+    def backward(self, xp, gy):
+        if self.cudnn is None:  # the im2col forward's own backward (kernel or generic)
+            return super().backward(xp, gy)
+        from ...kernels import cudnn
+        x, w = self.saved
+        gy = xp.ascontiguousarray(gy)
+        gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
+        gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
+        gb = gy.sum(axis=(0, 2, 3)) if self.needs_input_grad[2] else None
+        return gx, gw, gb
+
+
 class Linear(Function):
     """``y = x W^T + b`` with x (..., in), W (out, in), b (out,)."""
     name = "linear"

@@ -1,0 +1,40 @@
+"""cuDNN settings, spelled as ``torch.backends.cudnn``; read at every convolution call.
+
+Attributes (assign to change):
+    enabled (bool): use cuDNN for conv2d on the GPU when it is usable. Default True.
+    benchmark (bool): time every candidate plan once per shape and keep the fastest
+        (like PyTorch's ``cudnn.benchmark``). Default False: cuDNN's heuristic choice.
+    deterministic (bool): only engines without the NONDETERMINISTIC note. Default False.
+    allow_tf32 (bool): let float32 convolutions use TF32 tensor cores. Default True, as
+        PyTorch's ``torch.backends.cudnn.allow_tf32``.
+
+The environment variable ``TINYNET_CUDNN`` (read once at import) sets the policy:
+``auto`` (default: cuDNN when the cuDNN Frontend loads, else im2col + GEMM), ``always``
+(raise :class:`~tinynet.errors.BackendError` at import when cuDNN cannot be used) or
+``never``.
+"""
+import os
+
+from ..errors import BackendError
+
+enabled = True
+benchmark = False
+deterministic = False
+allow_tf32 = True
+
+_raw_mode = os.environ.get("TINYNET_CUDNN", "auto")
+mode = _raw_mode.strip().lower()
+if mode not in ("auto", "always", "never"):
+    raise BackendError(f"TINYNET_CUDNN: expected one of auto, always, never, got {_raw_mode!r}")
+
+
+def is_available():
+    """True when convolutions on the GPU can go through cuDNN here."""
+    from ..kernels import cudnn as _impl
+    return _impl.available()[0]
+
+
+def version():
+    """cuDNN's backend version number, or None when unavailable."""
+    from ..kernels import cudnn as _impl
+    return _impl.version()

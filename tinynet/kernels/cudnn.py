@@ -1,0 +1,244 @@
+"""Convolution through cuDNN's graph API, reached with NVIDIA's cuDNN Frontend.
+
+This is the only module that imports ``cudnn`` (``nvidia-cudnn-frontend``). For each
+convolution configuration -- (kind, input/filter/output shapes, dtype, stride, padding,
+dilation, TF32 and determinism settings, device) -- it builds one graph per direction
+(fprop ``y = conv(x, w)``, dgrad ``dx``, wgrad ``dw``) once, picks a plan (cuDNN's
+heuristic, or the fastest by timing every candidate when
+``tinynet.backends.cudnn.benchmark`` is set) and caches it. A cached call binds device
+pointers in a fixed operand order, runs on CuPy's current stream and takes its workspace
+from CuPy's memory pool. Output strides are always set to NCHW-contiguous (the
+frontend's defaults are channels-last).
+
+When the frontend is missing or a graph is not supported (``cudnnGraphNotSupportedError``
+or any build failure), :func:`plans` returns None and conv2d uses tinynet's im2col +
+GEMM path for forward *and* backward. ``stats`` counts what ran; the logger
+``tinynet.cudnn`` says at DEBUG level which engine each new configuration got.
+"""
+import logging
+
+import numpy
+
+from .. import backend
+from ..backends import cudnn as settings
+from ..errors import BackendError
+
+log = logging.getLogger("tinynet.cudnn")
+stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
+engines = {}  # configuration key -> {direction: plan name}
+_state = {"module": None, "why": None, "handles": {}}
+_cache = {}
+
+
+def _load():
+    if _state["module"] is None and _state["why"] is None:
+        if backend.cupy is None:
+            _state["why"] = "no CuPy GPU backend"
+        else:
+            try:
+                import cudnn
+                cudnn.backend_version()
+                _state["module"] = cudnn
+            except Exception as exc:  # ImportError, missing libcudnn, driver trouble
+                _state["why"] = f"cuDNN Frontend unusable ({type(exc).__name__}: {exc})"
+    return _state["module"]
+
+
+def available():
+    """``(usable, reason)``: whether convolutions can use cuDNN, and why not."""
+    if settings.mode == "never":
+        return False, "disabled by TINYNET_CUDNN=never"
+    mod = _load()
+    return mod is not None, _state["why"] or ""
+
+
+def version():
+    mod = _load()
+    return mod.backend_version() if mod is not None else None
+
+
+def check_always():
+    """Raise BackendError when ``TINYNET_CUDNN=always`` but cuDNN cannot be used."""
+    if settings.mode == "always":
+        ok, why = available()
+        if not ok:
+            raise BackendError(f"TINYNET_CUDNN=always but cuDNN cannot be used: {why}")
+
+
+def usable_for(x):
+    """True when conv2d on array ``x`` should try cuDNN now."""
+    return (settings.enabled and settings.mode != "never" and backend.is_gpu_array(x)
+            and x.dtype in _DTYPES and _load() is not None)
+
+
+_DTYPES = {numpy.dtype(numpy.float32): "FLOAT", numpy.dtype(numpy.float16): "HALF",
+           numpy.dtype(numpy.float64): "DOUBLE"}
+
+
+def _handle(cudnn, cp):
+    dev = cp.cuda.Device().id
+    h = _state["handles"].get(dev)
+    if h is None:
+        h = _state["handles"][dev] = cudnn.create_handle()
+    cudnn.set_stream(h, cp.cuda.get_current_stream().ptr)
+    return h
+
+
+def _strides(shape):
+    out, acc = [], 1
+    for n in reversed(shape):
+        out.append(acc)
+        acc *= n
+    return list(reversed(out))
+
+
+class _Plan:
+    """One built graph with its operand uids (in execute order) and chosen plan index.
+
+    ``run`` takes the frontend's raw sorted-pointer entry when this frontend version has
+    it (one native call, pointers written into a reused array), else the public ordered
+    ``execute_plan_at_index``; ``raw`` says which.
+    """
+    __slots__ = ("graph", "uids", "index", "workspace", "name", "raw", "_ptrs", "_slots", "_cpp_index", "_exec",
+                 "_to_backend")
+
+    def prepare_fast_path(self, cudnn):
+        self.raw = False
+        try:
+            from cudnn._handle import to_backend_handle
+            g = self.graph
+            order = list(g._variant_pack_uids())
+            cfg = g._materialize_backend_plan(self.index)
+            if sorted(order) != sorted(self.uids) or cfg is None:
+                return
+            self._slots = [order.index(u) for u in self.uids]
+            self._ptrs = numpy.zeros(len(order), dtype=numpy.uint64)
+            self._cpp_index = cfg.cpp_index
+            self._exec = g._lowered_graph._execute_with_raw_ptrs
+            self._to_backend = to_backend_handle
+            self.raw = True
+        except Exception as exc:  # older/newer frontend: keep the public path
+            log.debug("cudnn: raw-pointer execute unavailable (%s)", exc)
+
+    def run(self, cudnn, cp, pointers):
+        ws = cp.empty(self.workspace, dtype=cp.uint8) if self.workspace else None
+        ws_ptr = ws.data.ptr if ws is not None else 0
+        handle = _handle(cudnn, cp)
+        if self.raw:
+            ptrs = self._ptrs
+            for slot, p in zip(self._slots, pointers):
+                ptrs[slot] = p
+            self._exec(ptrs.ctypes.data, len(ptrs), ws_ptr, self._to_backend(handle), self._cpp_index)
+        else:
+            self.graph.execute_plan_at_index(tuple(pointers), ws_ptr or None, index=self.index, handle=handle,
+                                             tensor_uids=self.uids)
+        return ws  # the pool may reuse it only after work queued later on this stream
+
+
+def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dilation):
+    dt = getattr(cudnn.data_type, _DTYPES[dtype])
+    compute = cudnn.data_type.DOUBLE if dt == cudnn.data_type.DOUBLE else cudnn.data_type.FLOAT
+    g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=compute, compute_data_type=compute,
+                      handle=_handle(cudnn, cp))
+    conv = dict(pre_padding=[padding[0][0], padding[1][0]], post_padding=[padding[0][1], padding[1][1]],
+                stride=list(stride), dilation=list(dilation), compute_data_type=compute)
+    if kind == "fprop":
+        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape), data_type=dt)
+        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape), data_type=dt)
+        out, shape = g.conv_fprop(image=a, weight=b, name="fprop", **conv), yshape
+    elif kind == "dgrad":
+        a = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape), data_type=dt)
+        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape), data_type=dt)
+        out, shape = g.conv_dgrad(loss=a, filter=b, name="dgrad", **conv), xshape
+    else:
+        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape), data_type=dt)
+        b = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape), data_type=dt)
+        out, shape = g.conv_wgrad(image=a, loss=b, name="wgrad", **conv), wshape
+    out.set_output(True).set_dim(list(shape)).set_stride(_strides(shape)).set_data_type(dt)
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+    if settings.deterministic:
+        g.deselect_numeric_notes([cudnn.numerical_note.NONDETERMINISTIC])
+    if dtype == numpy.float32 and not settings.allow_tf32:
+        g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS])
+    g.check_support()
+    plan = _Plan()
+    plan.graph, plan.uids = g, (a.uid, b.uid, out.uid)
+    if settings.benchmark:
+        g.build_plans(cudnn.build_plan_policy.ALL)
+        plan.index = _fastest(cudnn, cp, g, plan.uids, dtype, [xshape, wshape, yshape], kind)
+    else:
+        g.build_plans()
+        plan.index = g._plan_index if hasattr(g, "_plan_index") else 0
+    plan.workspace = int(g.get_workspace_size_plan_at_index(plan.index))
+    plan.name = g.get_plan_name_at_index(plan.index)
+    plan.prepare_fast_path(cudnn)
+    return plan
+
+
+def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
+    """Time each built candidate once (after a warm-up) with CUDA events; the fastest index."""
+    xshape, wshape, yshape = shapes
+    order = {"fprop": (xshape, wshape, yshape), "dgrad": (yshape, wshape, xshape),
+             "wgrad": (xshape, yshape, wshape)}[kind]
+    bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]
+    best, best_t = 0, float("inf")
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    for i in range(g.get_execution_plan_count()):
+        try:
+            ws_size = int(g.get_workspace_size_plan_at_index(i))
+            ws = cp.empty(ws_size, dtype=cp.uint8) if ws_size else None
+            args = (tuple(b.data.ptr for b in bufs), ws.data.ptr if ws is not None else None)
+            g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
+            start.record()
+            g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
+            stop.record()
+            stop.synchronize()
+            t = cp.cuda.get_elapsed_time(start, stop)
+        except Exception as exc:  # a candidate that did not build or run is skipped
+            log.debug("cudnn %s: candidate %d skipped (%s)", kind, i, exc)
+            continue
+        if t < best_t:
+            best, best_t = i, t
+    return best
+
+
+def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):
+    """The cached fprop/dgrad/wgrad plans for a configuration, built on first use;
+    None when cuDNN cannot run it (the caller then uses im2col + GEMM throughout)."""
+    key = (numpy.dtype(dtype).str, tuple(xshape), tuple(wshape), tuple(stride), padding, tuple(dilation),
+           settings.allow_tf32, settings.deterministic, settings.benchmark, backend.cupy.cuda.Device().id)
+    hit = _cache.get(key)
+    if hit is not None or key in _cache:
+        return hit
+    cudnn, cp = _load(), backend.cupy
+    try:
+        built = {k: _build(cudnn, cp, k, numpy.dtype(dtype), xshape, wshape, yshape, stride, padding, dilation)
+                 for k in ("fprop", "dgrad", "wgrad")}
+        engines[key] = {k: p.name for k, p in built.items()}
+        log.debug("cudnn conv %s: engines %s", key[:7], engines[key])
+    except Exception as exc:  # cudnnGraphNotSupportedError and friends
+        log.debug("cudnn conv %s unsupported (%s: %s); using im2col + GEMM", key[:7], type(exc).__name__, exc)
+        stats["unsupported"] += 1
+        built = None
+    _cache[key] = built
+    return built
+
+
+def run(plan_set, kind, a, b, out_shape, dtype):
+    """Run direction ``kind`` on contiguous operands ``a``, ``b``; returns the new output."""
+    cp = backend.cupy
+    out = cp.empty(out_shape, dtype=dtype)
+    plan_set[kind].run(_load(), cp, (a.data.ptr, b.data.ptr, out.data.ptr))
+    stats[kind] += 1
+    return out
+
+
+def status_line():
+    """One line for ``python -m tinynet.info``."""
+    ok, why = available()
+    if not ok:
+        return f"not used: {why}; conv2d uses im2col + GEMM"
+    return (f"cuDNN {version()} via cuDNN Frontend (TINYNET_CUDNN={settings.mode}, enabled={settings.enabled}, "
+            f"benchmark={settings.benchmark}, allow_tf32={settings.allow_tf32})")
