@@ -41,17 +41,21 @@ def out_size(op, size, pad_lo, pad_hi, k, stride, dilation):
     return out
 
 
-def col2im_add(xp, dst, cols, sh, sw, dh, dw, ho, wo):
-    """Scatter-add ``cols`` (N, C, ho, wo, kh, kw) into ``dst`` (N, C, Hp, Wp), in place."""
-    kh, kw = cols.shape[4], cols.shape[5]
+def col2im_add(dst, cols, sh, sw, dh, dw):
+    """Scatter-add ``cols`` (N, C, kh, kw, ho, wo) into ``dst`` (N, C, Hp, Wp), in place:
+    one strided add per kernel offset."""
+    kh, kw, ho, wo = cols.shape[2:]
     for p in range(kh):
         for q in range(kw):
-            dst[:, :, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += \
-                cols[:, :, :, :, p, q]
+            dst[:, :, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += cols[:, :, p, q]
 
 
 class Conv2dIm2col(Function):
-    """conv2d via im2col + GEMM (the NumPy path and the non-cuDNN GPU path)."""
+    """conv2d via im2col + GEMM (the NumPy path, and CuPy's generic path).
+
+    Columns are laid out (N, G, Cg*kH*kW, H_out*W_out) so ``W @ cols``, batched over N,
+    lands directly in NCHW order and the col2im source slices are contiguous.
+    """
     name = "conv2d"
 
     def __init__(self, stride, padding, dilation, groups):
@@ -65,17 +69,15 @@ class Conv2dIm2col(Function):
         ho = out_size("conv2d", h, pt, pb, kh, sh, dh)
         wo = out_size("conv2d", wd, pl, pr, kw, sw, dw)
         xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
-        win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)
-        # (N, G, Cg, ho, wo, kh, kw) -> (G, N*ho*wo, Cg*kh*kw)
-        cols = win.reshape(n, g, cg, ho, wo, kh, kw).transpose(1, 0, 3, 4, 2, 5, 6)
-        cols = cols.reshape(g, n * ho * wo, cg * kh * kw)
-        wmat = w.reshape(g, co // g, cg * kh * kw)
-        y = cols @ wmat.transpose(0, 2, 1)                       # (G, N*ho*wo, Co/G)
-        y = y.reshape(g, n, ho, wo, co // g).transpose(1, 0, 4, 2, 3).reshape(n, co, ho, wo)
+        win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)           # (N, C, ho, wo, kh, kw) view
+        cols = win.reshape(n, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
+        cols = cols.reshape(n, g, cg * kh * kw, ho * wo)                  # the one copy
+        y = w.reshape(g, co // g, cg * kh * kw) @ cols                   # (N, G, Co/G, ho*wo)
+        y = y.reshape(n, co, ho, wo)
         if b is not None:
-            y = y + b.reshape(1, co, 1, 1)
+            y += b.reshape(1, co, 1, 1)
         self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
-        return xp.ascontiguousarray(y)
+        return y
 
     def backward(self, xp, gy):
         cols, w, xshape, pshape, ho, wo = self.saved
@@ -83,18 +85,17 @@ class Conv2dIm2col(Function):
         (pt, _), (pl, _) = self.padding
         n, c, h, wd = xshape
         co, cg, kh, kw = w.shape
-        gy2 = gy.reshape(n, g, co // g, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, n * ho * wo, co // g)
+        gy2 = gy.reshape(n, g, co // g, ho * wo)
         gx = gw = gb = None
         if self.needs_input_grad[1]:
-            gw = (gy2.transpose(0, 2, 1) @ cols).reshape(w.shape)
+            gw = (gy2 @ cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(w.shape)  # N small GEMMs, summed
         if self.needs_input_grad[2]:
             gb = gy.sum(axis=(0, 2, 3))
         if self.needs_input_grad[0]:
-            gcols = gy2 @ w.reshape(g, co // g, cg * kh * kw)         # (G, N*ho*wo, Cg*kh*kw)
-            gcols = gcols.reshape(g, n, ho, wo, cg, kh, kw).transpose(1, 0, 4, 2, 3, 5, 6)
+            wmat = xp.ascontiguousarray(w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1))  # (G, K, Co/G)
+            gcols = (wmat @ gy2).reshape(n, c, kh, kw, ho, wo)             # (N, C, kh, kw, ho, wo)
             gpad = xp.zeros(pshape, dtype=gy.dtype)
-            col2im_add(xp, gpad.reshape(n, g, cg, pshape[2], pshape[3]).reshape(n * g, cg, pshape[2], pshape[3]),
-                       gcols.reshape(n * g, cg, ho, wo, kh, kw), sh, sw, dh, dw, ho, wo)
+            col2im_add(gpad, gcols, sh, sw, dh, dw)
             gx = gpad[:, :, pt:pt + h, pl:pl + wd]
         return gx, gw, gb
 

@@ -29,10 +29,21 @@ def pool_out(op, size, k, s, p, d, ceil_mode):
 
 
 class MaxPool2d(Function):
+    """Max pooling as a loop over the kernel offsets: each offset is one strided slice of
+    the (-inf padded) input folded into the running maximum. Backward walks the offsets
+    in the same order and sends ``gy`` to the first input equal to its window's maximum
+    (PyTorch's choice on ties), so nothing but the input and output is kept."""
     name = "max_pool2d"
 
     def __init__(self, kernel, stride, padding, dilation, out):
         self.kernel, self.stride, self.padding, self.dilation, self.out = kernel, stride, padding, dilation, out
+
+    def _slices(self):
+        (kh, kw), (sh, sw), (dh, dw), (ho, wo) = self.kernel, self.stride, self.dilation, self.out
+        for p in range(kh):
+            for q in range(kw):
+                yield (slice(None), slice(None), slice(p * dh, p * dh + sh * (ho - 1) + 1, sh),
+                       slice(q * dw, q * dw + sw * (wo - 1) + 1, sw))
 
     def forward(self, xp, x):
         (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (self.kernel, self.stride, self.padding,
@@ -43,20 +54,23 @@ class MaxPool2d(Function):
         if ph or pw or extra_h or extra_w:
             x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
                        constant_values=-numpy.inf)
-        win = windows(xp, x, kh, kw, sh, sw, dh, dw, ho, wo).reshape(n, c, ho, wo, kh * kw)
-        arg = win.argmax(axis=-1)[..., None]
-        y = xp.take_along_axis(win, arg, axis=-1)[..., 0]
-        self.saved = (arg[..., 0].astype(numpy.int8 if kh * kw < 128 else numpy.int32), x.shape, (h, w))
+        slices = self._slices()
+        y = x[next(slices)].copy()
+        for sl in slices:
+            xp.maximum(y, x[sl], out=y)
+        self.saved = (x, y, (h, w))
         return y
 
     def backward(self, xp, gy):
-        arg, pshape, (h, w) = self.saved
-        (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (self.kernel, self.stride, self.padding,
-                                                            self.dilation, self.out)
-        n, c = gy.shape[:2]
-        onehot = (arg[..., None] == xp.arange(kh * kw, dtype=arg.dtype)) * gy[..., None]
-        gpad = xp.zeros(pshape, dtype=gy.dtype)
-        col2im_add(xp, gpad, onehot.reshape(n, c, ho, wo, kh, kw), sh, sw, dh, dw, ho, wo)
+        x, y, (h, w) = self.saved
+        (ph, pw) = self.padding
+        gpad = xp.zeros(x.shape, dtype=gy.dtype)
+        taken = xp.zeros(y.shape, dtype=bool)
+        for sl in self._slices():
+            hit = x[sl] == y
+            hit &= ~taken
+            taken |= hit
+            gpad[sl] += gy * hit
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
     def forward_gpu(self, xp, x):
@@ -108,9 +122,9 @@ class AvgPool2d(Function):
         (kh, kw), (sh, sw), (ph, pw), (ho, wo) = self.kernel, self.stride, self.padding, self.out
         n, c = gy.shape[:2]
         g = gy / div
-        cols = xp.broadcast_to(g[..., None, None], g.shape + (kh, kw))
+        cols = xp.broadcast_to(g[:, :, None, None], g.shape[:2] + (kh, kw) + g.shape[2:])
         gpad = xp.zeros(pshape, dtype=gy.dtype)
-        col2im_add(xp, gpad, cols, sh, sw, 1, 1, ho, wo)
+        col2im_add(gpad, cols, sh, sw, 1, 1)
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
 

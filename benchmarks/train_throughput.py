@@ -1,0 +1,239 @@
+"""Training throughput, tinynet vs PyTorch, side by side in one run.
+
+For each model (the reference convnet and MLP of shared/REFERENCE.md) and batch size,
+each framework trains with the same recipe (SGD; dropout on, as in training) on the same
+images already in memory -- on the CPU (tinynet's NumPy backend vs PyTorch CPU) or the
+GPU (tinynet's CuPy backend vs PyTorch CUDA, PyTorch with its defaults: TF32 allowed for
+cuDNN convolution and ``cudnn.benchmark`` on). After a warm-up it times several
+repetitions of a fixed number of steps and reports medians. Every (framework, model,
+batch) row runs in its own subprocess so its peak memory is its own: host peak RSS on
+the CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes.
+
+    python benchmarks/train_throughput.py --device cpu            # the CPU table
+    TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda
+    python benchmarks/train_throughput.py --quick                 # under a minute
+
+Prints a table with tinynet/PyTorch ratios and writes JSON to benchmarks/results/.
+"""
+import argparse
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def load_images(n, data_dir):
+    """``n`` real MNIST training images (normalised, float32 (n, 1, 28, 28)) and labels;
+    synthetic ones of the same shape when the files are not found."""
+    try:
+        from tinynet.data import datasets, transforms
+        ds = datasets.MNIST(data_dir, train=True)
+        x = transforms.mnist_normalize()(ds.data[:n])
+        return numpy.ascontiguousarray(x), ds.targets[:n].copy(), "mnist"
+    except Exception:
+        rng = numpy.random.default_rng(0)
+        return rng.standard_normal((n, 1, 28, 28)).astype(numpy.float32), rng.integers(0, 10, n), "synthetic"
+
+
+def _batches(n, batch, steps, rng):
+    starts = rng.integers(0, n - batch + 1, steps)
+    return [(int(s), int(s) + batch) for s in starts]
+
+
+def run_tinynet(model_name, batch, device, steps, reps, warmup, x, y, profile):
+    import tinynet
+    import tinynet.nn.functional as F
+    from models import RECIPES, tinynet_model
+    tinynet.manual_seed(0)
+    model = tinynet_model(model_name).to(device)
+    opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
+    xs, ys = tinynet.tensor(x, device=device), tinynet.tensor(y, device=device)
+    sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize if device == "cuda" else (lambda: None)
+    rng = numpy.random.default_rng(1)
+
+    def step(lo, hi):
+        opt.zero_grad()
+        loss = F.nll_loss(model(xs[lo:hi]), ys[lo:hi])
+        loss.backward()
+        opt.step()
+        return loss
+
+    return _time(step, batch, steps, reps, warmup, sync, rng, len(x), profile, final=lambda l: l.item())
+
+
+def run_torch(model_name, batch, device, steps, reps, warmup, x, y, profile):
+    import torch
+    import torch.nn.functional as F
+    from models import RECIPES, torch_model
+    torch.manual_seed(0)
+    if device == "cuda":
+        torch.backends.cudnn.benchmark = True
+    model = torch_model(model_name).to(device)
+    opt = torch.optim.SGD(model.parameters(), **RECIPES[model_name])
+    xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    rng = numpy.random.default_rng(1)
+
+    def step(lo, hi):
+        opt.zero_grad()
+        loss = F.nll_loss(model(xs[lo:hi]), ys[lo:hi])
+        loss.backward()
+        opt.step()
+        return loss
+
+    return _time(step, batch, steps, reps, warmup, sync, rng, len(x), profile, final=lambda l: l.item())
+
+
+def _time(step, batch, steps, reps, warmup, sync, rng, n, profile, final):
+    for lo, hi in _batches(n, batch, warmup, rng):
+        step(lo, hi)
+    sync()
+    times = []
+    prof = None
+    if profile:
+        import cProfile
+        prof = cProfile.Profile()
+    for _ in range(reps):
+        plan = _batches(n, batch, steps, rng)
+        t = time.perf_counter()
+        if prof:
+            prof.enable()
+        for lo, hi in plan:
+            loss = step(lo, hi)
+        sync()
+        if prof:
+            prof.disable()
+        times.append((time.perf_counter() - t) / steps)
+    out = {"ms_per_step": statistics.median(times) * 1e3, "ms_per_step_all": [t * 1e3 for t in times],
+           "final_loss": final(loss)}
+    out["images_per_s"] = batch / (out["ms_per_step"] / 1e3)
+    if prof:
+        import io
+        import pstats
+        s = io.StringIO()
+        pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(25)
+        out["profile"] = s.getvalue()
+    return out
+
+
+def worker(args):
+    x, y, source = load_images(args.images, args.data_dir)
+    fn = run_tinynet if args.worker == "tinynet" else run_torch
+    res = fn(args.model, args.batch, args.device, args.steps, args.reps, args.warmup, x, y, args.profile)
+    res["data"] = source
+    if args.device == "cpu":
+        res["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        res["peak_kind"] = "host peak RSS"
+    elif args.worker == "tinynet":
+        import cupy
+        res["peak_bytes"] = cupy.get_default_memory_pool().total_bytes()
+        res["peak_kind"] = "CuPy pool bytes held"
+    else:
+        import torch
+        res["peak_bytes"] = torch.cuda.max_memory_reserved()
+        res["torch_max_allocated"] = torch.cuda.max_memory_allocated()
+        res["peak_kind"] = "PyTorch reserved bytes (peak)"
+    print("RESULT " + json.dumps(res))
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description="tinynet vs PyTorch training throughput")
+    p.add_argument("--device", choices=["cpu", "cuda"], default=None,
+                   help="default: cuda when tinynet's backend is cupy, else cpu")
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
+    p.add_argument("--steps", type=int, default=None, help="timed steps per repetition")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--images", type=int, default=10000)
+    p.add_argument("--data-dir", default=None)
+    p.add_argument("--quick", action="store_true", help="batch 64 only, few steps: under a minute")
+    p.add_argument("--profile", action="store_true", help="cProfile tinynet's timed steps")
+    p.add_argument("--frameworks", nargs="+", default=["tinynet", "torch"], choices=["tinynet", "torch"])
+    p.add_argument("--out", default=None)
+    p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--model", default=None, help=argparse.SUPPRESS)
+    p.add_argument("--batch", type=int, default=None, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.device is None:
+        import tinynet
+        args.device = "cuda" if tinynet.backend.name == "cupy" else "cpu"
+    if args.worker:
+        return worker(args)
+    if args.quick:
+        args.batch_sizes, args.reps, args.warmup = [64], 3, 3
+    rows = []
+    for model in args.models:
+        for batch in args.batch_sizes:
+            steps = args.steps or (5 if args.quick else max(10, min(60, 6000 // batch)))
+            if args.device == "cuda":
+                steps = args.steps or (20 if args.quick else 200)
+            row = {"model": model, "batch": batch, "steps": steps}
+            for fw in args.frameworks:
+                env = dict(os.environ)
+                if fw == "tinynet" and args.device == "cpu":
+                    env["TINYNET_BACKEND"] = "numpy"
+                cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
+                       str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
+                       "--warmup", str(args.warmup), "--images", str(args.images)]
+                if args.data_dir:
+                    cmd += ["--data-dir", args.data_dir]
+                if args.profile and fw == "tinynet":
+                    cmd.append("--profile")
+                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+                line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+                if r.returncode != 0 or not line:
+                    row[fw] = {"error": (r.stderr or r.stdout)[-2000:]}
+                    print(f"{fw} {model} b{batch} failed:\n{row[fw]['error']}", file=sys.stderr)
+                    continue
+                row[fw] = json.loads(line[0][7:])
+            if "images_per_s" in row.get("tinynet", {}) and "images_per_s" in row.get("torch", {}):
+                row["speed_ratio"] = row["tinynet"]["images_per_s"] / row["torch"]["images_per_s"]
+                row["memory_ratio"] = row["tinynet"]["peak_bytes"] / row["torch"]["peak_bytes"]
+            rows.append(row)
+            _print_row(row)
+            if args.profile and "profile" in row.get("tinynet", {}):
+                print(row["tinynet"]["profile"])
+    meta = _meta(args)
+    out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{'_quick' if args.quick else ''}.json")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=2)
+    print(f"wrote {out}")
+    return rows
+
+
+def _meta(args):
+    meta = {"device": args.device, "python": platform.python_version(), "machine": platform.machine(),
+            "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+    try:
+        import torch
+        meta["torch"] = torch.__version__
+        if args.device == "cuda":
+            meta["gpu"] = torch.cuda.get_device_name()
+    except ImportError:
+        meta["torch"] = None
+    return meta
+
+
+def _print_row(row):
+    def fmt(fw):
+        r = row.get(fw, {})
+        if "images_per_s" not in r:
+            return f"{fw}: failed"
+        return f"{fw} {r['images_per_s']:9.0f} img/s {r['ms_per_step']:7.2f} ms/step {r['peak_bytes'] / 2**20:7.1f} MiB"
+    ratio = f"speed x{row['speed_ratio']:.2f} mem x{row['memory_ratio']:.2f}" if "speed_ratio" in row else ""
+    print(f"{row['model']:<8} b{row['batch']:<5} | {fmt('tinynet')} | {fmt('torch')} | {ratio}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
