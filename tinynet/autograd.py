@@ -17,6 +17,7 @@ from . import backend
 from .errors import AutogradError
 
 _grad_enabled = contextvars.ContextVar("tinynet_grad_enabled", default=True)
+_Tensor = None  # tinynet.tensor.Tensor, bound by tinynet.tensor at import (avoids a cycle)
 
 
 def is_grad_enabled():
@@ -88,7 +89,7 @@ class Function:
 
     def apply(self, *args):
         """Run the op on ``args`` (tensors or plain values) and record it on the tape."""
-        from .tensor import Tensor
+        Tensor = _Tensor
         arrays = []
         tensors = []
         for a in args:
@@ -140,7 +141,7 @@ def unbroadcast(xp, g, shape):
 
 def _topological_order(root):
     """Tensors reachable from ``root`` through recorded ops, inputs before outputs."""
-    from .tensor import Tensor
+    Tensor = _Tensor
     order = []
     seen = set()
     stack = [(root, False)]
@@ -174,7 +175,7 @@ def backward(root, gradient=None, retain_graph=False):
         AutogradError: root does not require grad, root is not scalar and ``gradient``
             is missing, or the graph was already freed.
     """
-    from .tensor import Tensor
+    Tensor = _Tensor
     if not root.requires_grad:
         raise AutogradError("backward: tensor does not require grad and has no grad_fn")
     xp = backend.array_module(root.data)

@@ -453,5 +453,6 @@ def from_dlpack(obj):
     return Tensor._wrap(numpy.from_dlpack(obj))
 
 
+autograd._Tensor = Tensor
 from . import random as _random  # noqa: E402
 from .nn.functional import math as _m, shape as _s, activation as _act  # noqa: E402

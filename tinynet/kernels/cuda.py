@@ -59,10 +59,3 @@ def scalar(dtype, value):
 def elementwise(in_params, out_params, operation, name, preamble=""):
     """A memoised ``cupy.ElementwiseKernel``."""
     return backend.cupy.ElementwiseKernel(in_params, out_params, operation, name, preamble=preamble)
-
-
-@functools.lru_cache(maxsize=None)
-def reduction(in_params, out_params, map_expr, reduce_expr, post_map_expr, identity, name):
-    """A memoised ``cupy.ReductionKernel``."""
-    return backend.cupy.ReductionKernel(in_params, out_params, map_expr, reduce_expr, post_map_expr,
-                                        identity, name)

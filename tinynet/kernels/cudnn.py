@@ -76,7 +76,7 @@ _DTYPES = {numpy.dtype(numpy.float32): "FLOAT", numpy.dtype(numpy.float16): "HAL
 
 
 def _handle(cudnn, cp):
-    dev = cp.cuda.Device().id
+    dev = cp.cuda.runtime.getDevice()
     h = _state["handles"].get(dev)
     if h is None:
         h = _state["handles"][dev] = cudnn.create_handle()
@@ -190,12 +190,14 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
             ws_size = int(g.get_workspace_size_plan_at_index(i))
             ws = cp.empty(ws_size, dtype=cp.uint8) if ws_size else None
             args = (tuple(b.data.ptr for b in bufs), ws.data.ptr if ws is not None else None)
-            g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
+            for _ in range(3):  # warm-up (first runs may compile)
+                g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
             start.record()
-            g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
+            for _ in range(10):
+                g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
             stop.record()
             stop.synchronize()
-            t = cp.cuda.get_elapsed_time(start, stop)
+            t = cp.cuda.get_elapsed_time(start, stop) / 10
         except Exception as exc:  # a candidate that did not build or run is skipped
             log.debug("cudnn %s: candidate %d skipped (%s)", kind, i, exc)
             continue
@@ -208,7 +210,7 @@ def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):
     """The cached fprop/dgrad/wgrad plans for a configuration, built on first use;
     None when cuDNN cannot run it (the caller then uses im2col + GEMM throughout)."""
     key = (numpy.dtype(dtype).str, tuple(xshape), tuple(wshape), tuple(stride), padding, tuple(dilation),
-           settings.allow_tf32, settings.deterministic, settings.benchmark, backend.cupy.cuda.Device().id)
+           settings.allow_tf32, settings.deterministic, settings.benchmark, backend.cupy.cuda.runtime.getDevice())
     hit = _cache.get(key)
     if hit is not None or key in _cache:
         return hit

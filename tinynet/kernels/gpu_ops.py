@@ -239,3 +239,32 @@ def col2im(cols, xshape, groups, out, kernel, stride, padding, dilation):
     cuda.launch(cuda.kernel("im2col.cu", "tinynet_col2im_bwd", cols.dtype), gx.size,
                 (cols, gx, cp.int64(gx.size), *_conv_args(xshape, groups, out, kernel, stride, padding, dilation)))
     return gx
+
+
+# ---- small fused kernels (fused.cu) -----------------------------------------------------
+def bias_grad(gy):
+    """Sum of ``gy`` (N, C, *) over every dim but 1: the bias gradient, one block per channel."""
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    n, c = gy.shape[:2]
+    out = cp.empty(c, dtype=gy.dtype)
+    length = gy.size // (n * c) if n * c else 0
+    cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)(
+        (c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
+    return out
+
+
+def relu_fwd(x):
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    y = cp.empty_like(x)
+    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_fwd", x.dtype), x.size, (x, y, cp.int64(x.size)))
+    return y
+
+
+def relu_bwd(y, gy):
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    gx = cp.empty_like(gy)
+    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_bwd", gy.dtype), gy.size, (y, gy, gx, cp.int64(gy.size)))
+    return gx

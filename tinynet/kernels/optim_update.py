@@ -1,37 +1,79 @@
-"""Fused optimizer updates on the GPU: one element-wise kernel per parameter.
+"""Fused optimizer updates on the GPU: one multi-tensor kernel launch per 16 parameters.
 
-Each function returns ``True`` when it performed the update (a float CuPy parameter with
-kernels enabled) and ``False`` to let the optimizer run its generic ``xp`` code.
+The pointers of each chunk's parameters, gradients and state buffers travel to the
+kernel by value in a struct argument (``fused.cu``: ``Tensors``), so no pointer table is
+copied to the device and nothing waits on the host. Each function returns ``True`` when
+it updated the whole list, ``False`` to let the optimizer run its generic ``xp`` code
+(NumPy, kernels off, mixed dtypes, or options the kernel does not cover).
 """
+import numpy
+
 from .. import backend
 from . import cuda
 
+MAXT = 16
+_TENSORS = numpy.dtype([("p", "<u8", (MAXT,)), ("g", "<u8", (MAXT,)), ("a", "<u8", (MAXT,)),
+                        ("b", "<u8", (MAXT,)), ("start", "<i8", (MAXT + 1,))])
 
-def _usable(p, grad):
-    return backend.kernels_enabled and cuda.supported(p, grad) and p.dtype == grad.dtype and p.flags.c_contiguous
 
-
-def sgd(p, grad, state, lr, momentum, dampening, weight_decay, nesterov):
-    """Fused SGD step (momentum buffer in ``state["momentum_buffer"]``)."""
-    if not _usable(p, grad):
+def usable(params, grads):
+    """True when every (param, grad) pair can go through the fused kernels."""
+    if not backend.kernels_enabled or not params:
         return False
-    from . import elementwise
-    first = False
-    buf = None
-    if momentum:
-        buf = state.get("momentum_buffer")
-        if buf is None:
-            buf = state["momentum_buffer"] = backend.cupy.empty_like(p)
-            first = True
-    elementwise.sgd_update(p, grad, buf, lr, momentum, dampening, weight_decay, nesterov, first)
+    dtype = params[0].dtype
+    return all(cuda.supported(p, g) and p.dtype == dtype and g.dtype == dtype and p.flags.c_contiguous
+               for p, g in zip(params, grads))
+
+
+def _launch(name, items, scalars):
+    """items: list of (p, g, a, b) CuPy arrays (a/b may be None); one launch per chunk."""
+    cp = backend.cupy
+    for lo in range(0, len(items), MAXT):
+        chunk = [it for it in items[lo:lo + MAXT] if it[0].size]
+        if not chunk:
+            continue
+        pack = numpy.zeros((), dtype=_TENSORS)
+        total = 0
+        for k, (p, g, a, b) in enumerate(chunk):
+            pack["p"][k], pack["g"][k] = p.data.ptr, cp.ascontiguousarray(g).data.ptr
+            pack["a"][k] = a.data.ptr if a is not None else 0
+            pack["b"][k] = b.data.ptr if b is not None else 0
+            pack["start"][k] = total
+            total += p.size
+        pack["start"][len(chunk):] = total
+        fn = cuda.kernel("fused.cu", name, chunk[0][0].dtype)
+        cuda.launch(fn, total, (pack[()], numpy.int32(len(chunk))) + scalars)
+
+
+def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov):
+    """One SGD step for lists of parameters/gradients/state dicts (momentum buffers)."""
+    cp = backend.cupy
+    t = params[0].dtype.type
+    groups = {True: [], False: []}  # first step (buffer just made) or not
+    for p, g, st in zip(params, grads, states):
+        buf = None
+        first = False
+        if momentum:
+            buf = st.get("momentum_buffer")
+            if buf is None:
+                buf = st["momentum_buffer"] = cp.empty_like(p)
+                first = True
+        groups[first].append((p, g, buf, None))
+    for first, items in groups.items():
+        if items:
+            _launch("tinynet_sgd_multi_fwd", items, (t(lr), t(momentum), t(dampening), t(weight_decay),
+                                                     numpy.int32(bool(nesterov)), numpy.int32(first)))
     return True
 
 
-def adam(p, grad, state, lr, b1, b2, eps, weight_decay, decoupled, bc1, bc2, amsgrad):
-    """Fused Adam/AdamW step (AMSGrad keeps the generic path)."""
-    if amsgrad or not _usable(p, grad):
-        return False
-    from . import elementwise
-    elementwise.adam_update(p, grad, state["exp_avg"], state["exp_avg_sq"], lr, b1, b2, eps,
-                            weight_decay, decoupled, bc1, bc2)
+def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled):
+    """One Adam/AdamW step; parameters are grouped by their step count (bias corrections)."""
+    t = params[0].dtype.type
+    by_step = {}
+    for p, g, st in zip(params, grads, states):
+        by_step.setdefault(st["step"], []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
+    for step, items in by_step.items():
+        bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
+        _launch("tinynet_adam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
+                                                  numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5)))
     return True

@@ -53,26 +53,28 @@ class SGD(Optimizer):
         from ..kernels import optim_update
         for g in self.param_groups:
             lr, mom, damp, wd, nest = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad.data if g["maximize"] else p.grad.data
-                st = self.state.setdefault(id(p), {})
-                if mom and "momentum_buffer" not in st:
-                    st["momentum_buffer"] = None
-                if optim_update.sgd(p.data, grad, st, lr, mom, damp, wd, nest):
-                    continue
+            live = [p for p in g["params"] if p.grad is not None]
+            if not live:
+                continue
+            datas, grads = [p.data for p in live], [p.grad.data for p in live]
+            states = [self.state.setdefault(id(p), {}) for p in live]
+            if not g["maximize"] and optim_update.usable(datas, grads):
+                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest)
+                continue
+            for p, grad, st in zip(datas, grads, states):
+                if g["maximize"]:
+                    grad = -grad
                 if wd:
-                    grad = grad + wd * p.data
+                    grad = grad + wd * p
                 if mom:
-                    buf = st["momentum_buffer"]
+                    buf = st.get("momentum_buffer")
                     if buf is None:
                         buf = st["momentum_buffer"] = grad.copy()
                     else:
                         buf *= mom
                         buf += (1 - damp) * grad
                     grad = grad + mom * buf if nest else buf
-                p.data -= lr * grad
+                p -= lr * grad
 
 
 class Adam(Optimizer):
@@ -104,10 +106,12 @@ class Adam(Optimizer):
         from ..kernels import optim_update
         for g in self.param_groups:
             lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
-            for p in g["params"]:
-                if p.grad is None:
-                    continue
-                grad = -p.grad.data if g["maximize"] else p.grad.data
+            live = [p for p in g["params"] if p.grad is not None]
+            if not live:
+                continue
+            datas, grads = [p.data for p in live], [p.grad.data for p in live]
+            states = []
+            for p in live:
                 st = self.state.get(id(p))
                 if st is None:
                     xp = backend.array_module(p.data)
@@ -116,16 +120,19 @@ class Adam(Optimizer):
                     if g["amsgrad"]:
                         st["max_exp_avg_sq"] = xp.zeros_like(p.data)
                 st["step"] += 1
-                t = st["step"]
-                bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
-                if optim_update.adam(p.data, grad, st, lr, b1, b2, eps, wd, self.decoupled, bc1, bc2,
-                                     g["amsgrad"]):
-                    continue
-                xp = backend.array_module(p.data)
+                states.append(st)
+            if not (g["amsgrad"] or g["maximize"]) and optim_update.usable(datas, grads):
+                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, self.decoupled)
+                continue
+            for p, grad, st in zip(datas, grads, states):
+                xp = backend.array_module(p)
+                if g["maximize"]:
+                    grad = -grad
+                bc1, bc2 = 1 - b1 ** st["step"], 1 - b2 ** st["step"]
                 if wd and self.decoupled:
-                    p.data *= 1 - lr * wd
+                    p *= 1 - lr * wd
                 elif wd:
-                    grad = grad + wd * p.data
+                    grad = grad + wd * p
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 m *= b1
                 m += (1 - b1) * grad
@@ -135,7 +142,7 @@ class Adam(Optimizer):
                     xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
                     v = st["max_exp_avg_sq"]
                 denom = xp.sqrt(v) / math.sqrt(bc2) + eps
-                p.data -= (lr / bc1) * (m / denom)
+                p -= (lr / bc1) * (m / denom)
 
 
 class AdamW(Adam):

@@ -36,11 +36,15 @@ class ReLU(Function):
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
             return self.forward(xp, x)
-        self.saved = y = ew.relu_fwd(x)
+        from ...kernels import gpu_ops
+        self.saved = y = gpu_ops.relu_fwd(x)
         return y
 
     def backward_gpu(self, xp, gy):
-        return (ew.relu_bwd(self.saved, gy) if cuda.supported(gy) else self.backward(xp, gy)[0],)
+        if not cuda.supported(gy, self.saved):
+            return self.backward(xp, gy)
+        from ...kernels import gpu_ops
+        return (gpu_ops.relu_bwd(self.saved, gy),)
 
 
 class BiasReLU(Function):

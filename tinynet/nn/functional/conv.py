@@ -134,7 +134,7 @@ class Conv2dIm2colGPU(Conv2dIm2col):
         if self.needs_input_grad[1]:
             gw = (gy2.transpose(0, 2, 1) @ cols).reshape(w.shape)
         if self.needs_input_grad[2]:
-            gb = gy.sum(axis=(0, 2, 3))
+            gb = gpu_ops.bias_grad(gy)
         if self.needs_input_grad[0]:
             gcols = gy2 @ w.reshape(g, co // g, cg * kh * kw)
             gx = gpu_ops.col2im(gcols, xshape, g, (ho, wo), (kh, kw), self.stride, self.padding, self.dilation)
@@ -172,12 +172,12 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     def backward(self, xp, gy):
         if self.cudnn is None:  # the im2col forward's own backward (kernel or generic)
             return super().backward(xp, gy)
-        from ...kernels import cudnn
+        from ...kernels import cudnn, gpu_ops
         x, w = self.saved
         gy = xp.ascontiguousarray(gy)
         gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
         gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
-        gb = gy.sum(axis=(0, 2, 3)) if self.needs_input_grad[2] else None
+        gb = gpu_ops.bias_grad(gy) if self.needs_input_grad[2] else None
         return gx, gw, gb
 
 
@@ -201,8 +201,14 @@ class Linear(Function):
         if self.needs_input_grad[1]:
             gw = g2.T @ x.reshape(-1, x.shape[-1])
         if self.needs_input_grad[2]:
-            gb = g2.sum(axis=0)
+            gb = self._bias_grad(xp, g2)
         return gx, gw, gb
+
+    def _bias_grad(self, xp, g2):
+        from ...kernels import cuda, gpu_ops
+        if xp is not numpy and backend.kernels_enabled and cuda.supported(g2):
+            return gpu_ops.bias_grad(g2)  # one kernel instead of CuPy's generic reduction
+        return g2.sum(axis=0)
 
 
 def _check_tensor(op, name, t, ndim, layout):

@@ -1,0 +1,90 @@
+// Small fused kernels on the hot path: per-channel bias gradient, ReLU forward/backward on
+// contiguous arrays, and multi-tensor optimizer updates (one launch for up to 16 tensors;
+// the pointer table is passed by value as a struct, so no host->device copy is needed).
+
+// Bias gradient of (N, C, L) memory: one block per channel sums N*L values.
+template <typename T>
+__device__ void bias_grad(const T* g, T* out, int N, int C, long long L) {
+    __shared__ T sh[256];
+    int c = blockIdx.x;
+    long long m = (long long)N * L;
+    T s = 0;
+    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += g[(j / L) * C * L + (long long)c * L + j % L];
+    sh[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k /= 2) {
+        if (threadIdx.x < k) sh[threadIdx.x] += sh[threadIdx.x + k];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) out[c] = sh[0];
+}
+
+#define MAXT 16
+struct Tensors {
+    unsigned long long p[MAXT], g[MAXT], a[MAXT], b[MAXT];  // param, grad, state buffers
+    long long start[MAXT + 1];                              // element offsets, start[n] = total
+};
+
+__device__ __forceinline__ int which_tensor(const Tensors& t, int n, long long i) {
+    int k = 0;
+    while (k + 1 < n && i >= t.start[k + 1]) ++k;
+    return k;
+}
+
+// SGD (PyTorch's form): d = g + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
+// step = nesterov ? d + mom*buf : buf (buf absent when mom == 0: step = d); p -= lr*step.
+template <typename T>
+__device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= t.start[n]) return;
+    int k = which_tensor(t, n, i);
+    long long j = i - t.start[k];
+    T* p = (T*)t.p[k];
+    const T* g = (const T*)t.g[k];
+    T d = g[j] + wd * p[j];
+    if (mom != (T)0) {
+        T* buf = (T*)t.a[k];
+        T v = first ? d : mom * buf[j] + ((T)1 - damp) * d;
+        buf[j] = v;
+        d = nesterov ? d + mom * v : v;
+    }
+    p[j] -= lr * d;
+}
+
+// Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas.
+template <typename T>
+__device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, T bc1, T sqrt_bc2) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= t.start[n]) return;
+    int k = which_tensor(t, n, i);
+    long long j = i - t.start[k];
+    T* p = (T*)t.p[k];
+    const T* g = (const T*)t.g[k];
+    T* m = (T*)t.a[k];
+    T* v = (T*)t.b[k];
+    T gg = g[j];
+    if (decoupled) p[j] *= (T)1 - lr * wd; else gg += wd * p[j];
+    T mj = b1 * m[j] + ((T)1 - b1) * gg;
+    T vj = b2 * v[j] + ((T)1 - b2) * gg * gg;
+    m[j] = mj;
+    v[j] = vj;
+    p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
+}
+
+#define FUSED_KERNELS(T, S)                                                                         \
+extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
+    bias_grad<T>(g, out, N, C, L); }                                                                 \
+extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)0; } }                                         \
+extern "C" __global__ void tinynet_relu_bwd_##S(const T* y, const T* gy, T* gx, long long n) {       \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) gx[i] = y[i] > (T)0 ? gy[i] : (T)0; }                                                 \
+extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T mom, T damp, T wd,    \
+        int nesterov, int first) { sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first); }         \
+extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
+        T wd, int decoupled, T bc1, T sqrt_bc2) {                                                    \
+    adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2); }
+
+FUSED_KERNELS(float, f32)
+FUSED_KERNELS(double, f64)
