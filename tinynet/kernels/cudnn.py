@@ -28,6 +28,7 @@ stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
 engines = {}  # configuration key -> {direction: plan name}
 _state = {"module": None, "why": None, "handles": {}}
 _cache = {}
+_MISSING = object()
 
 
 def _load():
@@ -76,11 +77,14 @@ _DTYPES = {numpy.dtype(numpy.float32): "FLOAT", numpy.dtype(numpy.float16): "HAL
 
 
 def _handle(cudnn, cp):
+    """The cuDNN handle of the current device, bound to CuPy's current stream."""
     dev = cp.cuda.runtime.getDevice()
     h = _state["handles"].get(dev)
     if h is None:
         h = _state["handles"][dev] = cudnn.create_handle()
-    cudnn.set_stream(h, cp.cuda.get_current_stream().ptr)
+    stream = cp.cuda.get_current_stream().ptr
+    if h.stream != stream:
+        cudnn.set_stream(h, stream)
     return h
 
 
@@ -209,10 +213,10 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
 def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):
     """The cached fprop/dgrad/wgrad plans for a configuration, built on first use;
     None when cuDNN cannot run it (the caller then uses im2col + GEMM throughout)."""
-    key = (numpy.dtype(dtype).str, tuple(xshape), tuple(wshape), tuple(stride), padding, tuple(dilation),
-           settings.allow_tf32, settings.deterministic, settings.benchmark, backend.cupy.cuda.runtime.getDevice())
-    hit = _cache.get(key)
-    if hit is not None or key in _cache:
+    key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, settings.deterministic,
+           settings.benchmark, backend.cupy.cuda.runtime.getDevice())
+    hit = _cache.get(key, _MISSING)
+    if hit is not _MISSING:
         return hit
     cudnn, cp = _load(), backend.cupy
     try:

@@ -161,7 +161,10 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         if plans is None:
             self.cudnn = None
             return super().forward(xp, x, w, b) if backend.kernels_enabled else Conv2dIm2col.forward(self, xp, x, w, b)
-        x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
+        if not x.flags.c_contiguous:
+            x = xp.ascontiguousarray(x)
+        if not w.flags.c_contiguous:
+            w = xp.ascontiguousarray(w)
         y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype)
         if b is not None:
             y += b.reshape(1, co, 1, 1)
@@ -174,7 +177,8 @@ class Conv2dCudnn(Conv2dIm2colGPU):
             return super().backward(xp, gy)
         from ...kernels import cudnn, gpu_ops
         x, w = self.saved
-        gy = xp.ascontiguousarray(gy)
+        if not gy.flags.c_contiguous:
+            gy = xp.ascontiguousarray(gy)
         gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
         gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
         gb = gpu_ops.bias_grad(gy) if self.needs_input_grad[2] else None
