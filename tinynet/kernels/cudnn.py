@@ -182,32 +182,58 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
 
 
 def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
-    """Time each built candidate once (after a warm-up) with CUDA events; the fastest index."""
+    """GPU time of each built candidate, from replays of a CUDA graph that captured ten
+    executions (host launch cost excluded); host-timed launches where capture fails.
+    Returns the fastest candidate's index."""
     xshape, wshape, yshape = shapes
     order = {"fprop": (xshape, wshape, yshape), "dgrad": (yshape, wshape, xshape),
              "wgrad": (xshape, yshape, wshape)}[kind]
     bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]
     best, best_t = 0, float("inf")
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    stream = cp.cuda.Stream(non_blocking=True)
     for i in range(g.get_execution_plan_count()):
         try:
             ws_size = int(g.get_workspace_size_plan_at_index(i))
             ws = cp.empty(ws_size, dtype=cp.uint8) if ws_size else None
             args = (tuple(b.data.ptr for b in bufs), ws.data.ptr if ws is not None else None)
-            for _ in range(3):  # warm-up (first runs may compile)
-                g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
-            start.record()
-            for _ in range(10):
-                g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
-            stop.record()
-            stop.synchronize()
-            t = cp.cuda.get_elapsed_time(start, stop) / 10
+            with stream:
+                t = _time_candidate(cudnn, cp, g, i, args, uids, stream)
         except Exception as exc:  # a candidate that did not build or run is skipped
             log.debug("cudnn %s: candidate %d skipped (%s)", kind, i, exc)
             continue
         if t < best_t:
             best, best_t = i, t
     return best
+
+
+def _time_candidate(cudnn, cp, g, i, args, uids, stream, reps=10):
+    def run():
+        g.execute_plan_at_index(*args, index=i, handle=_handle(cudnn, cp), tensor_uids=uids)
+    run()  # first run may compile
+    stream.synchronize()
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    try:
+        stream.begin_capture()
+        try:
+            for _ in range(reps):
+                run()
+        finally:
+            graph = stream.end_capture()
+        graph.launch(stream)
+        start.record(stream)
+        for _ in range(3):
+            graph.launch(stream)
+        stop.record(stream)
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) / (3 * reps)
+    except Exception:  # capture refused: time host-launched runs instead
+        stream.synchronize()
+        start.record(stream)
+        for _ in range(reps):
+            run()
+        stop.record(stream)
+        stop.synchronize()
+        return cp.cuda.get_elapsed_time(start, stop) / reps
 
 
 def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):

@@ -149,13 +149,13 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     when they are enabled); backward takes the same path.
     """
 
+    def __init__(self, stride, padding, dilation, groups, out):
+        super().__init__(stride, padding, dilation, groups)
+        self.out = out
+
     def forward(self, xp, x, w, b):
         from ...kernels import cudnn
-        n, c, h, wd = x.shape
-        co, cg, kh, kw = w.shape
-        (pt, pb), (pl, pr) = self.padding
-        ho = out_size("conv2d", h, pt, pb, kh, self.stride[0], self.dilation[0])
-        wo = out_size("conv2d", wd, pl, pr, kw, self.stride[1], self.dilation[1])
+        n, co, (ho, wo) = x.shape[0], w.shape[0], self.out
         plans = cudnn.plans(x.dtype, x.shape, w.shape, (n, co, ho, wo), self.stride, self.padding,
                             self.dilation) if w.dtype == x.dtype else None
         if plans is None:
@@ -271,6 +271,45 @@ def conv_padding(op, padding, kernel, dilation, stride):
     return (ph, ph), (pw, pw)
 
 
+_CONV_SPECS = {}  # validated (stride, padding, dilation, groups, out size) per argument set
+
+
+def _dispatch():
+    global _DISPATCH
+    if _DISPATCH is None:
+        from ...kernels import dispatch
+        _DISPATCH = dispatch
+    return _DISPATCH
+
+
+_DISPATCH = None
+
+
+def _conv_spec(input, weight, bias, stride, padding, dilation, groups):
+    """Validate conv2d's arguments once per argument set; return the resolved
+    (stride, padding pairs, dilation, groups, (H_out, W_out))."""
+    _check_tensor("conv2d", "input", input, 4, "(N, C, H, W)")
+    _check_tensor("conv2d", "weight", weight, 4, "(C_out, C_in/groups, kH, kW)")
+    stride, dilation = _pair("conv2d", "stride", stride), _pair("conv2d", "dilation", dilation)
+    if min(stride) < 1 or min(dilation) < 1:
+        raise ValueError(f"conv2d: stride and dilation must be >= 1, got {stride} and {dilation}")
+    if not isinstance(groups, int) or groups < 1:
+        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
+    co, cg = weight.shape[:2]
+    if co % groups:
+        raise ShapeError(f"conv2d: out_channels {co} is not divisible by groups {groups}")
+    if input.shape[1] != cg * groups:
+        raise ShapeError(f"conv2d: expected input with {cg * groups} channels for weight {weight.shape} "
+                         f"and groups={groups}, got input of shape {input.shape}")
+    if bias is not None and bias.shape != (co,):
+        raise ShapeError(f"conv2d: expected bias of shape ({co},), got {bias.shape}")
+    pad = conv_padding("conv2d", padding, weight.shape[2:], dilation, stride)
+    kh, kw = weight.shape[2:]
+    out = (out_size("conv2d", input.shape[2], pad[0][0], pad[0][1], kh, stride[0], dilation[0]),
+           out_size("conv2d", input.shape[3], pad[1][0], pad[1][1], kw, stride[1], dilation[1]))
+    return stride, pad, dilation, groups, out
+
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over an NCHW batch.
 
@@ -292,22 +331,17 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
             or the output would be empty.
         ValueError: non-positive stride/dilation/groups, negative padding.
     """
-    _check_tensor("conv2d", "input", input, 4, "(N, C, H, W)")
-    _check_tensor("conv2d", "weight", weight, 4, "(C_out, C_in/groups, kH, kW)")
-    stride, dilation = _pair("conv2d", "stride", stride), _pair("conv2d", "dilation", dilation)
-    if min(stride) < 1 or min(dilation) < 1:
-        raise ValueError(f"conv2d: stride and dilation must be >= 1, got {stride} and {dilation}")
-    if not isinstance(groups, int) or groups < 1:
-        raise ValueError(f"conv2d: groups must be a positive int, got {groups!r}")
-    co, cg = weight.shape[:2]
-    if co % groups:
-        raise ShapeError(f"conv2d: out_channels {co} is not divisible by groups {groups}")
-    if input.shape[1] != cg * groups:
-        raise ShapeError(f"conv2d: expected input with {cg * groups} channels for weight {weight.shape} "
-                         f"and groups={groups}, got input of shape {input.shape}")
-    if bias is not None and bias.shape != (co,):
-        raise ShapeError(f"conv2d: expected bias of shape ({co},), got {bias.shape}")
-    pad = conv_padding("conv2d", padding, weight.shape[2:], dilation, stride)
-    from ...kernels import dispatch
-    fn = dispatch.conv2d_function(input, stride, pad, dilation, groups)
+    key = spec = None
+    if isinstance(input, Tensor) and isinstance(weight, Tensor):
+        try:
+            key = (input.shape, weight.shape, stride, padding, dilation, groups,
+                   bias.shape if isinstance(bias, Tensor) else bias, input.dtype, weight.dtype)
+            spec = _CONV_SPECS.get(key)
+        except TypeError:  # unhashable arguments (lists): the full checks below
+            key = None
+    if spec is None:
+        spec = _conv_spec(input, weight, bias, stride, padding, dilation, groups)
+        if key is not None and len(_CONV_SPECS) < 4096:
+            _CONV_SPECS[key] = spec
+    fn = _dispatch().conv2d_function(input, *spec)
     return fn.apply(input, weight, bias)
