@@ -181,3 +181,15 @@ def test_dropout_repeatable_under_manual_seed(device):
     tinynet.manual_seed(7)
     b = F.dropout(x).numpy()
     assert (a == b).all() and 0 < (a == 0).sum() < 100
+
+
+def test_conv2d_argument_cache_keeps_checks(device):
+    x = tinynet.zeros(2, 3, 8, 8, device=device)
+    w = tinynet.zeros(4, 3, 3, 3, device=device)
+    assert F.conv2d(x, w, stride=[2, 2]).shape == (2, 4, 3, 3)  # unhashable args: full checks
+    assert F.conv2d(x, w, padding=1).shape == F.conv2d(x, w, padding=1).shape == (2, 4, 8, 8)
+    from tinynet.errors import ShapeError
+    with pytest.raises(ShapeError, match="bias"):
+        F.conv2d(x, w, tinynet.zeros(5, device=device), padding=1)  # same shapes, new bias shape
+    with pytest.raises(TypeError, match="Tensor"):
+        F.conv2d(x.numpy(), w)
