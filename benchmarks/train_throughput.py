@@ -3,8 +3,8 @@
 For each model (the reference convnet and MLP of shared/REFERENCE.md) and batch size,
 each framework trains with the same recipe (SGD; dropout on, as in training) on the same
 images already in memory -- on the CPU (tinynet's NumPy backend vs PyTorch CPU) or the
-GPU (tinynet's CuPy backend vs PyTorch CUDA, PyTorch with its defaults: TF32 allowed for
-cuDNN convolution and ``cudnn.benchmark`` on). After a warm-up it times several
+GPU (tinynet's CuPy backend vs PyTorch CUDA, both with TF32 allowed for cuDNN convolution
+and cuDNN autotuning on: ``cudnn.benchmark`` in each framework). After a warm-up it times several
 repetitions of a fixed number of steps and reports medians. Every (framework, model,
 batch) row runs in its own subprocess so its peak memory is its own: host peak RSS on
 the CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes.
@@ -54,6 +54,8 @@ def run_tinynet(model_name, batch, device, steps, reps, warmup, x, y, profile):
     import tinynet.nn.functional as F
     from models import RECIPES, tinynet_model
     tinynet.manual_seed(0)
+    if device == "cuda":
+        tinynet.backends.cudnn.benchmark = True  # as PyTorch's cudnn.benchmark below
     model = tinynet_model(model_name).to(device)
     opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
     xs, ys = tinynet.tensor(x, device=device), tinynet.tensor(y, device=device)
