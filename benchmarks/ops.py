@@ -93,6 +93,7 @@ def main(argv=None):
         syncs["torch"] = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
         if args.device == "cuda":
             torch.backends.cudnn.benchmark = True
+            tinynet.backends.cudnn.benchmark = True  # the same autotuning on both sides
     except ImportError:
         torch = None
     table = {lib: cases(lib, args.device, args.batch) for lib in syncs}

@@ -203,6 +203,9 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
             continue
         if t < best_t:
             best, best_t = i, t
+    del bufs
+    stream.synchronize()
+    cp.get_default_memory_pool().free_all_blocks()  # hand the tuning scratch back (once per shape)
     return best
 
 
