@@ -200,3 +200,27 @@ def test_mnist_resident_transform_on_device():
     assert x.device == "cuda" and x.shape == (8, 1, 28, 28) and y.tolist()[:3] == [7, 2, 1]
     ref = transforms.mnist_normalize()(ds.data[:8])
     numpy.testing.assert_allclose(x.numpy(), ref, rtol=1e-6)
+
+
+CONV_CASES = {k: v for k, v in OPS.items() if k.startswith("conv")}
+
+
+@pytest.mark.parametrize("name", sorted(CONV_CASES))
+def test_im2col_kernels_match_generic_without_cudnn(name, kernels, monkeypatch):
+    monkeypatch.setattr(tinynet.backends.cudnn, "enabled", False)  # the im2col path, not cuDNN
+    fn, arrays = CONV_CASES[name]
+    with_k, without_k = kernels(lambda: _run(fn, arrays))
+    _close(with_k, without_k)
+
+
+def test_batchnorm_running_stats_on_gpu_match_cpu():
+    x = R.standard_normal((8, 3, 5, 5)) * 2 + 1
+    stats = {}
+    for dev in ("cpu", "cuda"):
+        bn = nn.BatchNorm2d(3).to(dev)
+        for _ in range(3):
+            bn(tinynet.tensor(x, dtype="float32", device=dev)).sum().backward()
+        bn.eval()
+        stats[dev] = [bn.running_mean.numpy(), bn.running_var.numpy(), bn.num_batches_tracked.numpy(),
+                      bn(tinynet.tensor(x, dtype="float32", device=dev)).numpy()]
+    _close(stats["cuda"], stats["cpu"], rtol=1e-5, atol=1e-5)

@@ -49,11 +49,15 @@ class Normalize:
         self.std = numpy.asarray(std, dtype=numpy.float32).reshape(-1)
         if (self.std == 0).any():
             raise ValueError(f"Normalize: std must be non-zero, got {std}")
+        self._constants = {}  # (array module, dtype) -> (mean, 1/std), made once per device
 
     def __call__(self, x):
         xp = backend.array_module(x)  # works on host and on device arrays
-        mean = xp.asarray(self.mean.reshape(-1, 1, 1), dtype=x.dtype)
-        inv = xp.asarray((1 / self.std).reshape(-1, 1, 1), dtype=x.dtype)
+        key = (xp.__name__, x.dtype)
+        if key not in self._constants:  # a host->device copy would sync every batch
+            self._constants[key] = (xp.asarray(self.mean.reshape(-1, 1, 1), dtype=x.dtype),
+                                    xp.asarray((1 / self.std).reshape(-1, 1, 1), dtype=x.dtype))
+        mean, inv = self._constants[key]
         return (x - mean) * inv
 
 

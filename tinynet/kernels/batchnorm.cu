@@ -83,12 +83,12 @@ __device__ void bn_grad_input(const T* x, const T* gy, const T* mean, const T* i
 }
 
 #define BN_KERNELS(T, S)                                                                            \
-extern "C" __global__ void tinynet_batch_norm_stats_##S(const T* x, T* mean, T* invstd, T* rm, T* rv, \
+extern "C" __global__ void tinynet_batch_norm_stats_fwd_##S(const T* x, T* mean, T* invstd, T* rm, T* rv, \
         int N, int C, int L, T eps, T mom) { bn_stats<T>(x, mean, invstd, rm, rv, N, C, L, eps, mom); } \
 extern "C" __global__ void tinynet_batch_norm_fwd_##S(const T* x, const T* mean, const T* invstd,     \
         const T* w, const T* b, T* y, long long n, int C, int L) {                                   \
     bn_apply<T>(x, mean, invstd, w, b, y, n, C, L); }                                                \
-extern "C" __global__ void tinynet_batch_norm_bwd_sums_##S(const T* x, const T* gy, const T* mean,   \
+extern "C" __global__ void tinynet_batch_norm_sums_bwd_##S(const T* x, const T* gy, const T* mean,   \
         const T* invstd, T* a, T* b, int N, int C, int L) {                                          \
     bn_grad_sums<T>(x, gy, mean, invstd, a, b, N, C, L); }                                           \
 extern "C" __global__ void tinynet_batch_norm_bwd_##S(const T* x, const T* gy, const T* mean,        \

@@ -182,7 +182,7 @@ def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentu
     n, c, length = _ncl(x)
     if training:
         mean, invstd = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
-        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats", x.dtype)(
+        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_fwd", x.dtype)(
             (c,), (256,), (x, mean, invstd, running_mean, running_var, cp.int32(n), cp.int32(c),
                            cp.int32(length), cuda.scalar(x.dtype, eps), cuda.scalar(x.dtype, momentum)))
     else:
@@ -200,7 +200,7 @@ def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
     n, c, length = _ncl(x)
     sum_gy, sum_gy_xhat = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
     if training or need_params:
-        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd_sums", x.dtype)(
+        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_bwd", x.dtype)(
             (c,), (256,), (x, gy, mean, invstd, sum_gy, sum_gy_xhat, cp.int32(n), cp.int32(c),
                            cp.int32(length)))
     gx = cp.empty_like(gy)
