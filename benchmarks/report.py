@@ -44,10 +44,12 @@ def throughput_table(data, name):
     return "\n".join(lines)
 
 
-def conv_table(data):
-    lines = [f"**cuDNN convolution** on {data['device']}, cuDNN {data['cudnn']} "
-             f"(`benchmarks/results/conv_cudnn.json`): per-call wall time of a cached forward conv "
-             f"(conv2, batch 64):", ""]
+def conv_table(data, name):
+    tuned = "autotuned (`tinynet.backends.cudnn.benchmark = True`)" if data.get("tinynet_benchmark") \
+        else "cuDNN's heuristic plans (tinynet's default)"
+    lines = [f"**cuDNN convolution** on {data['device']}, cuDNN {data['cudnn']}, tinynet with {tuned}, "
+             f"PyTorch with `cudnn.benchmark = True` (`benchmarks/results/{name}`): per-call wall time of "
+             f"a cached forward conv (conv2, batch 64):", ""]
     lines += [f"- {k}: {v:.1f} us" for k, v in data["wall_us"].items()]
     lines += ["", "GPU time of forward + dgrad + wgrad (CUDA-graph replay on both sides):", "",
               "| layer | batch | tinynet us | PyTorch us | ratio |", "| --- | ---: | ---: | ---: | ---: |"]
@@ -65,9 +67,10 @@ def main():
         data = _load(name)
         if data:
             parts += ["", throughput_table(data, name)]
-    conv = _load("conv_cudnn.json")
-    if conv:
-        parts += ["", conv_table(conv)]
+    for name in ("conv_cudnn.json", "conv_cudnn_autotune.json"):
+        conv = _load(name)
+        if conv:
+            parts += ["", conv_table(conv, name)]
     block = "\n".join([BEGIN] + parts + [END])
     with open(README) as f:
         text = f.read()
