@@ -23,6 +23,8 @@ CASES = {
     "rsub_scalar": (lambda a: 2.0 - a, lambda a: 2.0 - a, [A]),
     "rdiv_scalar": (lambda a: 2.0 / a, lambda a: 2.0 / a, [POS]),
     "neg": (lambda a: -a, lambda a: -a, [A]),
+    "remainder": (lambda a, b: a % b, lambda a, b: a % b, [A * 3, POS]),
+    "rmod_scalar": (lambda a: 5.0 % a, lambda a: 5.0 % a, [POS]),
     "matmul_2d": (lambda a, b: a @ b, lambda a, b: a @ b, [A, R.standard_normal((4, 5))]),
     "matmul_batched": (lambda a, b: a @ b, lambda a, b: a @ b,
                        [R.standard_normal((2, 3, 4)), R.standard_normal((4, 2))]),
@@ -91,18 +93,24 @@ def test_backward_matches_finite_differences(name, device):
     gradcheck(ours, inputs, device)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+# PyTorch has no derivative of remainder w.r.t. the divisor; those inputs are checked
+# against finite differences only (test_backward_matches_finite_differences).
+TORCH_GRAD_INPUTS = {"remainder": [0], "rmod_scalar": []}
+
+
+@pytest.mark.parametrize("name", sorted(n for n in CASES if TORCH_GRAD_INPUTS.get(n, True) != []))
 def test_backward_matches_torch(name, device):
     if torch is None:
         pytest.skip("PyTorch not installed: backward reference unavailable")
     ours, theirs, inputs = CASES[name]
-    ts = [tinynet.tensor(a, device=device, requires_grad=True) for a in inputs]
+    which = TORCH_GRAD_INPUTS.get(name, list(range(len(inputs))))
+    ts = [tinynet.tensor(a, device=device, requires_grad=i in which) for i, a in enumerate(inputs)]
     out = ours(*ts)
-    _, ref_grads = torch_grads(theirs, inputs)
+    _, ref_grads = torch_grads(theirs, inputs, which)
     r = rng(99).standard_normal(out.shape)
     (out * tinynet.tensor(r, device=device)).sum().backward()
-    for t, g in zip(ts, ref_grads):
-        assert_close(t.grad, g, rtol=1e-10, atol=1e-12, what=name)
+    for i in which:
+        assert_close(ts[i].grad, ref_grads[i], rtol=1e-10, atol=1e-12, what=name)
 
 
 def test_float32_stays_float32(device):
@@ -121,6 +129,13 @@ def test_comparisons_and_argmax_not_differentiable(device):
     assert not am.requires_grad
     assert tinynet.argmax(x).item() == A.argmax()
     assert x.max(1).indices.tolist() == A.argmax(1).tolist()
+
+
+def test_integer_remainder_and_floor_divide(device):
+    t = tinynet.arange(7, device=device)
+    assert (t % 3).tolist() == [0, 1, 2, 0, 1, 2, 0] and (t // 2).tolist() == [0, 0, 1, 1, 2, 2, 3]
+    assert (tinynet.tensor([-7.0, 7.0], device=device) % 3).tolist() == [2.0, 1.0]  # divisor's sign
+    assert not (tinynet.ones(2, device=device, requires_grad=True) // 2).requires_grad
 
 
 def test_max_ties_share_gradient(device):

@@ -100,6 +100,18 @@ class Pow(_Binary):
         return ga, gb
 
 
+class Remainder(_Binary):
+    """``a - floor(a / b) * b`` (Python's/PyTorch's sign convention: the result has b's sign)."""
+    name = "remainder"
+    compute = staticmethod(lambda xp, a, b: xp.remainder(a, b))
+
+    def backward(self, xp, gy):
+        a, b = self.saved
+        ga = _grad_for(xp, gy, a) if self.needs_input_grad[0] else None
+        gb = _grad_for(xp, -gy * xp.floor(a / b), b) if self.needs_input_grad[1] else None
+        return ga, gb
+
+
 class MatMul(Function):
     name = "matmul"
 
@@ -408,6 +420,21 @@ def div(a, b):
 def pow(a, b):
     """``a ** b``; d/da = b a^(b-1), d/db = a^b log a."""
     return Pow().apply(_operand("pow", a), _operand("pow", b))
+
+
+def remainder(a, b):
+    """Elementwise ``a mod b`` with the divisor's sign (PyTorch's ``remainder``, Python's ``%``);
+    d/da = 1, d/db = -floor(a / b)."""
+    return Remainder().apply(_operand("remainder", a), _operand("remainder", b))
+
+
+def floor_divide(a, b):
+    """Elementwise ``floor(a / b)`` (not differentiable: its gradient is zero almost everywhere)."""
+    from ... import backend
+    a, b = _operand("floor_divide", a), _operand("floor_divide", b)
+    av, bv = (a.data if isinstance(a, Tensor) else a), (b.data if isinstance(b, Tensor) else b)
+    xp = backend.common_module("floor_divide", [v for v in (av, bv) if hasattr(v, "shape")])
+    return Tensor._wrap(xp.floor_divide(av, bv))
 
 
 def matmul(a, b):
