@@ -49,17 +49,28 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def run_tinynet(model_name, batch, device, steps, reps, warmup, x, y, profile):
-    import tinynet
-    import tinynet.nn.functional as F
-    from models import RECIPES, tinynet_model
-    tinynet.manual_seed(0)
-    if device == "cuda":
-        tinynet.backends.cudnn.benchmark = True  # as PyTorch's cudnn.benchmark below
-    model = tinynet_model(model_name).to(device)
-    opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
-    xs, ys = tinynet.tensor(x, device=device), tinynet.tensor(y, device=device)
-    sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize if device == "cuda" else (lambda: None)
+def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile):
+    """Time ``framework``'s ("tinynet" or "torch") training steps; the step is the same
+    code for both, only the library differs."""
+    from models import RECIPES, tinynet_model, torch_model
+    if framework == "tinynet":
+        import tinynet as lib
+        import tinynet.nn.functional as F
+        if device == "cuda":
+            lib.backends.cudnn.benchmark = True  # as PyTorch's cudnn.benchmark below
+        sync = lib.backend.cupy.cuda.get_current_stream().synchronize if device == "cuda" else None
+        make = tinynet_model
+    else:
+        import torch as lib
+        import torch.nn.functional as F
+        if device == "cuda":
+            lib.backends.cudnn.benchmark = True
+        sync = lib.cuda.synchronize if device == "cuda" else None
+        make = torch_model
+    lib.manual_seed(0)
+    model = make(model_name).to(device)
+    opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
+    xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)
     rng = numpy.random.default_rng(1)
 
     def step(lo, hi):
@@ -69,30 +80,8 @@ def run_tinynet(model_name, batch, device, steps, reps, warmup, x, y, profile):
         opt.step()
         return loss
 
-    return _time(step, batch, steps, reps, warmup, sync, rng, len(x), profile, final=lambda l: l.item())
-
-
-def run_torch(model_name, batch, device, steps, reps, warmup, x, y, profile):
-    import torch
-    import torch.nn.functional as F
-    from models import RECIPES, torch_model
-    torch.manual_seed(0)
-    if device == "cuda":
-        torch.backends.cudnn.benchmark = True
-    model = torch_model(model_name).to(device)
-    opt = torch.optim.SGD(model.parameters(), **RECIPES[model_name])
-    xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
-    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    rng = numpy.random.default_rng(1)
-
-    def step(lo, hi):
-        opt.zero_grad()
-        loss = F.nll_loss(model(xs[lo:hi]), ys[lo:hi])
-        loss.backward()
-        opt.step()
-        return loss
-
-    return _time(step, batch, steps, reps, warmup, sync, rng, len(x), profile, final=lambda l: l.item())
+    return _time(step, batch, steps, reps, warmup, sync or (lambda: None), rng, len(x), profile,
+                 final=lambda loss: loss.item())
 
 
 def _time(step, batch, steps, reps, warmup, sync, rng, n, profile, final):
@@ -129,8 +118,7 @@ def _time(step, batch, steps, reps, warmup, sync, rng, n, profile, final):
 
 def worker(args):
     x, y, source = load_images(args.images, args.data_dir)
-    fn = run_tinynet if args.worker == "tinynet" else run_torch
-    res = fn(args.model, args.batch, args.device, args.steps, args.reps, args.warmup, x, y, args.profile)
+    res = run_framework(args.worker, args.model, args.batch, args.device, args.steps, args.reps, args.warmup, x, y, args.profile)
     res["data"] = source
     if args.device == "cpu":
         res["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

@@ -1,60 +1,27 @@
 """The reference convnet of shared/REFERENCE.md against PyTorch with the same weights:
 outputs, loss and every parameter gradient agree in float64 (relative error <= 1e-6),
 and a few SGD steps keep them together."""
+import os
+import sys
+
 import numpy
 import pytest
 
 import tinynet
-import tinynet.nn as nn
 import tinynet.nn.functional as F
 from helpers import rel_err
 
 torch = pytest.importorskip("torch")
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 10, kernel_size=5)
-        self.conv2 = nn.Conv2d(10, 20, kernel_size=5)
-        self.conv2_drop = nn.Dropout2d()
-        self.fc1 = nn.Linear(320, 50)
-        self.fc2 = nn.Linear(50, 10)
-
-    def forward(self, x):
-        x = F.relu(F.max_pool2d(self.conv1(x), 2))
-        x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-        x = x.view(-1, 320)
-        x = F.relu(self.fc1(x))
-        x = F.dropout(x, training=self.training)
-        x = self.fc2(x)
-        return F.log_softmax(x, dim=1)
-
-
-class TorchNet(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1 = torch.nn.Conv2d(1, 10, kernel_size=5)
-        self.conv2 = torch.nn.Conv2d(10, 20, kernel_size=5)
-        self.conv2_drop = torch.nn.Dropout2d()
-        self.fc1 = torch.nn.Linear(320, 50)
-        self.fc2 = torch.nn.Linear(50, 10)
-
-    def forward(self, x):
-        TF = torch.nn.functional
-        x = TF.relu(TF.max_pool2d(self.conv1(x), 2))
-        x = TF.relu(TF.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-        x = x.view(-1, 320)
-        x = TF.relu(self.fc1(x))
-        x = TF.dropout(x, training=self.training)
-        x = self.fc2(x)
-        return TF.log_softmax(x, dim=1)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "benchmarks"))
+from models import tinynet_model, torch_model  # noqa: E402  (the example's Net and its PyTorch twin)
 
 
 def _pair(device):
     tinynet.manual_seed(0)
-    ours = Net().double().to(device)
-    theirs = TorchNet().double()
+    ours = tinynet_model("convnet").double().to(device)
+    theirs = torch_model("convnet").double()
     theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
     return ours, theirs
 
