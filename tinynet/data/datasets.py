@@ -222,7 +222,7 @@ class CIFAR10(Dataset):
         for f in folders:
             extracted = os.path.join(f, self.folder)
             if all(os.path.isfile(os.path.join(extracted, n)) for n in names):
-                return [self._check(open(os.path.join(extracted, n), "rb").read(), n) for n in names]
+                return [self._check(self._read_file(os.path.join(extracted, n)), n) for n in names]
         for f in folders:
             path = os.path.join(f, self.archive)
             if os.path.isfile(path):
@@ -233,6 +233,11 @@ class CIFAR10(Dataset):
         raise DatasetNotFoundError(
             f"CIFAR10: neither {self.archive} nor an extracted {self.folder}/ folder found in "
             f"{', '.join(folders)}. Put the binary distribution there, or pass download=True.")
+
+    @staticmethod
+    def _read_file(path):
+        with open(path, "rb") as f:
+            return f.read()
 
     def _from_archive(self, path, names):
         got = md5_of(path)
