@@ -50,11 +50,20 @@ def col2im_add(dst, cols, sh, sw, dh, dw):
             dst[:, :, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += cols[:, :, p, q]
 
 
-class Conv2dIm2col(Function):
-    """conv2d via im2col + GEMM (the NumPy path, and CuPy's generic path).
+BATCH_LAST_MAX_POSITIONS = 100  # see Conv2dIm2col: below this, per-sample GEMMs are too thin
 
-    Columns are laid out (N, G, Cg*kH*kW, H_out*W_out) so ``W @ cols``, batched over N,
-    lands directly in NCHW order and the col2im source slices are contiguous.
+
+class Conv2dIm2col(Function):
+    """conv2d via im2col + GEMM (the NumPy path, and CuPy's generic path), in one of two
+    layouts chosen per call from measurements on the 2-core CPU:
+
+    * NCHW: columns (N, G, Cg*kH*kW, H_out*W_out); ``W @ cols`` batched over N lands
+      directly in NCHW order. Best for large output planes (e.g. 24x24).
+    * batch-last (groups == 1 and at most ``BATCH_LAST_MAX_POSITIONS`` output positions):
+      the input transposed to (C, H, W, N) and columns (C*kH*kW, H_out*W_out*N), so
+      forward, filter gradient and input gradient are each ONE 2-D GEMM and col2im adds
+      contiguous runs of W_out*N values. For the reference net's conv2 (8x8 outputs) this
+      is 1.5-2.2x faster than NCHW; it costs four activation-sized transposes.
     """
     name = "conv2d"
 
@@ -68,6 +77,8 @@ class Conv2dIm2col(Function):
         co, cg, kh, kw = w.shape
         ho = out_size("conv2d", h, pt, pb, kh, sh, dh)
         wo = out_size("conv2d", wd, pl, pr, kw, sw, dw)
+        if g == 1 and ho * wo <= BATCH_LAST_MAX_POSITIONS:
+            return self._forward_batch_last(xp, x, w, b, ho, wo)
         xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
         win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)           # (N, C, ho, wo, kh, kw) view
         cols = win.reshape(n, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
@@ -79,7 +90,51 @@ class Conv2dIm2col(Function):
         self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
         return y
 
+    def _forward_batch_last(self, xp, x, w, b, ho, wo):
+        (sh, sw), (dh, dw) = self.stride, self.dilation
+        (pt, pb), (pl, pr) = self.padding
+        n, c = x.shape[:2]
+        co, _, kh, kw = w.shape
+        xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0))                 # (C, H, W, N)
+        if pt or pb or pl or pr:
+            xt = xp.pad(xt, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+        s = xt.strides
+        view = xp.lib.stride_tricks.as_strided(                             # (C, kh, kw, ho, wo, N)
+            xt, shape=(c, kh, kw, ho, wo, n),
+            strides=(s[0], s[1] * dh, s[2] * dw, s[1] * sh, s[2] * sw, s[3]))
+        cols = view.reshape(c * kh * kw, ho * wo * n)                       # the one copy
+        y = (w.reshape(co, -1) @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2)
+        y = xp.ascontiguousarray(y)
+        if b is not None:
+            y += b.reshape(1, co, 1, 1)
+        self.saved = (cols, w, x.shape, xt.shape, ho, wo)
+        self.batch_last = True
+        return y
+
+    def _backward_batch_last(self, xp, gy):
+        cols, w, xshape, pshape, ho, wo = self.saved
+        (sh, sw), (dh, dw) = self.stride, self.dilation
+        (pt, _), (pl, _) = self.padding
+        n, c, h, wd = xshape
+        co, _, kh, kw = w.shape
+        gyt = xp.ascontiguousarray(gy.transpose(1, 2, 3, 0)).reshape(co, ho * wo * n)
+        gx = gw = gb = None
+        if self.needs_input_grad[1]:
+            gw = (gyt @ cols.T).reshape(w.shape)
+        if self.needs_input_grad[2]:
+            gb = gyt.sum(axis=1)
+        if self.needs_input_grad[0]:
+            gcols = (w.reshape(co, -1).T @ gyt).reshape(c, kh, kw, ho, wo, n)
+            gpad = xp.zeros(pshape, dtype=gy.dtype)                          # (C, Hp, Wp, N)
+            for p in range(kh):
+                for q in range(kw):
+                    gpad[:, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += gcols[:, p, q]
+            gx = xp.ascontiguousarray(gpad[:, pt:pt + h, pl:pl + wd].transpose(3, 0, 1, 2))
+        return gx, gw, gb
+
     def backward(self, xp, gy):
+        if getattr(self, "batch_last", False):
+            return self._backward_batch_last(xp, gy)
         cols, w, xshape, pshape, ho, wo = self.saved
         (sh, sw), (dh, dw), g = self.stride, self.dilation, self.groups
         (pt, _), (pl, _) = self.padding
