@@ -16,8 +16,6 @@ import os
 import platform
 import time
 
-import numpy
-
 
 def wall_per_call(fn, n, sync):
     for _ in range(50):

@@ -38,7 +38,7 @@ class Dropout(Function):
         return y
 
     def backward_gpu(self, xp, gy):
-        from ...kernels import cuda, gpu_ops
+        from ...kernels import gpu_ops
         if not isinstance(self.saved, tuple):
             return self.backward(xp, gy)
         return (gpu_ops.dropout_bwd(gy, *self.saved),)

@@ -119,8 +119,7 @@ class AvgPool2d(Function):
 
     def backward(self, xp, gy):
         pshape, div, (h, w) = self.saved
-        (kh, kw), (sh, sw), (ph, pw), (ho, wo) = self.kernel, self.stride, self.padding, self.out
-        n, c = gy.shape[:2]
+        (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.stride, self.padding
         g = gy / div
         cols = xp.broadcast_to(g[:, :, None, None], g.shape[:2] + (kh, kw) + g.shape[2:])
         gpad = xp.zeros(pshape, dtype=gy.dtype)
