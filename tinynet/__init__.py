@@ -6,9 +6,9 @@ The array backend is chosen once at import by ``TINYNET_BACKEND`` (``auto``, ``n
 from . import backend, errors
 from .autograd import enable_grad, is_grad_enabled, no_grad
 from .random import manual_seed
-from .tensor import (Tensor, arange, as_tensor, bool_, empty, empty_like, float16, float32, float64,
-                     from_dlpack, full, full_like, int8, int16, int32, int64, ones, ones_like, rand,
-                     rand_like, randn, randn_like, tensor, uint8, zeros, zeros_like)
+from .tensor import Tensor, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
+from .creation import (arange, as_tensor, empty, empty_like, from_dlpack, full, full_like, ones, ones_like, rand,
+                       rand_like, randn, randn_like, tensor, zeros, zeros_like)
 from . import backends, nn, optim  # noqa: E402  (nn needs Tensor)
 from .kernels import cudnn as _cudnn_impl
 

@@ -13,7 +13,7 @@ from ...autograd import Function
 from ...kernels import cuda, gpu_ops
 from ...errors import DTypeError, ShapeError
 from ...tensor import Tensor
-from . import activation, math as M, shape as S
+from . import activation, reduction as R, shape as S
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -191,26 +191,26 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
                              f"{input.shape}, got {target.shape}")
         probs = target * (1 - label_smoothing) + label_smoothing / c if label_smoothing else target
         per = logp * probs if w is None else logp * probs * w
-        losses = -M.sum(per, dim=1 if input.ndim > 1 else 0)
+        losses = -R.sum(per, dim=1 if input.ndim > 1 else 0)
         if reduction == "none":
             return losses
-        total = M.sum(losses)
+        total = R.sum(losses)
         return total if reduction == "sum" else total / (input.shape[0] if input.ndim > 1 else 1)
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return nll
     valid = Tensor._wrap((target.data != ignore_index).astype(logp.dtype))
     per = logp if w is None else logp * w
-    smooth = -M.sum(per, dim=1 if input.ndim > 1 else 0) * valid
+    smooth = -R.sum(per, dim=1 if input.ndim > 1 else 0) * valid
     if reduction == "sum":
-        smooth = M.sum(smooth)
+        smooth = R.sum(smooth)
     elif reduction == "mean":  # the denominator stays on the device: no host sync
         if weight is not None:
             t = (target.data * (target.data != ignore_index)).reshape(-1)
             denom = (weight.data[t] * valid.data.reshape(-1)).sum()
         else:
             denom = valid.data.sum()
-        smooth = M.sum(smooth) / Tensor._wrap(denom)
+        smooth = R.sum(smooth) / Tensor._wrap(denom)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 
@@ -230,4 +230,4 @@ def mse_loss(input, target, reduction="mean"):
     sq = d * d
     if reduction == "none":
         return sq
-    return M.sum(sq) if reduction == "sum" else M.mean(sq)
+    return R.sum(sq) if reduction == "sum" else R.mean(sq)
