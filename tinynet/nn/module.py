@@ -263,13 +263,7 @@ class Module:
             StateDictError: with ``strict``, names every missing and unexpected key; always,
                 names every shape mismatch. Nothing is copied when it raises.
         """
-        own = self.state_dict()
-        targets = {}
-        for mname, mod in self.named_modules():
-            for store in (mod._parameters, mod._buffers):
-                for k, t in store.items():
-                    if t is not None:
-                        targets[f"{mname}.{k}" if mname else k] = t
+        own = self.state_dict()  # detached tensors sharing the parameters' and buffers' arrays
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
         problems = []
@@ -290,7 +284,7 @@ class Module:
         with no_grad():
             for k, v in state_dict.items():
                 if k in own:
-                    t = targets[k]
+                    t = own[k]
                     src = v.data if isinstance(v, Tensor) else v
                     t.data[...] = backend.to_device(src, t.device).astype(t.dtype, copy=False)
         return _IncompatibleKeys(missing, unexpected)

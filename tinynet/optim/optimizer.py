@@ -1,7 +1,6 @@
 """The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``."""
 import copy
 
-import numpy
 
 from .. import backend
 from ..tensor import Tensor
@@ -108,11 +107,7 @@ class Optimizer:
         self.state = {}
         for i, st in state_dict["state"].items():
             p = params[int(i)]
-            self.state[id(p)] = {k: (backend.to_device(numpy.asarray(v) if not hasattr(v, "shape") else v,
-                                                        p.device).astype(p.dtype)
-                                     if hasattr(v, "shape") and getattr(v, "ndim", 0) > 0 else
-                                     (v.item() if hasattr(v, "item") else v))
-                                 for k, v in st.items()}
+            self.state[id(p)] = {k: _restore(v, p) for k, v in st.items()}
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]
@@ -120,3 +115,13 @@ class Optimizer:
             lines.append(f"Parameter Group {i}")
             lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
         return "\n".join(lines) + "\n)"
+
+
+def _restore(value, param):
+    """A saved state entry as the optimizer uses it: arrays (and tensors) on the
+    parameter's device and dtype, 0-d arrays and NumPy scalars as Python numbers."""
+    if isinstance(value, Tensor):
+        value = value.data
+    if getattr(value, "ndim", 0) > 0:
+        return backend.to_device(value, param.device).astype(param.dtype)
+    return value.item() if hasattr(value, "item") else value
