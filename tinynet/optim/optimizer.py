@@ -1,7 +1,6 @@
 """The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``."""
 import copy
 
-
 from .. import backend
 from ..tensor import Tensor
 
