@@ -58,6 +58,7 @@ CASES = {
     "max_pool_ceil_dil": (lambda x: F.max_pool2d(x, 2, 2, 0, 2, True),
                           lambda x: TF.max_pool2d(x, 2, 2, 0, 2, True), [IMG]),
     "max_pool_rect": (lambda x: F.max_pool2d(x, (3, 2), (2, 1)), lambda x: TF.max_pool2d(x, (3, 2), (2, 1)), [IMG]),
+    "max_pool_gaps": (lambda x: F.max_pool2d(x, 2, 3), lambda x: TF.max_pool2d(x, 2, 3), [IMG]),
     "avg_pool": (lambda x: F.avg_pool2d(x, 2), lambda x: TF.avg_pool2d(x, 2), [IMG]),
     "avg_pool_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1), lambda x: TF.avg_pool2d(x, 3, 2, 1), [IMG]),
     "avg_pool_nopadcount_ceil": (lambda x: F.avg_pool2d(x, 3, 2, 1, True, False),
@@ -109,6 +110,23 @@ def test_forward_and_backward_match_torch(name, device):
 def test_backward_matches_finite_differences(name, device):
     ours, _, inputs, which = _case(name)
     gradcheck(ours, inputs, device, rtol=1e-5, atol=1e-7, which=which)
+
+
+@pytest.mark.parametrize("shape,args", [((2, 3, 8, 6), (2,)), ((2, 3, 7, 6), (2,)), ((2, 3, 8, 8), (3, 1, 1)),
+                                        ((2, 3, 9, 9), (2, 3)), ((2, 3, 8, 8), (2, 2, 0, 2))])
+def test_max_pool_ties_send_gradient_to_first_maximum(shape, args, device):
+    """Tied window maxima (values on a coarse grid): the gradient goes to the first one
+    in row-major window order, as in PyTorch, whether windows tile, leave gaps or overlap."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    x = numpy.round(R.standard_normal(shape))  # few distinct values: many ties
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    out = F.max_pool2d(t, *args)
+    ref, (gref,) = torch_grads(lambda x_: TF.max_pool2d(x_, *args), [x])
+    assert_close(out, ref, rtol=0, atol=0)
+    r = rng(99).standard_normal(out.shape)  # torch_grads' cotangent
+    (out * tinynet.tensor(r, device=device)).sum().backward()
+    assert_close(t.grad, gref, rtol=1e-12, atol=1e-12, what=f"max_pool2d{args} ties grad")
 
 
 # ---- convolution: a grid of configurations ---------------------------------------------

@@ -1,7 +1,8 @@
 """``python -m tinynet.info``: print the backend in use and the library versions.
 
 Shows the active backend (and why), NumPy/SciPy/CuPy versions, the GPU name, whether
-tinynet's CUDA kernels are on, and whether cuDNN (through the cuDNN Frontend) is usable.
+tinynet's CUDA kernels are on, and whether cuDNN (through the cuDNN Frontend) is usable, and the host heap setting
+(:mod:`tinynet.backends.cpu`).
 """
 import os
 
@@ -27,6 +28,9 @@ def collect():
     }
     from .kernels import cudnn_status
     info["cuDNN"] = cudnn_status()
+    from .backends import cpu
+    info["host heap (TINYNET_HEAP)"] = ("freed memory retained (glibc thresholds raised)" if cpu.heap_retained
+                                        else f"malloc defaults ({cpu.heap_mode})")
     return info
 
 

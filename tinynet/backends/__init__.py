@@ -1,4 +1,5 @@
-"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``."""
-from . import cudnn
+"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``, plus the host
+heap setting of the NumPy backend, ``tinynet.backends.cpu``."""
+from . import cpu, cudnn
 
-__all__ = ["cudnn"]
+__all__ = ["cpu", "cudnn"]

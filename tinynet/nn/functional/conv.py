@@ -50,6 +50,25 @@ def col2im_add(dst, cols, sh, sw, dh, dw):
             dst[:, :, p * dh:p * dh + sh * (ho - 1) + 1:sh, q * dw:q * dw + sw * (wo - 1) + 1:sw] += cols[:, :, p, q]
 
 
+def _with_bias(xp, wmat, bias_column):
+    """``[W | b]``: the filter matrix with the bias appended as one more input column.
+
+    The forward's column matrix then carries a row of ones, so ``[W | b] @ [cols; 1]``
+    adds the bias inside the GEMM (no separate pass over the output), and the filter
+    gradient ``gy @ [cols; 1]^T`` yields the bias gradient ``sum(gy)`` as its last column.
+    """
+    return xp.concatenate([wmat, bias_column.astype(wmat.dtype, copy=False)], axis=-1)
+
+
+def _split_bias_grad(gwb, wshape, needs):
+    """Split the (C_out, K [+ 1]) filter-gradient product into the filter gradient and,
+    when the forward carried the bias as a ones row, the bias gradient (its last column)."""
+    k = wshape[1] * wshape[2] * wshape[3]
+    gw = gwb[:, :k].reshape(wshape) if needs[1] else None
+    gb = gwb[:, k] if needs[2] else None  # a bias needing grad always has its ones row
+    return gw, gb
+
+
 BATCH_LAST_MAX_POSITIONS = 100  # see Conv2dIm2col: below this, per-sample GEMMs are too thin
 
 
@@ -81,12 +100,15 @@ class Conv2dIm2col(Function):
             return self._forward_batch_last(xp, x, w, b, ho, wo)
         xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
         win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)           # (N, C, ho, wo, kh, kw) view
-        cols = win.reshape(n, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4)
-        cols = cols.reshape(n, g, cg * kh * kw, ho * wo)                  # the one copy
-        y = w.reshape(g, co // g, cg * kh * kw) @ cols                   # (N, G, Co/G, ho*wo)
-        y = y.reshape(n, co, ho, wo)
-        if b is not None:
-            y += b.reshape(1, co, 1, 1)
+        k = cg * kh * kw
+        cols = xp.empty((n, g, k + (b is not None), ho * wo), dtype=x.dtype)
+        cols[:, :, :k].reshape(n, g, cg, kh, kw, ho, wo)[...] = (          # the one copy
+            win.reshape(n, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4))
+        wmat = w.reshape(g, co // g, k)
+        if b is not None:  # the bias as a ones row of the columns: see _with_bias
+            cols[:, :, k] = 1
+            wmat = _with_bias(xp, wmat, b.reshape(g, co // g, 1))
+        y = (wmat @ cols).reshape(n, co, ho, wo)                         # (N, G, Co/G, ho*wo)
         self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
         return y
 
@@ -102,11 +124,15 @@ class Conv2dIm2col(Function):
         view = xp.lib.stride_tricks.as_strided(                             # (C, kh, kw, ho, wo, N)
             xt, shape=(c, kh, kw, ho, wo, n),
             strides=(s[0], s[1] * dh, s[2] * dw, s[1] * sh, s[2] * sw, s[3]))
-        cols = view.reshape(c * kh * kw, ho * wo * n)                       # the one copy
-        y = (w.reshape(co, -1) @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2)
-        y = xp.ascontiguousarray(y)
+        k = c * kh * kw
+        cols = xp.empty((k + (b is not None), ho * wo * n), dtype=x.dtype)
+        cols[:k].reshape(c, kh, kw, ho, wo, n)[...] = view                    # the one copy
+        wmat = w.reshape(co, k)
         if b is not None:
-            y += b.reshape(1, co, 1, 1)
+            cols[k] = 1
+            wmat = _with_bias(xp, wmat, b.reshape(co, 1))
+        y = (wmat @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2)
+        y = xp.ascontiguousarray(y)
         self.saved = (cols, w, x.shape, xt.shape, ho, wo)
         self.batch_last = True
         return y
@@ -119,10 +145,11 @@ class Conv2dIm2col(Function):
         co, _, kh, kw = w.shape
         gyt = xp.ascontiguousarray(gy.transpose(1, 2, 3, 0)).reshape(co, ho * wo * n)
         gx = gw = gb = None
-        if self.needs_input_grad[1]:
-            gw = (gyt @ cols.T).reshape(w.shape)
-        if self.needs_input_grad[2]:
-            gb = gyt.sum(axis=1)
+        if self.needs_input_grad[1] or self.needs_input_grad[2]:
+            # (cols @ gyt.T).T, not gyt @ cols.T: the long axis as the GEMM's rows runs
+            # 1.7x faster in OpenBLAS for these thin shapes (2-core CPU)
+            gwb = (cols @ gyt.T).T                                          # (Co, K [+1])
+            gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             gcols = (w.reshape(co, -1).T @ gyt).reshape(c, kh, kw, ho, wo, n)
             gpad = xp.zeros(pshape, dtype=gy.dtype)                          # (C, Hp, Wp, N)
@@ -142,10 +169,9 @@ class Conv2dIm2col(Function):
         co, cg, kh, kw = w.shape
         gy2 = gy.reshape(n, g, co // g, ho * wo)
         gx = gw = gb = None
-        if self.needs_input_grad[1]:
-            gw = (gy2 @ cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(w.shape)  # N small GEMMs, summed
-        if self.needs_input_grad[2]:
-            gb = gy.sum(axis=(0, 2, 3))
+        if self.needs_input_grad[1] or self.needs_input_grad[2]:
+            gwb = (gy2 @ cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(co, -1)  # N small GEMMs, summed
+            gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             wmat = xp.ascontiguousarray(w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1))  # (G, K, Co/G)
             gcols = (wmat @ gy2).reshape(n, c, kh, kw, ho, wo)             # (N, C, kh, kw, ho, wo)
