@@ -69,7 +69,7 @@ class MaxPool2d(Function):
         (ph, pw) = self.padding
         overlap, tiles = self._coverage(x.shape)
         # windows that tile the input exactly write every element: no zero fill needed
-        gpad = (xp.empty if tiles else xp.zeros)(x.shape, dtype=gy.dtype)
+        gpad = (xp.empty_like if tiles else xp.zeros_like)(x, dtype=gy.dtype)
         taken = None
         for sl in self._slices():
             hit = x[sl] == y
