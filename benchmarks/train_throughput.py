@@ -6,8 +6,11 @@ images already in memory -- on the CPU (tinynet's NumPy backend vs PyTorch CPU) 
 GPU (tinynet's CuPy backend vs PyTorch CUDA, both with TF32 allowed for cuDNN convolution
 and cuDNN autotuning on: ``cudnn.benchmark`` in each framework). After a warm-up it times several
 repetitions of a fixed number of steps and reports medians. Every (framework, model,
-batch) row runs in its own subprocess so its peak memory is its own: host peak RSS on
-the CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes.
+batch) run is its own subprocess so its peak memory is its own: host peak RSS on the
+CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes. On the CPU
+each row is run in 3 rounds (``--rounds``), the frameworks taking turns to go first,
+and the median is over every repetition of every round: timings on a shared 2-core
+machine drift by 20-40% within minutes, and alternating spreads the drift over both.
 
     python benchmarks/train_throughput.py --device cpu            # the CPU table
     TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda
@@ -142,7 +145,10 @@ def main(argv=None):
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
     p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
     p.add_argument("--steps", type=int, default=None, help="timed steps per repetition")
-    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--reps", type=int, default=5, help="timed repetitions per round")
+    p.add_argument("--rounds", type=int, default=None,
+                   help="fresh-process rounds per framework, alternating which goes first "
+                        "(default: 3 on the CPU, whose timings drift, 1 on the GPU)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--images", type=int, default=10000)
     p.add_argument("--data-dir", default=None)
@@ -161,31 +167,27 @@ def main(argv=None):
         return worker(args)
     if args.quick:
         args.batch_sizes, args.reps, args.warmup = [64], 3, 3
+    if args.rounds is None:
+        args.rounds = 1 if args.quick or args.device == "cuda" else 3
     rows = []
     for model in args.models:
         for batch in args.batch_sizes:
             steps = args.steps or (5 if args.quick else max(10, min(60, 6000 // batch)))
             if args.device == "cuda":
                 steps = args.steps or (20 if args.quick else 200)
-            row = {"model": model, "batch": batch, "steps": steps}
-            for fw in args.frameworks:
-                env = dict(os.environ)
-                if fw == "tinynet" and args.device == "cpu":
-                    env["TINYNET_BACKEND"] = "numpy"
-                cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
-                       str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
-                       "--warmup", str(args.warmup), "--images", str(args.images)]
-                if args.data_dir:
-                    cmd += ["--data-dir", args.data_dir]
-                if args.profile and fw == "tinynet":
-                    cmd.append("--profile")
-                r = subprocess.run(cmd, capture_output=True, text=True, env=env)
-                line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
-                if r.returncode != 0 or not line:
-                    row[fw] = {"error": (r.stderr or r.stdout)[-2000:]}
-                    print(f"{fw} {model} b{batch} failed:\n{row[fw]['error']}", file=sys.stderr)
-                    continue
-                row[fw] = json.loads(line[0][7:])
+            row = {"model": model, "batch": batch, "steps": steps, "rounds": args.rounds}
+            results = {fw: [] for fw in args.frameworks}
+            for rnd in range(args.rounds):
+                # alternate which framework goes first, so drift on a shared machine
+                # falls on both alike
+                order = args.frameworks if rnd % 2 == 0 else args.frameworks[::-1]
+                for fw in order:
+                    res = _run_worker(args, fw, model, batch, steps)
+                    if "error" in res:
+                        print(f"{fw} {model} b{batch} failed:\n{res['error']}", file=sys.stderr)
+                    results[fw].append(res)
+            for fw, runs in results.items():
+                row[fw] = _combine(runs, batch)
             if "images_per_s" in row.get("tinynet", {}) and "images_per_s" in row.get("torch", {}):
                 row["speed_ratio"] = row["tinynet"]["images_per_s"] / row["torch"]["images_per_s"]
                 row["memory_ratio"] = row["tinynet"]["peak_bytes"] / row["torch"]["peak_bytes"]
@@ -200,6 +202,41 @@ def main(argv=None):
         json.dump({"meta": meta, "rows": rows}, f, indent=2)
     print(f"wrote {out}")
     return rows
+
+
+def _run_worker(args, fw, model, batch, steps):
+    """One framework's warm-up and timed repetitions in a fresh subprocess."""
+    env = dict(os.environ)
+    if fw == "tinynet" and args.device == "cpu":
+        env["TINYNET_BACKEND"] = "numpy"
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
+           str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
+           "--warmup", str(args.warmup), "--images", str(args.images)]
+    if args.data_dir:
+        cmd += ["--data-dir", args.data_dir]
+    if args.profile and fw == "tinynet":
+        cmd.append("--profile")
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    line = [ln for ln in r.stdout.splitlines() if ln.startswith("RESULT ")]
+    if r.returncode != 0 or not line:
+        return {"error": (r.stderr or r.stdout)[-2000:]}
+    return json.loads(line[0][7:])
+
+
+def _combine(runs, batch):
+    """One framework's rounds merged: the median ms/step over every repetition of every
+    round, the largest peak memory, and each round's own median kept."""
+    ok = [r for r in runs if "error" not in r]
+    if not ok:
+        return runs[-1]
+    out = dict(ok[-1])
+    every = [t for r in ok for t in r["ms_per_step_all"]]
+    out["ms_per_step"] = statistics.median(every)
+    out["ms_per_step_all"] = every
+    out["ms_per_step_rounds"] = [r["ms_per_step"] for r in ok]
+    out["images_per_s"] = batch / (out["ms_per_step"] / 1e3)
+    out["peak_bytes"] = max(r["peak_bytes"] for r in ok)
+    return out
 
 
 def _meta(args):

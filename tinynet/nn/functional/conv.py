@@ -102,7 +102,31 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
     return gpad
 
 
+def is_batch_last(x):
+    """True when NCHW array ``x`` is a view of a C-ordered (C, H, W, N) buffer (N > 1),
+    the layout the batch-last convolution produces."""
+    return x.ndim == 4 and x.shape[0] > 1 and x.transpose(1, 2, 3, 0).flags.c_contiguous
+
+
+def _filter_grad_batch_last(cols, gyt):
+    """``(cols @ gyt.T).T`` = (C_out, K): the filter gradient from batch-last columns
+    (K, P) and output gradient (C_out, P). When both K and C_out are small (a first layer:
+    K = 26, C_out = 10) one GEMM with a huge inner dimension runs poorly in OpenBLAS, so
+    P is cut into blocks of about 2,048 columns, one small GEMM each, summed."""
+    k, p = cols.shape
+    co = gyt.shape[0]
+    blocks = p // 2048
+    if k > 64 or co > 64 or blocks < 2:
+        return (cols @ gyt.T).T  # long axis as the GEMM's rows: 1.7x faster than gyt @ cols.T
+    while p % blocks:
+        blocks -= 1
+    span = p // blocks
+    per_block = gyt.reshape(co, blocks, span).transpose(1, 0, 2) @ cols.reshape(k, blocks, span).transpose(1, 2, 0)
+    return per_block.sum(axis=0)
+
+
 BATCH_LAST_MAX_POSITIONS = 100  # see Conv2dIm2col: below this, per-sample GEMMs are too thin
+BATCH_LAST_MAX_K = 32  # and for few filter taps (a first layer), where pooling then gains most
 
 
 class Conv2dIm2col(Function):
@@ -129,7 +153,8 @@ class Conv2dIm2col(Function):
         co, cg, kh, kw = w.shape
         ho = out_size("conv2d", h, pt, pb, kh, sh, dh)
         wo = out_size("conv2d", wd, pl, pr, kw, sw, dw)
-        if g == 1 and ho * wo <= BATCH_LAST_MAX_POSITIONS:
+        if g == 1 and (ho * wo <= BATCH_LAST_MAX_POSITIONS or is_batch_last(x)
+                       or c * kh * kw <= BATCH_LAST_MAX_K):
             return self._forward_batch_last(xp, x, w, b, ho, wo)
         xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
         win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)           # (N, C, ho, wo, kh, kw) view
@@ -150,7 +175,8 @@ class Conv2dIm2col(Function):
         (pt, pb), (pl, pr) = self.padding
         n, c = x.shape[:2]
         co, _, kh, kw = w.shape
-        xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0))                 # (C, H, W, N)
+        self.input_batch_last = is_batch_last(x)
+        xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0))                 # (C, H, W, N), free if it is
         if pt or pb or pl or pr:
             xt = xp.pad(xt, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
         s = xt.strides
@@ -164,8 +190,9 @@ class Conv2dIm2col(Function):
         if b is not None:
             cols[k] = 1
             wmat = _with_bias(xp, wmat, b.reshape(co, 1))
-        # back to NCHW: elementwise ops on a batch-last view measured slower downstream
-        y = xp.ascontiguousarray((wmat @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2))
+        y = (wmat @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2)    # an NCHW view of (C, H, W, N)
+        if xp is not numpy:
+            y = xp.ascontiguousarray(y)  # CuPy's kernels expect C order
         self.saved = (cols, w, x.shape, xt.shape, ho, wo)
         self.batch_last = True
         return y
@@ -181,7 +208,7 @@ class Conv2dIm2col(Function):
         if self.needs_input_grad[1] or self.needs_input_grad[2]:
             # (cols @ gyt.T).T, not gyt @ cols.T: the long axis as the GEMM's rows runs
             # 1.7x faster in OpenBLAS for these thin shapes (2-core CPU)
-            gwb = (cols @ gyt.T).T                                          # (Co, K [+1])
+            gwb = _filter_grad_batch_last(cols, gyt)                         # (Co, K [+1])
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             if (sh, sw) == (1, 1):
@@ -193,7 +220,9 @@ class Conv2dIm2col(Function):
                     for q in range(kw):
                         gpad[:, p * dh:p * dh + sh * (ho - 1) + 1:sh,
                              q * dw:q * dw + sw * (wo - 1) + 1:sw] += gcols[:, p, q]
-            gx = xp.ascontiguousarray(gpad[:, pt:pt + h, pl:pl + wd].transpose(3, 0, 1, 2))
+            gx = gpad[:, pt:pt + h, pl:pl + wd].transpose(3, 0, 1, 2)
+            if not self.input_batch_last or xp is not numpy:  # the gradient in the input's layout
+                gx = xp.ascontiguousarray(gx)
         return gx, gw, gb
 
     def backward(self, xp, gy):

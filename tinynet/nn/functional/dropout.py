@@ -23,11 +23,15 @@ class Dropout(Function):
         else:
             u = _random.generator_for(xp).random(self.mask_shape, dtype="float32")
             mask = (u >= self.p).astype(x.dtype) * x.dtype.type(1.0 / (1.0 - self.p))
+        if x.ndim == 4 and mask.shape[2:] == (1, 1):  # dropout2d: the mask in x's memory order
+            laid_out = xp.empty_like(x[:, :, :1, :1], dtype=mask.dtype)
+            laid_out[...] = mask
+            mask = laid_out
         self.saved = mask
-        return x * mask
+        return _scale(xp, x, mask)
 
     def backward(self, xp, gy):
-        return (gy * self.saved,)
+        return (_scale(xp, gy, self.saved),)
 
     def forward_gpu(self, xp, x):
         from ...kernels import cuda, gpu_ops
@@ -42,6 +46,12 @@ class Dropout(Function):
         if not isinstance(self.saved, tuple):
             return self.backward(xp, gy)
         return (gpu_ops.dropout_bwd(gy, *self.saved),)
+
+
+def _scale(xp, x, mask):
+    """``x * mask``, the result in ``x``'s memory layout (a batch-last convolution output
+    stays batch-last instead of turning back into C order)."""
+    return xp.multiply(x, mask, out=xp.empty_like(x, dtype=xp.result_type(x, mask)))
 
 
 def _check_p(op, p):
