@@ -211,3 +211,46 @@ def test_conv2d_argument_cache_keeps_checks(device):
         F.conv2d(x, w, tinynet.zeros(5, device=device), padding=1)  # same shapes, new bias shape
     with pytest.raises(TypeError, match="Tensor"):
         F.conv2d(x.numpy(), w)
+
+
+def _batch_last_view(a):
+    """``a`` (N, C, H, W) stored as a C-ordered (C, H, W, N) buffer, seen as NCHW."""
+    return numpy.ascontiguousarray(a.transpose(1, 2, 3, 0)).transpose(3, 0, 1, 2)
+
+
+@pytest.mark.parametrize("wshape,kw", [((4, 3, 3, 3), {}), ((4, 3, 2, 2), dict(padding=1, dilation=2)),
+                                       ((5, 1, 5, 5), {}), ((4, 3, 3, 3), dict(stride=2))])
+def test_conv2d_on_batch_last_views_matches_torch(wshape, kw, device):
+    """Inputs laid out (C, H, W, N) in memory, as batch-last convolutions hand them on:
+    the same values and gradients as PyTorch (stride 1 and 2, padding, dilation, one
+    input channel)."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet.nn.functional.conv import is_batch_last
+    x = R.standard_normal((3, wshape[1], 9, 8))
+    w, b = R.standard_normal(wshape), R.standard_normal(wshape[0])
+    xv = tinynet.tensor(x, device=device, requires_grad=True)
+    if device == "cpu":
+        xv.data = _batch_last_view(xv.data)
+        assert is_batch_last(xv.data)
+    wt, bt = (tinynet.tensor(a, device=device, requires_grad=True) for a in (w, b))
+    out = F.conv2d(xv, wt, bt, **kw)
+    ref, ref_grads = torch_grads(lambda x_, w_, b_: TF.conv2d(x_, w_, b_, **kw), [x, w, b])
+    assert_close(out, ref, rtol=1e-10, atol=1e-10)
+    (out * tinynet.tensor(rng(99).standard_normal(out.shape), device=device)).sum().backward()
+    for t, g in zip((xv, wt, bt), ref_grads):
+        assert_close(t.grad, g, rtol=1e-9, atol=1e-10)
+
+
+def test_dropout2d_on_batch_last_view_is_layout_independent(device):
+    x = R.standard_normal((6, 4, 3, 5))
+    tinynet.manual_seed(3)
+    plain = F.dropout2d(tinynet.tensor(x, device=device), 0.5).numpy()
+    t = tinynet.tensor(x, device=device)
+    if device == "cpu":
+        t.data = _batch_last_view(t.data)
+    tinynet.manual_seed(3)
+    viewed = F.dropout2d(t, 0.5)
+    assert_close(viewed, plain, rtol=0, atol=0)
+    if device == "cpu":
+        assert viewed.data.transpose(1, 2, 3, 0).flags.c_contiguous  # the layout is kept
