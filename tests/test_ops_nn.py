@@ -254,3 +254,25 @@ def test_dropout2d_on_batch_last_view_is_layout_independent(device):
     assert_close(viewed, plain, rtol=0, atol=0)
     if device == "cpu":
         assert viewed.data.transpose(1, 2, 3, 0).flags.c_contiguous  # the layout is kept
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("kw", [{}, dict(stride=2, padding=1), dict(padding="same", dilation=2)])
+def test_conv2d_blocked_columns_match_torch(bias, kw, device, monkeypatch):
+    """Large batch-last column matrices are built a few output rows at a time and rebuilt
+    in backward: forced here with tiny block sizes, against PyTorch."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet.nn.functional import conv
+    monkeypatch.setattr(conv, "COLUMNS_WHOLE_BYTES", 256)
+    monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 600)
+    x, w = R.standard_normal((4, 3, 9, 8)), R.standard_normal((5, 3, 3, 3))
+    b = R.standard_normal(5) if bias else None
+    arrays = [x, w] + ([b] if bias else [])
+    ts = [tinynet.tensor(a, device=device, requires_grad=True) for a in arrays]
+    out = F.conv2d(*ts, **kw)
+    ref, ref_grads = torch_grads(lambda *a: TF.conv2d(*a, **kw), arrays)
+    assert_close(out, ref, rtol=1e-10, atol=1e-10)
+    (out * tinynet.tensor(rng(99).standard_normal(out.shape), device=device)).sum().backward()
+    for t, g in zip(ts, ref_grads):
+        assert_close(t.grad, g, rtol=1e-9, atol=1e-10)

@@ -125,6 +125,21 @@ def _filter_grad_batch_last(cols, gyt):
     return per_block.sum(axis=0)
 
 
+def _row_blocks(ho, bytes_per_row):
+    """Output-row ranges [lo, hi) for the batch-last columns: the whole matrix when it
+    takes at most ``COLUMNS_WHOLE_BYTES``, else blocks of about ``COLUMN_BLOCK_BYTES``
+    (at least one row), so the GEMM reads each block straight after it is written, while
+    it is still in the cache, and no columns are kept for backward."""
+    if ho * bytes_per_row <= COLUMNS_WHOLE_BYTES:
+        return [(0, ho)]
+    rows = max(1, COLUMN_BLOCK_BYTES // bytes_per_row)
+    return [(lo, min(ho, lo + rows)) for lo in range(0, ho, rows)]
+
+
+COLUMNS_WHOLE_BYTES = 8 * 2**20  # e.g. the reference net at batch 64: kept whole, saved for backward
+COLUMN_BLOCK_BYTES = 2**20       # about one core's L2 cache on the 2-core CPU
+
+
 BATCH_LAST_MAX_POSITIONS = 100  # see Conv2dIm2col: below this, per-sample GEMMs are too thin
 BATCH_LAST_MAX_K = 32  # and for few filter taps (a first layer), where pooling then gains most
 
@@ -176,29 +191,51 @@ class Conv2dIm2col(Function):
         n, c = x.shape[:2]
         co, _, kh, kw = w.shape
         self.input_batch_last = is_batch_last(x)
+        self.kernel = (kh, kw)
         xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0))                 # (C, H, W, N), free if it is
         if pt or pb or pl or pr:
             xt = xp.pad(xt, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
-        s = xt.strides
-        view = xp.lib.stride_tricks.as_strided(                             # (C, kh, kw, ho, wo, N)
-            xt, shape=(c, kh, kw, ho, wo, n),
-            strides=(s[0], s[1] * dh, s[2] * dw, s[1] * sh, s[2] * sw, s[3]))
         k = c * kh * kw
-        cols = xp.empty((k + (b is not None), ho * wo * n), dtype=x.dtype)
-        cols[:k].reshape(c, kh, kw, ho, wo, n)[...] = view                    # the one copy
         wmat = w.reshape(co, k)
         if b is not None:
-            cols[k] = 1
             wmat = _with_bias(xp, wmat, b.reshape(co, 1))
-        y = (wmat @ cols).reshape(co, ho, wo, n).transpose(3, 0, 1, 2)    # an NCHW view of (C, H, W, N)
+        self.blocks = _row_blocks(ho, (k + (b is not None)) * wo * n * x.dtype.itemsize)
+        if len(self.blocks) == 1:
+            cols = self._columns(xp, xt, b is not None, ho, wo, 0, ho)
+            y = wmat @ cols
+        else:  # columns too big to stay cached: built and multiplied a few output rows at a time
+            cols, row = None, wo * n
+            y = xp.empty((co, ho * row), dtype=x.dtype)
+            for lo, hi in self.blocks:
+                xp.matmul(wmat, self._columns(xp, xt, b is not None, ho, wo, lo, hi), out=y[:, lo * row:hi * row])
+        y = y.reshape(co, ho, wo, n).transpose(3, 0, 1, 2)                 # an NCHW view of (C, H, W, N)
         if xp is not numpy:
             y = xp.ascontiguousarray(y)  # CuPy's kernels expect C order
-        self.saved = (cols, w, x.shape, xt.shape, ho, wo)
+        self.saved = (cols, w, x.shape, xt, ho, wo)
+        self.has_bias = b is not None
         self.batch_last = True
         return y
 
+    def _columns(self, xp, xt, ones_row, ho, wo, lo, hi):
+        """Batch-last columns of output rows [lo, hi): (C*kH*kW [+1], (hi-lo)*W_out*N),
+        from the padded (C, Hp, Wp, N) input; with a ones row for the bias when asked."""
+        (sh, sw), (dh, dw) = self.stride, self.dilation
+        c, n = xt.shape[0], xt.shape[3]
+        kh, kw = self.kernel
+        s = xt.strides
+        view = xp.lib.stride_tricks.as_strided(                             # (C, kh, kw, rows, wo, N)
+            xt[:, lo * sh:], shape=(c, kh, kw, hi - lo, wo, n),
+            strides=(s[0], s[1] * dh, s[2] * dw, s[1] * sh, s[2] * sw, s[3]))
+        k = c * kh * kw
+        cols = xp.empty((k + ones_row, (hi - lo) * wo * n), dtype=xt.dtype)
+        cols[:k].reshape(c, kh, kw, hi - lo, wo, n)[...] = view              # the one copy
+        if ones_row:
+            cols[k] = 1
+        return cols
+
     def _backward_batch_last(self, xp, gy):
-        cols, w, xshape, pshape, ho, wo = self.saved
+        cols, w, xshape, xt, ho, wo = self.saved
+        pshape = xt.shape
         (sh, sw), (dh, dw) = self.stride, self.dilation
         (pt, _), (pl, _) = self.padding
         n, c, h, wd = xshape
@@ -206,9 +243,12 @@ class Conv2dIm2col(Function):
         gyt = xp.ascontiguousarray(gy.transpose(1, 2, 3, 0)).reshape(co, ho * wo * n)
         gx = gw = gb = None
         if self.needs_input_grad[1] or self.needs_input_grad[2]:
-            # (cols @ gyt.T).T, not gyt @ cols.T: the long axis as the GEMM's rows runs
-            # 1.7x faster in OpenBLAS for these thin shapes (2-core CPU)
-            gwb = _filter_grad_batch_last(cols, gyt)                         # (Co, K [+1])
+            if cols is not None:
+                gwb = _filter_grad_batch_last(cols, gyt)                     # (Co, K [+1])
+            else:  # blocked forward: rebuild each block's columns, sum the products
+                row = wo * n
+                gwb = sum(_filter_grad_batch_last(self._columns(xp, xt, self.has_bias, ho, wo, lo, hi),
+                                                  gyt[:, lo * row:hi * row]) for lo, hi in self.blocks)
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             if (sh, sw) == (1, 1):
