@@ -224,3 +224,15 @@ def test_batchnorm_running_stats_on_gpu_match_cpu():
         stats[dev] = [bn.running_mean.numpy(), bn.running_var.numpy(), bn.num_batches_tracked.numpy(),
                       bn(tinynet.tensor(x, dtype="float32", device=dev)).numpy()]
     _close(stats["cuda"], stats["cpu"], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("shape", [(1024, 10, 24, 24), (64, 20, 8, 8), (3, 7, 5, 9), (1, 4, 33, 1), (200, 50), (2, 3, 100)])
+def test_bias_grad_kernel_matches_float64_sum(shape):
+    """The bias-gradient reduction (row stage + per-channel stage, or one block per
+    channel for short rows) against a float64 sum over every dim but 1."""
+    import cupy
+    from tinynet.kernels import gpu_ops
+    g = numpy.random.default_rng(4).standard_normal(shape).astype(numpy.float32)
+    out = cupy.asnumpy(gpu_ops.bias_grad(cupy.asarray(g)))
+    ref = g.astype(numpy.float64).sum(axis=tuple(i for i in range(g.ndim) if i != 1))
+    numpy.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)

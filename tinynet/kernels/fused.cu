@@ -2,21 +2,43 @@
 // contiguous arrays, and multi-tensor optimizer updates (one launch for up to 16 tensors;
 // the pointer table is passed by value as a struct, so no host->device copy is needed).
 
-// Bias gradient of (N, C, L) memory: one block per channel sums N*L values.
+// Bias gradient of (N, C, L) memory in two deterministic stages (no atomics).
+// Stage 1, grid (C, parts): block (c, p) sums the rows n = p, p + parts, ... of channel c,
+// its threads striding along each contiguous row of L values, into partial[c * parts + p].
+// Stage 2 is bias_grad below on the (1, C, parts) partials: one block per channel.
 template <typename T>
-__device__ void bias_grad(const T* g, T* out, int N, int C, long long L) {
+__device__ T block_sum(T s) {
     __shared__ T sh[256];
-    int c = blockIdx.x;
-    long long m = (long long)N * L;
-    T s = 0;
-    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += g[(j / L) * C * L + (long long)c * L + j % L];
     sh[threadIdx.x] = s;
     __syncthreads();
     for (int k = blockDim.x / 2; k > 0; k /= 2) {
         if (threadIdx.x < k) sh[threadIdx.x] += sh[threadIdx.x + k];
         __syncthreads();
     }
-    if (threadIdx.x == 0) out[c] = sh[0];
+    return sh[0];
+}
+
+template <typename T>
+__device__ void bias_grad_rows(const T* g, T* partial, int N, int C, long long L) {
+    int c = blockIdx.x, part = blockIdx.y, parts = gridDim.y;
+    T s = 0;
+    for (int n = part; n < N; n += parts) {
+        const T* row = g + ((long long)n * C + c) * L;
+        for (long long j = threadIdx.x; j < L; j += blockDim.x) s += row[j];
+    }
+    s = block_sum<T>(s);
+    if (threadIdx.x == 0) partial[(long long)c * parts + part] = s;
+}
+
+// One block per channel sums its N*L values (for short rows, and for stage 2).
+template <typename T>
+__device__ void bias_grad(const T* g, T* out, int N, int C, long long L) {
+    int c = blockIdx.x;
+    long long m = (long long)N * L;
+    T s = 0;
+    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += g[(j / L) * C * L + (long long)c * L + j % L];
+    s = block_sum<T>(s);
+    if (threadIdx.x == 0) out[c] = s;
 }
 
 #define MAXT 16
@@ -74,6 +96,8 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
 #define FUSED_KERNELS(T, S)                                                                         \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
     bias_grad<T>(g, out, N, C, L); }                                                                 \
+extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, T* part, int N, int C,         \
+        long long L) { bias_grad_rows<T>(g, part, N, C, L); }                                        \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)0; } }                                         \

@@ -242,15 +242,33 @@ def col2im(cols, xshape, groups, out, kernel, stride, padding, dilation):
 
 
 # ---- small fused kernels (fused.cu) -----------------------------------------------------
+BIAS_GRAD_BLOCKS = 512  # blocks the row stage aims for (an H200 has 132 SMs)
+
+
 def bias_grad(gy):
-    """Sum of ``gy`` (N, C, *) over every dim but 1: the bias gradient, one block per channel."""
+    """Sum of ``gy`` (N, C, *) over every dim but 1: the bias gradient.
+
+    Rows of at least 32 values (convolution outputs) are summed in two deterministic
+    stages: a (C, parts) grid of blocks reads contiguous rows, then one block per channel
+    adds the parts. One block per channel alone left all but C of the GPU's SMs idle:
+    1.2 ms of a 1.85 ms training step at batch 1024. Short rows (linear layers) take the
+    one-block-per-channel kernel directly.
+    """
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
     n, c = gy.shape[:2]
     out = cp.empty(c, dtype=gy.dtype)
     length = gy.size // (n * c) if n * c else 0
-    cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)(
-        (c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
+    one_block = cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)
+    parts = min(n, max(1, BIAS_GRAD_BLOCKS // max(c, 1)))
+    if length < 32 or parts == 1:
+        one_block((c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
+        return out
+    partial = cp.empty((c, parts), dtype=gy.dtype)
+    threads = min(256, 1 << (int(length) - 1).bit_length())  # a power of two for the tree sum
+    cuda.kernel("fused.cu", "tinynet_bias_grad_rows_bwd", gy.dtype)(
+        (c, parts), (threads,), (gy, partial, cp.int32(n), cp.int32(c), cp.int64(length)))
+    one_block((c,), (256,), (partial, out, cp.int32(1), cp.int32(c), cp.int64(parts)))
     return out
 
 
