@@ -186,7 +186,6 @@ class Conv2dIm2col(Function):
         return y
 
     def _forward_batch_last(self, xp, x, w, b, ho, wo):
-        (sh, sw), (dh, dw) = self.stride, self.dilation
         (pt, pb), (pl, pr) = self.padding
         n, c = x.shape[:2]
         co, _, kh, kw = w.shape
