@@ -8,7 +8,7 @@ and cuDNN autotuning on: ``cudnn.benchmark`` in each framework). After a warm-up
 repetitions of a fixed number of steps and reports medians. Every (framework, model,
 batch) run is its own subprocess so its peak memory is its own: host peak RSS on the
 CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes. On the CPU
-each row is run in 3 rounds (``--rounds``), the frameworks taking turns to go first,
+each row is run in 5 rounds (``--rounds``), the frameworks taking turns to go first,
 and the median is over every repetition of every round: timings on a shared 2-core
 machine drift by 20-40% within minutes, and alternating spreads the drift over both.
 
@@ -148,7 +148,7 @@ def main(argv=None):
     p.add_argument("--reps", type=int, default=5, help="timed repetitions per round")
     p.add_argument("--rounds", type=int, default=None,
                    help="fresh-process rounds per framework, alternating which goes first "
-                        "(default: 3 on the CPU, whose timings drift, 1 on the GPU)")
+                        "(default: 5 on the CPU, whose timings drift, 1 on the GPU)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--images", type=int, default=10000)
     p.add_argument("--data-dir", default=None)
@@ -168,7 +168,7 @@ def main(argv=None):
     if args.quick:
         args.batch_sizes, args.reps, args.warmup = [64], 3, 3
     if args.rounds is None:
-        args.rounds = 1 if args.quick or args.device == "cuda" else 3
+        args.rounds = 1 if args.quick or args.device == "cuda" else 5
     rows = []
     for model in args.models:
         for batch in args.batch_sizes:
