@@ -27,17 +27,25 @@ def _mib(b):
 def throughput_table(data, name):
     meta, rows = data["meta"], data["rows"]
     where = meta.get("gpu") or f"{meta.get('cpus')}-core CPU"
-    lines = [f"**{where}**, tinynet vs PyTorch {meta.get('torch')} (`benchmarks/results/{name}`, {meta.get('date')}):",
+    rounds = max((r.get("rounds", 1) for r in rows), default=1)
+    spread = " per-round ratios |" if rounds > 1 else ""
+    lines = [f"**{where}**, tinynet vs PyTorch {meta.get('torch')} (`benchmarks/results/{name}`, {meta.get('date')}"
+             + (f", {rounds} alternating rounds per row" if rounds > 1 else "") + "):",
              "",
-             "| model | batch | tinynet images/s | PyTorch images/s | speed ratio | tinynet peak | PyTorch peak | memory ratio |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             "| model | batch | tinynet images/s | PyTorch images/s | speed ratio | tinynet peak | PyTorch peak | "
+             "memory ratio |" + spread,
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" + (" ---: |" if spread else "")]
     for r in rows:
         a, b = r.get("tinynet", {}), r.get("torch", {})
         if "images_per_s" not in a or "images_per_s" not in b:
             continue
-        lines.append(f"| {r['model']} | {r['batch']} | {a['images_per_s']:,.0f} | {b['images_per_s']:,.0f} | "
-                     f"{r['speed_ratio']:.2f}x | {_mib(a['peak_bytes'])} | {_mib(b['peak_bytes'])} | "
-                     f"{r['memory_ratio']:.2f}x |")
+        line = (f"| {r['model']} | {r['batch']} | {a['images_per_s']:,.0f} | {b['images_per_s']:,.0f} | "
+                f"{r['speed_ratio']:.2f}x | {_mib(a['peak_bytes'])} | {_mib(b['peak_bytes'])} | "
+                f"{r['memory_ratio']:.2f}x |")
+        if spread:
+            per = [t / m for m, t in zip(a.get("ms_per_step_rounds", []), b.get("ms_per_step_rounds", []))]
+            line += f" {min(per):.2f}-{max(per):.2f} |" if per else " |"
+        lines.append(line)
     kinds = {r["tinynet"].get("peak_kind") for r in rows if "peak_kind" in r.get("tinynet", {})}
     kinds |= {r["torch"].get("peak_kind") for r in rows if "peak_kind" in r.get("torch", {})}
     lines += ["", "Peak memory: " + "; ".join(sorted(k for k in kinds if k)) + "."]
