@@ -53,3 +53,32 @@ def test_mixing_devices_raises_device_mismatch():
         a + b
     assert (b.cpu() + a).device == "cpu"
     assert tinynet.tensor(b.numpy(), device="cuda").device == "cuda"
+
+
+def test_heap_setting_validated_and_switchable():
+    r = _run("import tinynet", TINYNET_HEAP="huge")
+    assert r.returncode != 0 and "BackendError" in r.stderr and "TINYNET_HEAP" in r.stderr and "'huge'" in r.stderr
+    probe = "import tinynet.backends.cpu as c; print(c.heap_mode, c.heap_retained)"
+    assert _run(probe, TINYNET_HEAP="default").stdout.split() == ["default", "False"]
+    import platform
+    glibc = platform.system() == "Linux" and platform.libc_ver()[0] == "glibc"
+    assert _run(probe).stdout.split() == ["retain", str(glibc)]
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="glibc's malloc thresholds are Linux-only")
+def test_retained_heap_avoids_page_faults_between_steps():
+    """With the heap retained, repeating the same large temporaries takes no fresh page
+    faults after the first round (glibc's defaults re-fault them: what the setting is for)."""
+    code = ("import resource, numpy, tinynet\n"
+            "def step():\n"
+            "    a = [numpy.ones(2**20 + 7 * i, dtype='float32') for i in range(6)]\n"
+            "    del a\n"
+            "step(); step()\n"
+            "before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt\n"
+            "for _ in range(20): step()\n"
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)\n")
+    if not tinynet.backends.cpu.heap_retained:
+        pytest.skip("heap thresholds not set in this process (TINYNET_HEAP=default or not glibc)")
+    retained, default = _run(code), _run(code, TINYNET_HEAP="default")
+    assert retained.returncode == 0 and default.returncode == 0, retained.stderr + default.stderr
+    assert int(retained.stdout) < 200 < 5000 < int(default.stdout), (retained.stdout, default.stdout)
