@@ -260,12 +260,14 @@ def test_dropout2d_on_batch_last_view_is_layout_independent(device):
 @pytest.mark.parametrize("kw", [{}, dict(stride=2, padding=1), dict(padding="same", dilation=2)])
 def test_conv2d_blocked_columns_match_torch(bias, kw, device, monkeypatch):
     """Large batch-last column matrices are built a few output rows at a time and rebuilt
-    in backward: forced here with tiny block sizes, against PyTorch."""
+    in backward, and the input gradient's taps go in row blocks: forced here with tiny
+    block sizes, against PyTorch."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
     from tinynet.nn.functional import conv
     monkeypatch.setattr(conv, "COLUMNS_WHOLE_BYTES", 256)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 600)
+    monkeypatch.setattr(conv, "TAPS_WHOLE_BYTES", 256)  # the stride-1 input gradient in row blocks too
     x, w = R.standard_normal((4, 3, 9, 8)), R.standard_normal((5, 3, 3, 3))
     b = R.standard_normal(5) if bias else None
     arrays = [x, w] + ([b] if bias else [])
