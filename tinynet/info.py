@@ -1,8 +1,8 @@
 """``python -m tinynet.info``: print the backend in use and the library versions.
 
 Shows the active backend (and why), NumPy/SciPy/CuPy versions, the GPU name, whether
-tinynet's CUDA kernels are on, and whether cuDNN (through the cuDNN Frontend) is usable, and the host heap setting
-(:mod:`tinynet.backends.cpu`).
+tinynet's CUDA kernels are on, whether cuDNN (through the cuDNN Frontend) is usable, and
+the host heap setting (:mod:`tinynet.backends.cpu`).
 """
 import os
 

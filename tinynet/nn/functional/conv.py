@@ -128,12 +128,11 @@ def _filter_grad_batch_last(cols, gyt):
     return per_block.sum(axis=0)
 
 
-def _row_blocks(ho, bytes_per_row, whole_bytes=None):
-    """Output-row ranges [lo, hi) for the batch-last columns: the whole matrix when it
-    takes at most ``COLUMNS_WHOLE_BYTES``, else blocks of about ``COLUMN_BLOCK_BYTES``
-    (at least one row), so the GEMM reads each block straight after it is written, while
-    it is still in the cache, and no columns are kept for backward."""
-    if ho * bytes_per_row <= (COLUMNS_WHOLE_BYTES if whole_bytes is None else whole_bytes):
+def _row_blocks(ho, bytes_per_row, whole_bytes):
+    """Output-row ranges [lo, hi): all rows at once when they take at most ``whole_bytes``,
+    else blocks of about ``COLUMN_BLOCK_BYTES`` (at least one row), so a GEMM reads each
+    block straight after it is written, while it is still in the cache."""
+    if ho * bytes_per_row <= whole_bytes:
         return [(0, ho)]
     rows = max(1, COLUMN_BLOCK_BYTES // bytes_per_row)
     return [(lo, min(ho, lo + rows)) for lo in range(0, ho, rows)]
@@ -172,7 +171,8 @@ class Conv2dIm2col(Function):
         co, cg, kh, kw = w.shape
         ho = out_size("conv2d", h, pt, pb, kh, sh, dh)
         wo = out_size("conv2d", wd, pl, pr, kw, sw, dw)
-        if g == 1 and (ho * wo <= BATCH_LAST_MAX_POSITIONS or is_batch_last(x)
+        self.input_batch_last = is_batch_last(x)
+        if g == 1 and (ho * wo <= BATCH_LAST_MAX_POSITIONS or self.input_batch_last
                        or c * kh * kw <= BATCH_LAST_MAX_K):
             return self._forward_batch_last(xp, x, w, b, ho, wo)
         xpad = xp.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr))) if pt or pb or pl or pr else x
@@ -193,8 +193,6 @@ class Conv2dIm2col(Function):
         (pt, pb), (pl, pr) = self.padding
         n, c = x.shape[:2]
         co, _, kh, kw = w.shape
-        self.input_batch_last = is_batch_last(x)
-        self.kernel = (kh, kw)
         xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0))                 # (C, H, W, N), free if it is
         if pt or pb or pl or pr:
             xt = xp.pad(xt, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
@@ -202,29 +200,28 @@ class Conv2dIm2col(Function):
         wmat = w.reshape(co, k)
         if b is not None:
             wmat = _with_bias(xp, wmat, b.reshape(co, 1))
-        self.blocks = _row_blocks(ho, (k + (b is not None)) * wo * n * x.dtype.itemsize)
+        self.blocks = _row_blocks(ho, (k + (b is not None)) * wo * n * x.dtype.itemsize, COLUMNS_WHOLE_BYTES)
         if len(self.blocks) == 1:
-            cols = self._columns(xp, xt, b is not None, ho, wo, 0, ho)
+            cols = self._columns(xp, xt, w.shape, b is not None, wo, 0, ho)
             y = wmat @ cols
         else:  # columns too big to stay cached: built and multiplied a few output rows at a time
             cols, row = None, wo * n
             y = xp.empty((co, ho * row), dtype=x.dtype)
             for lo, hi in self.blocks:
-                xp.matmul(wmat, self._columns(xp, xt, b is not None, ho, wo, lo, hi), out=y[:, lo * row:hi * row])
+                xp.matmul(wmat, self._columns(xp, xt, w.shape, b is not None, wo, lo, hi), out=y[:, lo * row:hi * row])
         y = y.reshape(co, ho, wo, n).transpose(3, 0, 1, 2)                 # an NCHW view of (C, H, W, N)
         if xp is not numpy:
             y = xp.ascontiguousarray(y)  # CuPy's kernels expect C order
         self.saved = (cols, w, x.shape, xt, ho, wo)
-        self.has_bias = b is not None
         self.batch_last = True
         return y
 
-    def _columns(self, xp, xt, ones_row, ho, wo, lo, hi):
+    def _columns(self, xp, xt, wshape, ones_row, wo, lo, hi):
         """Batch-last columns of output rows [lo, hi): (C*kH*kW [+1], (hi-lo)*W_out*N),
         from the padded (C, Hp, Wp, N) input; with a ones row for the bias when asked."""
         (sh, sw), (dh, dw) = self.stride, self.dilation
         c, n = xt.shape[0], xt.shape[3]
-        kh, kw = self.kernel
+        kh, kw = wshape[2:]
         s = xt.strides
         view = xp.lib.stride_tricks.as_strided(                             # (C, kh, kw, rows, wo, N)
             xt[:, lo * sh:], shape=(c, kh, kw, hi - lo, wo, n),
@@ -249,8 +246,8 @@ class Conv2dIm2col(Function):
             if cols is not None:
                 gwb = _filter_grad_batch_last(cols, gyt)                     # (Co, K [+1])
             else:  # blocked forward: rebuild each block's columns, sum the products
-                row = wo * n
-                gwb = sum(_filter_grad_batch_last(self._columns(xp, xt, self.has_bias, ho, wo, lo, hi),
+                row, ones_row = wo * n, self.inputs[2] is not None  # inputs: (x, w, bias or None)
+                gwb = sum(_filter_grad_batch_last(self._columns(xp, xt, w.shape, ones_row, wo, lo, hi),
                                                   gyt[:, lo * row:hi * row]) for lo, hi in self.blocks)
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
@@ -259,10 +256,8 @@ class Conv2dIm2col(Function):
             else:
                 gcols = (w.reshape(co, -1).T @ gyt).reshape(c, kh, kw, ho, wo, n)
                 gpad = xp.zeros(pshape, dtype=gy.dtype)                      # (C, Hp, Wp, N)
-                for p in range(kh):
-                    for q in range(kw):
-                        gpad[:, p * dh:p * dh + sh * (ho - 1) + 1:sh,
-                             q * dw:q * dw + sw * (wo - 1) + 1:sw] += gcols[:, p, q]
+                # col2im_add on (N, C, ...) views of the batch-last buffers (writes through)
+                col2im_add(gpad.transpose(3, 0, 1, 2), gcols.transpose(5, 0, 1, 2, 3, 4), sh, sw, dh, dw)
             gx = gpad[:, pt:pt + h, pl:pl + wd].transpose(3, 0, 1, 2)
             if not self.input_batch_last or xp is not numpy:  # the gradient in the input's layout
                 gx = xp.ascontiguousarray(gx)
