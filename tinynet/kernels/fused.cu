@@ -47,20 +47,24 @@ struct Tensors {
     long long start[MAXT + 1];                              // element offsets, start[n] = total
 };
 
-__device__ __forceinline__ int which_tensor(const Tensors& t, int n, long long i) {
-    int k = 0;
-    while (k + 1 < n && i >= t.start[k + 1]) ++k;
-    return k;
+// This thread's element: tensor *k, offset *j in it; false past the last tensor's end.
+__device__ __forceinline__ bool locate(const Tensors& t, int n, int* k, long long* j) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= t.start[n]) return false;
+    int m = 0;
+    while (m + 1 < n && i >= t.start[m + 1]) ++m;
+    *k = m;
+    *j = i - t.start[m];
+    return true;
 }
 
 // SGD (PyTorch's form): d = g + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
 // step = nesterov ? d + mom*buf : buf (buf absent when mom == 0: step = d); p -= lr*step.
 template <typename T>
 __device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= t.start[n]) return;
-    int k = which_tensor(t, n, i);
-    long long j = i - t.start[k];
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
     T* p = (T*)t.p[k];
     const T* g = (const T*)t.g[k];
     T d = g[j] + wd * p[j];
@@ -76,10 +80,9 @@ __device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int neste
 // Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas.
 template <typename T>
 __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, T bc1, T sqrt_bc2) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= t.start[n]) return;
-    int k = which_tensor(t, n, i);
-    long long j = i - t.start[k];
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
     T* p = (T*)t.p[k];
     const T* g = (const T*)t.g[k];
     T* m = (T*)t.a[k];

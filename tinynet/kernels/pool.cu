@@ -7,16 +7,21 @@
 // (first maximum wins; -1 for a window entirely in padding) so backward can send
 // the gradient to exactly that input.
 
+// Output element i of an (N*C, Ho, Wo) grid: its row and column, and its plane's index.
+__device__ __forceinline__ long long out_position(long long i, int Ho, int Wo, int* oh, int* ow) {
+    *ow = i % Wo;
+    *oh = (i / Wo) % Ho;
+    return i / ((long long)Wo * Ho);
+}
+
 template <typename T>
 __device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int C, int H, int W,
                              int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
                              int dh, int dw) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
-    int ow = i % Wo;
-    int oh = (i / Wo) % Ho;
-    long long plane = i / ((long long)Wo * Ho);
-    const T* xp = x + plane * H * W;
+    int oh, ow;
+    const T* xp = x + out_position(i, Ho, Wo, &oh, &ow) * H * W;
     int h0 = oh * sh - ph, w0 = ow * sw - pw;
     T best = -INFINITY;
     int where = -1;
@@ -45,9 +50,14 @@ __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long to
     atomicAdd(gx + plane * H * W + where, gy[i]);
 }
 
+// Output element i of average pooling: its window [hs, he) x [ws, we) clipped to the input,
+// its plane's index (returned through *plane) and its divisor (returned).
 template <typename T>
-__device__ T avg_divisor(int oh, int ow, int H, int W, int kh, int kw, int sh, int sw, int ph, int pw,
-                         int count_include_pad, int divisor_override, int* hs, int* he, int* ws, int* we) {
+__device__ T avg_window(long long i, int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph,
+                        int pw, int count_include_pad, int divisor_override, long long* plane,
+                        int* hs, int* he, int* ws, int* we) {
+    int oh, ow;
+    *plane = out_position(i, Ho, Wo, &oh, &ow);
     int h0 = oh * sh - ph, w0 = ow * sw - pw;
     int h1 = min(h0 + kh, H + ph), w1 = min(w0 + kw, W + pw);
     int pool = (h1 - h0) * (w1 - w0);
@@ -62,10 +72,9 @@ __device__ void avg_pool_fwd(const T* x, T* y, long long total, int H, int W, in
                              int kw, int sh, int sw, int ph, int pw, int cip, int dov) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
-    int ow = i % Wo, oh = (i / Wo) % Ho;
-    long long plane = i / ((long long)Wo * Ho);
+    long long plane;
     int hs, he, ws, we;
-    T div = avg_divisor<T>(oh, ow, H, W, kh, kw, sh, sw, ph, pw, cip, dov, &hs, &he, &ws, &we);
+    T div = avg_window<T>(i, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov, &plane, &hs, &he, &ws, &we);
     const T* xp = x + plane * H * W;
     T acc = 0;
     for (int h = hs; h < he; ++h)
@@ -78,10 +87,9 @@ __device__ void avg_pool_bwd(const T* gy, T* gx, long long total, int H, int W, 
                              int kw, int sh, int sw, int ph, int pw, int cip, int dov) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
-    int ow = i % Wo, oh = (i / Wo) % Ho;
-    long long plane = i / ((long long)Wo * Ho);
+    long long plane;
     int hs, he, ws, we;
-    T g = gy[i] / avg_divisor<T>(oh, ow, H, W, kh, kw, sh, sw, ph, pw, cip, dov, &hs, &he, &ws, &we);
+    T g = gy[i] / avg_window<T>(i, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov, &plane, &hs, &he, &ws, &we);
     T* gp = gx + plane * H * W;
     for (int h = hs; h < he; ++h)
         for (int w = ws; w < we; ++w) atomicAdd(gp + h * W + w, g);

@@ -72,11 +72,33 @@ class BiasReLU(Function):
         return ew.bias_relu_bwd(self.saved, gy)
 
 
-class LeakyReLU(Function):
-    name = "leaky_relu"
+class _ParamPointwise(Function):
+    """An elementwise op of the input and one parameter (``self.param``) with a GPU
+    kernel pair ``gpu_kernels = (fwd(x, param), bwd(x, gy, param))`` from
+    ``kernels.elementwise``; the input is saved for backward on either path."""
+    gpu_kernels = None
 
-    def __init__(self, slope):
-        self.slope = slope
+    def __init__(self, param):
+        self.param = param
+
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x):
+            return self.forward(xp, x)
+        self.saved = x
+        return self.gpu_kernels[0](x, self.param)
+
+    def backward_gpu(self, xp, gy):
+        return (self.gpu_kernels[1](self.saved, gy, self.param) if cuda.supported(gy)
+                else self.backward(xp, gy)[0],)
+
+
+class LeakyReLU(_ParamPointwise):
+    name = "leaky_relu"
+    gpu_kernels = (ew.leaky_relu_fwd, ew.leaky_relu_bwd)
+
+    @property
+    def slope(self):
+        return self.param
 
     def forward(self, xp, x):
         self.saved = x
@@ -85,15 +107,6 @@ class LeakyReLU(Function):
     def backward(self, xp, gy):
         return (xp.where(self.saved > 0, gy, gy * self.slope),)
 
-    def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
-            return self.forward(xp, x)
-        self.saved = x
-        return ew.leaky_relu_fwd(x, self.slope)
-
-    def backward_gpu(self, xp, gy):
-        return (ew.leaky_relu_bwd(self.saved, gy, self.slope) if cuda.supported(gy)
-                else self.backward(xp, gy)[0],)
 
 
 class Sigmoid(Function):
@@ -125,11 +138,13 @@ class Tanh(Function):
 _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 
 
-class GELU(Function):
+class GELU(_ParamPointwise):
     name = "gelu"
+    gpu_kernels = (ew.gelu_fwd, ew.gelu_bwd)
 
-    def __init__(self, approximate):
-        self.approximate = approximate
+    @property
+    def approximate(self):
+        return self.param
 
     def forward(self, xp, x):
         self.saved = x
@@ -150,15 +165,6 @@ class GELU(Function):
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
         return ((gy * (cdf + x * pdf)).astype(x.dtype, copy=False),)
 
-    def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
-            return self.forward(xp, x)
-        self.saved = x
-        return ew.gelu_fwd(x, self.approximate)
-
-    def backward_gpu(self, xp, gy):
-        return (ew.gelu_bwd(self.saved, gy, self.approximate) if cuda.supported(gy)
-                else self.backward(xp, gy)[0],)
 
 
 class Softmax(Function):
