@@ -112,15 +112,22 @@ def test_backward_matches_finite_differences(name, device):
     gradcheck(ours, inputs, device, rtol=1e-5, atol=1e-7, which=which)
 
 
+@pytest.mark.parametrize("layout", ["nchw", "batch_last"])
 @pytest.mark.parametrize("shape,args", [((2, 3, 8, 6), (2,)), ((2, 3, 7, 6), (2,)), ((2, 3, 8, 8), (3, 1, 1)),
-                                        ((2, 3, 9, 9), (2, 3)), ((2, 3, 8, 8), (2, 2, 0, 2))])
-def test_max_pool_ties_send_gradient_to_first_maximum(shape, args, device):
+                                        ((2, 3, 9, 9), (2, 3)), ((2, 3, 8, 8), (2, 2, 0, 2)),
+                                        ((2, 3, 9, 6), (3,)), ((3, 2, 8, 9), ((2, 3),))])
+def test_max_pool_ties_send_gradient_to_first_maximum(shape, args, layout, device):
     """Tied window maxima (values on a coarse grid): the gradient goes to the first one
-    in row-major window order, as in PyTorch, whether windows tile, leave gaps or overlap."""
+    in row-major window order, as in PyTorch, whether windows tile, leave gaps or overlap,
+    and whether the input is plain NCHW or a batch-last view (the tiled fast path)."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
+    if layout == "batch_last" and device != "cpu":
+        pytest.skip("batch-last views are the NumPy backend's layout")
     x = numpy.round(R.standard_normal(shape))  # few distinct values: many ties
     t = tinynet.tensor(x, device=device, requires_grad=True)
+    if layout == "batch_last":
+        t.data = _batch_last_view(t.data)
     out = F.max_pool2d(t, *args)
     ref, (gref,) = torch_grads(lambda x_: TF.max_pool2d(x_, *args), [x])
     assert_close(out, ref, rtol=0, atol=0)
@@ -254,6 +261,24 @@ def test_dropout2d_on_batch_last_view_is_layout_independent(device):
     assert_close(viewed, plain, rtol=0, atol=0)
     if device == "cpu":
         assert viewed.data.transpose(1, 2, 3, 0).flags.c_contiguous  # the layout is kept
+
+
+def test_reshape_of_batch_last_view_returns_gradient_in_that_layout(device):
+    """Flattening a batch-last activation (the reference net's ``view(-1, 320)``): the
+    gradient comes back with the input's values and, on the CPU, in its (C, H, W, N) layout."""
+    x = R.standard_normal((5, 4, 3, 2))
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    if device == "cpu":
+        t.data = _batch_last_view(t.data)
+    r = R.standard_normal((5, 24))
+    (t.reshape(5, 24) * tinynet.tensor(r, device=device)).sum().backward()
+    assert_close(t.grad, r.reshape(x.shape), rtol=0, atol=0)
+    if device == "cpu":  # leaf grads are made C-ordered, so look at what backward hands on
+        from tinynet.nn.functional.shape import Reshape
+        op = Reshape((5, 24))
+        op.forward(numpy, t.data)
+        (g,) = op.backward(numpy, r)
+        assert g.transpose(1, 2, 3, 0).flags.c_contiguous and numpy.array_equal(g, r.reshape(x.shape))
 
 
 @pytest.mark.parametrize("bias", [True, False])

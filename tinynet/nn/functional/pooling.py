@@ -14,7 +14,7 @@ from ... import backend
 from ...autograd import Function
 from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
-from .conv import _check_tensor, _pair, col2im_add, windows
+from .conv import _check_tensor, _pair, col2im_add, is_batch_last, windows
 
 
 def pool_out(op, size, k, s, p, d, ceil_mode):
@@ -35,7 +35,16 @@ class MaxPool2d(Function):
     (PyTorch's choice on ties), so nothing but the input and output is kept. When the
     windows do not overlap (stride >= window extent, the usual ``kernel == stride``), each
     offset's share is stored rather than added, and when they also tile the input exactly
-    the gradient buffer is not zero-filled first: 1.3-1.5x faster on the 2-core CPU."""
+    the gradient buffer is not zero-filled first: 1.3-1.5x faster on the 2-core CPU.
+
+    Windows that tile a batch-last input (an NCHW view of a (C, H, W, N) buffer, as the
+    batch-last convolution hands on) take a shorter road: seen as (C, H_out, kH, W_out,
+    kW, N), every window offset is a plain axis, so forward marks each window's first
+    maximum with one broadcast compare (the first-hit rule then runs on those one-byte
+    marks, in place) while the input is still in the cache, and backward is a single
+    broadcast multiply of the marks by ``gy``. For the reference net's first pool at batch
+    200 the backward went 2.0-2.8 -> 1.7 ms with the marks made in backward; making them
+    in forward took another 0-5% off the training step there (batch 64: unchanged)."""
     name = "max_pool2d"
 
     def __init__(self, kernel, stride, padding, dilation, out):
@@ -61,10 +70,15 @@ class MaxPool2d(Function):
         y = xp.maximum(x[slices[0]], x[slices[1]]) if len(slices) > 1 else x[slices[0]].copy()
         for sl in slices[2:]:
             xp.maximum(y, x[sl], out=y)
-        self.saved = (x, y, (h, w))
+        if getattr(self, "needs_input_grad", (False,))[0] and self._tiles_batch_last(x):
+            self.saved = ("first maxima", self._first_maxima(xp, x, y))
+        else:
+            self.saved = (x, y, (h, w))
         return y
 
     def backward(self, xp, gy):
+        if isinstance(self.saved[0], str):  # "first maxima": marks made in forward
+            return (self._scatter_to_first_maxima(xp, self.saved[1], gy),)
         x, y, (h, w) = self.saved
         (ph, pw) = self.padding
         overlap, tiles = self._coverage(x.shape)
@@ -83,6 +97,36 @@ class MaxPool2d(Function):
             else:  # each input is in at most one window: a plain (cheaper) strided store
                 gpad[sl] = gy * hit
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
+
+    def _tiles_batch_last(self, x):
+        """True when ``x`` is batch-last and the windows tile it (no padding, kernel ==
+        stride, no dilation, nothing left over)."""
+        return self.padding == (0, 0) and self._coverage(x.shape)[1] and is_batch_last(x)
+
+    def _first_maxima(self, xp, x, y):
+        """Bool (C, H_out, kH, W_out, kW, N): True at the first maximum of each window in
+        row-major offset order (PyTorch's choice on ties), for tiling windows over a
+        batch-last ``x``."""
+        (kh, kw), (ho, wo) = self.kernel, self.out
+        grid = (x.shape[1], ho, kh, wo, kw, x.shape[0])                    # (C, ho, kh, wo, kw, N)
+        xt = x.transpose(1, 2, 3, 0).reshape(grid)                          # a view: no copy
+        hit = xt == y.transpose(1, 2, 3, 0)[:, :, None, :, None, :]
+        taken = hit[:, :, 0, :, 0].copy()
+        for p in range(kh):
+            for q in range(kw):
+                if p or q:
+                    h = hit[:, :, p, :, q]
+                    xp.greater(h, taken, out=h)  # a maximum, and no earlier one
+                    taken |= h
+        return hit
+
+    def _scatter_to_first_maxima(self, xp, hit, gy):
+        """The input gradient: ``gy`` of each window at its first maximum, zero elsewhere,
+        returned as an NCHW view of a batch-last buffer (the input's layout)."""
+        c, ho, kh, wo, kw, n = hit.shape
+        g = xp.empty(hit.shape, dtype=gy.dtype)
+        xp.multiply(hit, gy.transpose(1, 2, 3, 0)[:, :, None, :, None, :], out=g)
+        return g.reshape(c, ho * kh, wo * kw, n).transpose(3, 0, 1, 2)
 
     def _coverage(self, padded_shape):
         """(windows overlap, windows tile the padded input exactly) for this configuration."""
