@@ -139,7 +139,7 @@ def _row_blocks(ho, bytes_per_row, whole_bytes):
 
 
 COLUMNS_WHOLE_BYTES = 8 * 2**20  # e.g. the reference net at batch 64: kept whole, saved for backward
-COLUMN_BLOCK_BYTES = 2**20       # about one core's L2 cache on the 2-core CPU
+COLUMN_BLOCK_BYTES = 2 * 2**20   # one core's L2 cache on the 2-core CPU (1 MiB measured 3-5% slower at batch 200)
 TAPS_WHOLE_BYTES = 4 * 2**20     # input-gradient taps (see _input_grad_stride1): blocked above this
 
 
