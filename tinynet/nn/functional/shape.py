@@ -17,7 +17,7 @@ class Reshape(Function):
     gradient back in the input's memory layout: for a batch-last input (an NCHW view of a
     (C, H, W, N) buffer, see ``conv.is_batch_last``) the gradient is laid out the same way,
     so the ops before it (pooling, ReLU, dropout) do not mix layouts, which costs NumPy
-    strided passes (max-pool backward at batch 200: 0.9 -> 0.1 ms)."""
+    strided passes (the reference net's second max-pool backward at batch 200: 0.9 -> 0.35 ms)."""
     name = "reshape"
 
     def __init__(self, shape):
