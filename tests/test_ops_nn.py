@@ -279,6 +279,11 @@ def test_reshape_of_batch_last_view_returns_gradient_in_that_layout(device):
         op.forward(numpy, t.data)
         (g,) = op.backward(numpy, r)
         assert g.transpose(1, 2, 3, 0).flags.c_contiguous and numpy.array_equal(g, r.reshape(x.shape))
+        a = R.standard_normal((6, 4)).T  # any other non-C order too: here Fortran order
+        op = Reshape((24,))
+        op.forward(numpy, a)
+        (g,) = op.backward(numpy, numpy.arange(24.0))
+        assert g.flags.f_contiguous and numpy.array_equal(g, numpy.arange(24.0).reshape(4, 6))
 
 
 @pytest.mark.parametrize("bias", [True, False])
