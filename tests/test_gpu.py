@@ -52,6 +52,12 @@ OPS = {
     "bias_relu_4d": (lambda x, b: F.bias_relu(x, b), [IMG, R.standard_normal(3)]),
     "max_pool": (lambda x: F.max_pool2d(x, 2), [IMG]),
     "max_pool_overlap": (lambda x: F.max_pool2d(x, 3, 1, 1, 2, True), [IMG]),
+    "max_pool_gaps": (lambda x: F.max_pool2d(x, (2, 1), (3, 2), (1, 0)), [IMG]),  # inputs no window reads
+    "max_pool_ties": (lambda x: F.max_pool2d(x, 3, 1, 1), [numpy.round(IMG)]),  # overlapping windows share maxima
+    "linear": (lambda x, w, b: F.linear(x, w, b), [ROWS, R.standard_normal((7, 10)), R.standard_normal(7)]),
+    "linear_3d_no_bias": (lambda x, w: F.linear(x, w), [R.standard_normal((2, 3, 10)), R.standard_normal((4, 10))]),
+    "linear_1d": (lambda x, w, b: F.linear(x, w, b), [R.standard_normal(10), R.standard_normal((3, 10)),
+                                                       R.standard_normal(3)]),
     "avg_pool": (lambda x: F.avg_pool2d(x, 2), [IMG]),
     "avg_pool_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1, True, False), [IMG]),
     "log_softmax": (lambda x: F.log_softmax(x, 1), [ROWS]),
@@ -236,3 +242,30 @@ def test_bias_grad_kernel_matches_float64_sum(shape):
     out = cupy.asnumpy(gpu_ops.bias_grad(cupy.asarray(g)))
     ref = g.astype(numpy.float64).sum(axis=tuple(i for i in range(g.ndim) if i != 1))
     numpy.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype,rtol", [("float32", 1e-5), ("float64", 1e-12)])
+def test_direct_gemm_matches_float64_matmul(trans_a, trans_b, dtype, rtol):
+    """gpu_ops.matmul (one cuBLAS call on row-major operands) against NumPy in float64,
+    for every transpose combination and non-square shapes."""
+    import cupy
+    from tinynet.kernels import gpu_ops
+    rng = numpy.random.default_rng(6)
+    a = rng.standard_normal((13, 5) if trans_a else (5, 13))
+    b = rng.standard_normal((7, 13) if trans_b else (13, 7))
+    out = gpu_ops.matmul(cupy.asarray(a, dtype=dtype), cupy.asarray(b, dtype=dtype), trans_a, trans_b)
+    assert out.shape == (5, 7) and out.dtype == dtype and out.flags.c_contiguous
+    ref = (a.T if trans_a else a) @ (b.T if trans_b else b)
+    numpy.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=rtol, atol=rtol)
+
+
+def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
+    x = tinynet.randn(6, 4, device="cuda", requires_grad=True)
+    lin = nn.Linear(4, 3).to("cuda")
+    y = lin(x)
+    assert y._ctx.direct
+    y.sum().backward()
+    numpy.testing.assert_allclose(x.grad.numpy(), numpy.tile(lin.weight.numpy().sum(0), (6, 1)), rtol=1e-5)
+    empty = lin(tinynet.zeros(0, 4, device="cuda", requires_grad=True))
+    assert not empty._ctx.direct and empty.shape == (0, 3)

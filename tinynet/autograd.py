@@ -14,7 +14,7 @@ import contextvars
 import functools
 
 from . import backend
-from .errors import AutogradError
+from .errors import AutogradError, DeviceMismatchError
 
 _grad_enabled = contextvars.ContextVar("tinynet_grad_enabled", default=True)
 _Tensor = None  # tinynet.tensor.Tensor, bound by tinynet.tensor at import (avoids a cycle)
@@ -90,23 +90,33 @@ class Function:
     def apply(self, *args):
         """Run the op on ``args`` (tensors or plain values) and record it on the tape."""
         Tensor = _Tensor
+        gpu_array = backend._CUPY_NDARRAY
         arrays = []
-        tensors = []
-        for a in args:
+        needs = []
+        on_gpu = on_cpu = False
+        for a in args:  # one pass: arrays, which inputs need a gradient, and their device
             if isinstance(a, Tensor):
-                arrays.append(a.data)
-                tensors.append(a)
+                data = a.data
+                arrays.append(data)
+                needs.append(a.requires_grad)
+                if isinstance(data, gpu_array):
+                    on_gpu = True
+                else:
+                    on_cpu = True
             else:
                 arrays.append(a)
-        xp = backend.common_module(self.name, [t.data for t in tensors])
-        record = _grad_enabled.get() and any(t.requires_grad for t in tensors)
+                needs.append(False)
+        if on_gpu and on_cpu:
+            raise DeviceMismatchError(
+                f"{self.name}: expected all tensors on the same device, got both cpu and cuda tensors")
+        xp = backend.cupy if on_gpu else backend.numpy if on_cpu else backend.xp
+        record = True in needs and _grad_enabled.get()
         if record:
-            self.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
+            self.needs_input_grad = tuple(needs)
         self.saved = None
         # the path is recorded so backward takes the same one, whatever the switch says later
-        self.gpu_path = gpu = xp is not backend.numpy and backend.kernels_enabled and hasattr(self, "forward_gpu")
-        forward = self.forward_gpu if gpu else self.forward
-        y = forward(xp, *arrays)
+        self.gpu_path = gpu = on_gpu and backend.kernels_enabled and hasattr(self, "forward_gpu")
+        y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
         out = Tensor._wrap(y)
         if record:
             self.inputs = args

@@ -1,8 +1,9 @@
 """tinynet's random state: one seed makes every random choice repeatable.
 
 :func:`manual_seed` reseeds the host generator (NumPy ``PCG64``, used for parameter
-initialisation, dropout on the CPU and DataLoader shuffling) and, on the CuPy backend,
-the device generator used for dropout masks on the GPU.
+initialisation, dropout on the CPU and DataLoader shuffling), the Philox counter behind
+GPU dropout masks, and the CuPy generator used instead when tinynet's kernels are off
+(``TINYNET_KERNELS=0``).
 """
 import numpy
 
@@ -28,8 +29,7 @@ def manual_seed(seed):
     _state["seed"] = int(seed)
     _state["host"] = numpy.random.default_rng(int(seed))
     _state["device"] = None
-    if _state["philox"] is not None:  # reseed in place: kernels hold this array
-        _state["philox"][...] = backend.cupy.asarray(_philox_seed(), dtype=numpy.uint64)
+    _state["philox"] = None
 
 
 def host_generator():
@@ -47,18 +47,23 @@ def device_generator():
 
 def _philox_seed():
     seed = _state["seed"]  # derived from the seed itself: host draws stay as on the CPU
-    return [seed if seed is not None else int(_state["host"].integers(0, 2**63 - 1)), 0]
+    return seed if seed is not None else int(_state["host"].integers(0, 2**63 - 1))
 
 
-def device_philox_state():
-    """Device array ``[seed, offset]`` (uint64) of the Philox generator behind GPU dropout.
+def philox_draw():
+    """``(seed, offset)`` of the next draw of the Philox generator behind GPU dropout, as
+    ``numpy.uint64`` kernel arguments; the offset then advances by one.
 
-    It is seeded from the host generator (so :func:`manual_seed` makes GPU masks
-    repeatable) and advanced on the device after each draw, never read by the host.
+    The seed comes from :func:`manual_seed` (so GPU masks repeat), or from the host
+    generator when none was set; the offset counts draws since then from 0. Draw ``k``
+    uses the counter block ``(unit, k)`` of Philox4x32-10 (Salmon et al., SC 2011).
     """
-    if _state["philox"] is None:
-        _state["philox"] = backend.cupy.asarray(_philox_seed(), dtype=numpy.uint64)
-    return _state["philox"]
+    state = _state["philox"]
+    if state is None:
+        state = _state["philox"] = [numpy.uint64(_philox_seed() % 2**64), 0]
+    offset = state[1]
+    state[1] = offset + 1
+    return state[0], numpy.uint64(offset)
 
 
 def generator_for(xp):

@@ -18,7 +18,11 @@ _SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
 
 def supported(*arrays):
     """True when every array is a float32/float64 CuPy array our kernels handle."""
-    return all(a is not None and a.dtype in _SUFFIX and backend.is_gpu_array(a) for a in arrays)
+    gpu_array = backend._CUPY_NDARRAY
+    for a in arrays:  # a plain loop: this runs several times per op on the hot path
+        if not isinstance(a, gpu_array) or a.dtype not in _SUFFIX:
+            return False
+    return True
 
 
 @functools.lru_cache(maxsize=None)
@@ -34,9 +38,15 @@ def _function(filename, name):
     return module(filename).get_function(name)
 
 
+_TYPED = {}  # (filename, op, dtype) -> kernel, so a launch costs one dict look-up
+
+
 def kernel(filename, op, dtype):
     """The typed kernel ``op`` (e.g. ``tinynet_max_pool2d_fwd``) for ``dtype``."""
-    return _function(filename, f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
+    fn = _TYPED.get((filename, op, dtype))
+    if fn is None:
+        fn = _TYPED[filename, op, dtype] = _function(filename, f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
+    return fn
 
 
 def raw(filename, name):

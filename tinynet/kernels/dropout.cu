@@ -1,8 +1,8 @@
 // Dropout masks from Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
 // 1, 2, 3", SC 2011): a counter-based generator, so element e's random number is a pure
 // function of (seed, call offset, e) and no generator state moves between threads.
-// The state [seed, offset] lives in device memory; tinynet_rng_advance bumps the offset
-// after each draw, so no host value is needed on the hot path (capturable in a graph).
+// The host keeps [seed, offset] and passes both by value, advancing the offset by one per
+// draw (tinynet.random.philox_draw), so a draw is one launch with no state on the device.
 
 struct u4 { unsigned int x, y, z, w; };
 
@@ -23,8 +23,7 @@ __device__ __forceinline__ u4 philox(u4 c, unsigned int k0, unsigned int k1) {
 }
 
 // Uniform in [0, 1) with 24 random bits, for unit u (element or channel) of this call.
-__device__ __forceinline__ float unit_uniform(long long u, const unsigned long long* state) {
-    unsigned long long seed = state[0], offset = state[1];
+__device__ __forceinline__ float unit_uniform(long long u, unsigned long long seed, unsigned long long offset) {
     u4 c = {(unsigned int)(u >> 2), (unsigned int)(u >> 34), (unsigned int)offset, (unsigned int)(offset >> 32)};
     u4 r = philox(c, (unsigned int)seed, (unsigned int)(seed >> 32));
     unsigned int word = (u & 3) == 0 ? r.x : (u & 3) == 1 ? r.y : (u & 3) == 2 ? r.z : r.w;
@@ -34,10 +33,10 @@ __device__ __forceinline__ float unit_uniform(long long u, const unsigned long l
 // group = 1 for dropout (one draw per element), H*W for dropout2d (one per channel map).
 template <typename T>
 __device__ void dropout_fwd(const T* x, T* y, unsigned char* mask, long long n, long long group,
-                            float p, T scale, const unsigned long long* state) {
+                            float p, T scale, unsigned long long seed, unsigned long long offset) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= n) return;
-    unsigned char keep = unit_uniform(i / group, state) >= p;
+    unsigned char keep = unit_uniform(i / group, seed, offset) >= p;
     mask[i] = keep;
     y[i] = keep ? x[i] * scale : (T)0;
 }
@@ -51,14 +50,10 @@ __device__ void dropout_bwd(const T* gy, const unsigned char* mask, T* gx, long 
 
 #define DROPOUT_KERNELS(T, S)                                                                      \
 extern "C" __global__ void tinynet_dropout_fwd_##S(const T* x, T* y, unsigned char* m, long long n,  \
-        long long group, float p, T scale, const unsigned long long* state) {                       \
-    dropout_fwd<T>(x, y, m, n, group, p, scale, state); }                                           \
+        long long group, float p, T scale, unsigned long long seed, unsigned long long offset) {    \
+    dropout_fwd<T>(x, y, m, n, group, p, scale, seed, offset); }                                    \
 extern "C" __global__ void tinynet_dropout_bwd_##S(const T* gy, const unsigned char* m, T* gx,       \
         long long n, T scale) { dropout_bwd<T>(gy, m, gx, n, scale); }
 
 DROPOUT_KERNELS(float, f32)
 DROPOUT_KERNELS(double, f64)
-
-extern "C" __global__ void tinynet_rng_advance(unsigned long long* state) {
-    if (blockIdx.x == 0 && threadIdx.x == 0) state[1] += 1;
-}

@@ -1,5 +1,5 @@
-// Small fused kernels on the hot path: per-channel bias gradient, ReLU forward/backward on
-// contiguous arrays, and multi-tensor optimizer updates (one launch for up to 16 tensors;
+// Small fused kernels on the hot path: per-channel bias gradient and bias add, ReLU
+// forward/backward on contiguous arrays, and multi-tensor optimizer updates (one launch for up to 16 tensors;
 // the pointer table is passed by value as a struct, so no host->device copy is needed).
 
 // Bias gradient of (N, C, L) memory in two deterministic stages (no atomics).
@@ -97,6 +97,9 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
 }
 
 #define FUSED_KERNELS(T, S)                                                                         \
+extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) y[i] += b[(i / L) % C]; }                                                             \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
     bias_grad<T>(g, out, N, C, L); }                                                                 \
 extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, T* part, int N, int C,         \

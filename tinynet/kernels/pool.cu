@@ -39,15 +39,31 @@ __device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int
     argmax[i] = where;
 }
 
+// Max-pool backward gathers: one thread per input element visits the windows that can
+// hold it (tap a of window oh covers row oh * sh - ph + a * dh) and sums the gradients of
+// those whose stored maximum is this element. Every input is written, so no zero-fill
+// launch is needed, and overlapping windows add up in a fixed order (no atomics).
 template <typename T>
 __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long total, int H, int W,
-                             int Ho, int Wo) {
+                             int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
+                             int dh, int dw) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
-    int where = argmax[i];
-    if (where < 0) return;
-    long long plane = i / ((long long)Wo * Ho);
-    atomicAdd(gx + plane * H * W + where, gy[i]);
+    int w = i % W, h = (i / W) % H;
+    long long base = i / ((long long)W * H) * Ho * Wo;
+    int here = h * W + w;
+    T acc = 0;
+    for (int a = 0; a < kh; ++a) {
+        int t = h + ph - a * dh;
+        if (t < 0 || t % sh != 0 || t / sh >= Ho) continue;
+        for (int b = 0; b < kw; ++b) {
+            int u = w + pw - b * dw;
+            if (u < 0 || u % sw != 0 || u / sw >= Wo) continue;
+            long long o = base + (long long)(t / sh) * Wo + u / sw;
+            if (argmax[o] == here) acc += gy[o];
+        }
+    }
+    gx[i] = acc;
 }
 
 // Output element i of average pooling: its window [hs, he) x [ws, we) clipped to the input,
@@ -100,7 +116,8 @@ extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am,
         int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
     max_pool_fwd<T>(x, y, am, n, C, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                  \
 extern "C" __global__ void tinynet_max_pool2d_bwd_##S(const T* gy, const int* am, T* gx, long long n,  \
-        int H, int W, int Ho, int Wo) { max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo); }               \
+        int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
+    max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                   \
 extern "C" __global__ void tinynet_avg_pool2d_fwd_##S(const T* x, T* y, long long n, int H, int W,     \
         int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
     avg_pool_fwd<T>(x, y, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }                       \

@@ -15,6 +15,7 @@ import math
 
 from .. import backend
 from ..autograd import no_grad
+from ..kernels import optim_update
 from .optimizer import Optimizer
 
 
@@ -50,7 +51,6 @@ class SGD(Optimizer):
     @no_grad()
     def step(self):
         """Apply one update to every parameter that has a gradient."""
-        from ..kernels import optim_update
         for g in self.param_groups:
             lr, mom, damp, wd, nest = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
             live = [p for p in g["params"] if p.grad is not None]
@@ -103,7 +103,6 @@ class Adam(Optimizer):
     @no_grad()
     def step(self):
         """Apply one update to every parameter that has a gradient."""
-        from ..kernels import optim_update
         for g in self.param_groups:
             lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
             live = [p for p in g["params"] if p.grad is not None]

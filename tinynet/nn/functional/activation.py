@@ -10,7 +10,7 @@ import math
 
 from ... import backend
 from ...autograd import Function
-from ...kernels import cuda, elementwise as ew
+from ...kernels import cuda, elementwise as ew, gpu_ops
 from ...errors import DTypeError, ShapeError
 from ...tensor import Tensor
 
@@ -36,14 +36,12 @@ class ReLU(Function):
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
             return self.forward(xp, x)
-        from ...kernels import gpu_ops
         self.saved = y = gpu_ops.relu_fwd(x)
         return y
 
     def backward_gpu(self, xp, gy):
         if not cuda.supported(gy, self.saved):
             return self.backward(xp, gy)
-        from ...kernels import gpu_ops
         return (gpu_ops.relu_bwd(self.saved, gy),)
 
 
@@ -203,7 +201,6 @@ class LogSoftmax(Function):
     def forward_gpu(self, xp, x):
         if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1):
             return self.forward(xp, x)
-        from ...kernels import gpu_ops
         self.saved = y = gpu_ops.log_softmax_fwd(x)
         return y
 
@@ -211,7 +208,6 @@ class LogSoftmax(Function):
         y = self.saved
         if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1):
             return self.backward(xp, gy)
-        from ...kernels import gpu_ops
         return (gpu_ops.log_softmax_bwd(y, gy),)
 
 

@@ -7,6 +7,7 @@ Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repe
 """
 from ... import random as _random
 from ...autograd import Function
+from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
 from ...tensor import Tensor
 
@@ -34,7 +35,6 @@ class Dropout(Function):
         return (_scale(xp, gy, self.saved),)
 
     def forward_gpu(self, xp, x):
-        from ...kernels import cuda, gpu_ops
         if not cuda.supported(x):
             return self.forward(xp, x)
         y, mask, scale = gpu_ops.dropout_fwd(x, self.p, self.mask_shape)
@@ -42,7 +42,6 @@ class Dropout(Function):
         return y
 
     def backward_gpu(self, xp, gy):
-        from ...kernels import gpu_ops
         if not isinstance(self.saved, tuple):
             return self.backward(xp, gy)
         return (gpu_ops.dropout_bwd(gy, *self.saved),)

@@ -8,7 +8,7 @@ running statistics. Backward (for ``M`` values per channel, ``xh`` the normalise
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
 """
 from ...autograd import Function
-from ...kernels import cuda
+from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
 from ...tensor import Tensor
 
@@ -51,7 +51,6 @@ class BatchNorm(Function):
         if not cuda.supported(x, *params) or any(a.dtype != x.dtype for a in params) or \
                 (self.training and self.momentum is None):
             return self.forward(xp, x, weight, bias)
-        from ...kernels import gpu_ops
         y, mean, invstd = gpu_ops.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
                                                  self.training, self.momentum, self.eps)
         self.saved = ("gpu", x, mean, invstd, weight)
@@ -60,7 +59,6 @@ class BatchNorm(Function):
     def backward_gpu(self, xp, gy):
         if self.saved[0] != "gpu":
             return self.backward(xp, gy)
-        from ...kernels import gpu_ops
         _, x, mean, invstd, weight = self.saved
         need = self.needs_input_grad[1] or self.needs_input_grad[2]
         gx, gw, gb = gpu_ops.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)

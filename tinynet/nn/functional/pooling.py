@@ -14,7 +14,7 @@ from ... import backend
 from ...autograd import Function
 from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
-from .conv import _check_tensor, _pair, col2im_add, is_batch_last, windows
+from .conv import _check_tensor, _dispatch, _pair, col2im_add, is_batch_last, windows
 
 
 def pool_out(op, size, k, s, p, d, ceil_mode):
@@ -145,7 +145,8 @@ class MaxPool2d(Function):
     def backward_gpu(self, xp, gy):
         if self.saved[0] != "gpu":
             return self.backward(xp, gy)
-        return (gpu_ops.max_pool2d_bwd(gy, self.saved[1], self.saved[2]),)
+        return (gpu_ops.max_pool2d_bwd(gy, self.saved[1], self.saved[2], self.kernel, self.stride,
+                                       self.padding, self.dilation),)
 
 
 class AvgPool2d(Function):
@@ -235,8 +236,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
     out = tuple(pool_out("max_pool2d", input.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
                 for i in range(2))
-    from ...kernels import dispatch
-    return dispatch.max_pool2d_function(k, s, p, d, out).apply(input)
+    return _dispatch().max_pool2d_function(k, s, p, d, out).apply(input)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
