@@ -24,13 +24,20 @@ def _mib(b):
     return f"{b / 2**20:.0f} MiB"
 
 
+def _rounds_text(meta, rounds):
+    if meta.get("method") == "interleaved":
+        return (f", {rounds} rounds per row, each one process timing both frameworks in turns "
+                "repetition by repetition")
+    return f", {rounds} alternating rounds per row" if rounds > 1 else ""
+
+
 def throughput_table(data, name):
     meta, rows = data["meta"], data["rows"]
     where = meta.get("gpu") or f"{meta.get('cpus')}-core CPU"
     rounds = max((r.get("rounds", 1) for r in rows), default=1)
     spread = " per-round ratios |" if rounds > 1 else ""
     lines = [f"**{where}**, tinynet vs PyTorch {meta.get('torch')} (`benchmarks/results/{name}`, {meta.get('date')}"
-             + (f", {rounds} alternating rounds per row" if rounds > 1 else "") + "):",
+             + _rounds_text(meta, rounds) + "):",
              "",
              "| model | batch | tinynet images/s | PyTorch images/s | speed ratio | tinynet peak | PyTorch peak | "
              "memory ratio |" + spread,

@@ -5,12 +5,16 @@ each framework trains with the same recipe (SGD; dropout on, as in training) on 
 images already in memory -- on the CPU (tinynet's NumPy backend vs PyTorch CPU) or the
 GPU (tinynet's CuPy backend vs PyTorch CUDA, both with TF32 allowed for cuDNN convolution
 and cuDNN autotuning on: ``cudnn.benchmark`` in each framework). After a warm-up it times several
-repetitions of a fixed number of steps and reports medians. Every (framework, model,
-batch) run is its own subprocess so its peak memory is its own: host peak RSS on the
-CPU; on the GPU, CuPy's pool (bytes held) against PyTorch's reserved bytes. On the CPU
-each row is run in 5 rounds (``--rounds``), the frameworks taking turns to go first,
-and the median is over every repetition of every round: timings on a shared 2-core
-machine drift by 20-40% within minutes, and alternating spreads the drift over both.
+repetitions of a fixed number of steps and reports medians over every repetition of
+every round (``--rounds`` fresh processes per row). Host timings on these shared machines
+drift by 20-40% for seconds to minutes at a time, so the frameworks take turns:
+
+* CPU: every (framework, model, batch) run is its own subprocess, so its peak RSS is its
+  own; 5 rounds per row, the frameworks alternating which goes first.
+* GPU: each round is one subprocess holding both frameworks, which run repetition by
+  repetition in alternating order on the same batches, so a slow phase of the host falls
+  on both; 3 rounds per row. Memory is each framework's own allocator: CuPy's pool (bytes
+  held) against PyTorch's peak reserved bytes.
 
     python benchmarks/train_throughput.py --device cpu            # the CPU table
     TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda
@@ -52,9 +56,10 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile):
-    """Time ``framework``'s ("tinynet" or "torch") training steps; the step is the same
-    code for both, only the library differs."""
+def make_step(framework, model_name, device, x, y):
+    """One framework's training step on the in-memory images: ``(step(lo, hi) -> loss,
+    sync, loss_value)``. The step is the same code for both frameworks, only the library
+    differs."""
     from models import RECIPES, tinynet_model, torch_model
     if framework == "tinynet":
         import tinynet as lib
@@ -74,7 +79,6 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
     model = make(model_name).to(device)
     opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
     xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)
-    rng = numpy.random.default_rng(1)
 
     def step(lo, hi):
         opt.zero_grad()
@@ -83,33 +87,43 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
         opt.step()
         return loss
 
-    return _time(step, batch, steps, reps, warmup, sync or (lambda: None), rng, len(x), profile,
-                 final=lambda loss: loss.item())
+    return step, sync or (lambda: None), lambda loss: loss.item()
 
 
-def _time(step, batch, steps, reps, warmup, sync, rng, n, profile, final):
-    for lo, hi in _batches(n, batch, warmup, rng):
-        step(lo, hi)
+def _rep(step, sync, plan):
+    """Seconds per step over ``plan`` (list of (lo, hi)), and the last loss."""
+    t = time.perf_counter()
+    for lo, hi in plan:
+        loss = step(lo, hi)
     sync()
-    times = []
+    return (time.perf_counter() - t) / len(plan), loss
+
+
+def _summary(times, batch, final_loss):
+    ms = statistics.median(times) * 1e3
+    return {"ms_per_step": ms, "ms_per_step_all": [t * 1e3 for t in times], "final_loss": final_loss,
+            "images_per_s": batch / (ms / 1e3)}
+
+
+def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile):
+    """Time one framework alone: warm-up, then ``reps`` repetitions of ``steps`` steps."""
+    step, sync, final = make_step(framework, model_name, device, x, y)
+    rng = numpy.random.default_rng(1)
+    _rep(step, sync, _batches(len(x), batch, warmup, rng))
     prof = None
     if profile:
         import cProfile
         prof = cProfile.Profile()
+    times = []
     for _ in range(reps):
-        plan = _batches(n, batch, steps, rng)
-        t = time.perf_counter()
+        plan = _batches(len(x), batch, steps, rng)
         if prof:
             prof.enable()
-        for lo, hi in plan:
-            loss = step(lo, hi)
-        sync()
+        t, loss = _rep(step, sync, plan)
         if prof:
             prof.disable()
-        times.append((time.perf_counter() - t) / steps)
-    out = {"ms_per_step": statistics.median(times) * 1e3, "ms_per_step_all": [t * 1e3 for t in times],
-           "final_loss": final(loss)}
-    out["images_per_s"] = batch / (out["ms_per_step"] / 1e3)
+        times.append(t)
+    out = _summary(times, batch, final(loss))
     if prof:
         import io
         import pstats
@@ -119,22 +133,50 @@ def _time(step, batch, steps, reps, warmup, sync, rng, n, profile, final):
     return out
 
 
+def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y):
+    """Time both frameworks in one process, repetition by repetition in alternating
+    order, each repetition on the same batches for both: a slow phase of the host then
+    falls on both frameworks alike instead of on whichever process ran through it."""
+    setups = {fw: make_step(fw, model_name, device, x, y) for fw in frameworks}
+    rng = numpy.random.default_rng(1)
+    for step, sync, _ in setups.values():
+        _rep(step, sync, _batches(len(x), batch, warmup, rng))
+    times = {fw: [] for fw in frameworks}
+    last = {}
+    for r in range(reps):
+        plan = _batches(len(x), batch, steps, rng)
+        for fw in (frameworks if r % 2 == 0 else frameworks[::-1]):
+            step, sync, _ = setups[fw]
+            t, last[fw] = _rep(step, sync, plan)
+            times[fw].append(t)
+    return {fw: _summary(times[fw], batch, setups[fw][2](last[fw])) for fw in frameworks}
+
+
+def _peak_memory(framework, device):
+    """(bytes, kind): host peak RSS on the CPU; on the GPU each framework's own allocator."""
+    if device == "cpu":
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, "host peak RSS"
+    if framework == "tinynet":
+        import cupy
+        return cupy.get_default_memory_pool().total_bytes(), "CuPy pool bytes held"
+    import torch
+    return torch.cuda.max_memory_reserved(), "PyTorch reserved bytes (peak)"
+
+
 def worker(args):
     x, y, source = load_images(args.images, args.data_dir)
-    res = run_framework(args.worker, args.model, args.batch, args.device, args.steps, args.reps, args.warmup, x, y, args.profile)
-    res["data"] = source
-    if args.device == "cpu":
-        res["peak_bytes"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        res["peak_kind"] = "host peak RSS"
-    elif args.worker == "tinynet":
-        import cupy
-        res["peak_bytes"] = cupy.get_default_memory_pool().total_bytes()
-        res["peak_kind"] = "CuPy pool bytes held"
+    if args.worker == "interleaved":
+        res = run_interleaved(args.frameworks, args.model, args.batch, args.device, args.steps, args.reps,
+                              args.warmup, x, y)
     else:
-        import torch
-        res["peak_bytes"] = torch.cuda.max_memory_reserved()
-        res["torch_max_allocated"] = torch.cuda.max_memory_allocated()
-        res["peak_kind"] = "PyTorch reserved bytes (peak)"
+        res = {args.worker: run_framework(args.worker, args.model, args.batch, args.device, args.steps,
+                                          args.reps, args.warmup, x, y, args.profile)}
+    for fw, r in res.items():
+        r["data"] = source
+        r["peak_bytes"], r["peak_kind"] = _peak_memory(fw, args.device)
+        if fw == "torch" and args.device == "cuda":
+            import torch
+            r["torch_max_allocated"] = torch.cuda.max_memory_allocated()
     print("RESULT " + json.dumps(res))
 
 
@@ -147,8 +189,8 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=None, help="timed steps per repetition")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions per round")
     p.add_argument("--rounds", type=int, default=None,
-                   help="fresh-process rounds per framework, alternating which goes first "
-                        "(default: 5 on the CPU, whose timings drift, 1 on the GPU)")
+                   help="fresh-process rounds per row (default: 5 on the CPU, alternating which "
+                        "framework goes first; 3 on the GPU, each timing both frameworks in turn)")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--images", type=int, default=10000)
     p.add_argument("--data-dir", default=None)
@@ -168,7 +210,10 @@ def main(argv=None):
     if args.quick:
         args.batch_sizes, args.reps, args.warmup = [64], 3, 3
     if args.rounds is None:
-        args.rounds = 1 if args.quick or args.device == "cuda" else 5
+        args.rounds = 1 if args.quick else 3 if args.device == "cuda" else 5
+    # On the GPU each framework's memory figure comes from its own allocator, so both can
+    # share a process; on the CPU peak RSS needs a process of its own.
+    interleave = _interleave(args)
     rows = []
     for model in args.models:
         for batch in args.batch_sizes:
@@ -178,12 +223,21 @@ def main(argv=None):
             row = {"model": model, "batch": batch, "steps": steps, "rounds": args.rounds}
             results = {fw: [] for fw in args.frameworks}
             for rnd in range(args.rounds):
+                if interleave:  # both frameworks in one process, repetitions alternating
+                    res = _run_worker(args, "interleaved", model, batch, steps)
+                    for fw in args.frameworks:
+                        results[fw].append(res.get(fw, res))
+                    if "error" in res:
+                        print(f"{model} b{batch} failed:\n{res['error']}", file=sys.stderr)
+                    continue
                 # alternate which framework goes first, so drift on a shared machine
                 # falls on both alike
                 order = args.frameworks if rnd % 2 == 0 else args.frameworks[::-1]
                 for fw in order:
                     res = _run_worker(args, fw, model, batch, steps)
-                    if "error" in res:
+                    if fw in res:
+                        res = res[fw]
+                    elif "error" in res:
                         print(f"{fw} {model} b{batch} failed:\n{res['error']}", file=sys.stderr)
                     results[fw].append(res)
             for fw, runs in results.items():
@@ -205,13 +259,14 @@ def main(argv=None):
 
 
 def _run_worker(args, fw, model, batch, steps):
-    """One framework's warm-up and timed repetitions in a fresh subprocess."""
+    """One framework's (or, with ``fw="interleaved"``, both frameworks') warm-up and timed
+    repetitions in a fresh subprocess; returns {framework: result} or {"error": text}."""
     env = dict(os.environ)
     if fw == "tinynet" and args.device == "cpu":
         env["TINYNET_BACKEND"] = "numpy"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
            str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
-           "--warmup", str(args.warmup), "--images", str(args.images)]
+           "--warmup", str(args.warmup), "--images", str(args.images), "--frameworks", *args.frameworks]
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     if args.profile and fw == "tinynet":
@@ -239,9 +294,15 @@ def _combine(runs, batch):
     return out
 
 
+def _interleave(args):
+    """Whether each round times both frameworks in one process (the GPU default)."""
+    return args.device == "cuda" and len(args.frameworks) == 2 and not args.profile
+
+
 def _meta(args):
     meta = {"device": args.device, "python": platform.python_version(), "machine": platform.machine(),
-            "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S")}
+            "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "method": "interleaved" if _interleave(args) else "separate processes"}
     try:
         import torch
         meta["torch"] = torch.__version__
