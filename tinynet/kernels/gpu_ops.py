@@ -246,8 +246,9 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     """``op(a) @ op(b) [+ bias]`` for C-contiguous 2-D CuPy arrays of one float dtype;
     ``op`` transposes when ``trans_*`` is set, ``bias`` (N,) is added to every row.
 
-    Products of up to ``SMALL_GEMM`` multiply-adds (every linear layer of the reference
-    networks up to batch 1024) run in tinynet's tiled kernel (``gemm.cu``), with the
+    Products of up to ``SMALL_GEMM`` multiply-adds (the reference convnet's linear layers
+    up to batch 1024; the reference MLP's first layer up to batch 64, its second at every
+    batch) run in tinynet's tiled kernel (``gemm.cu``), with the
     bias in the same launch: at these sizes a training step is bound by host time, and a
     cuBLAS call through CuPy costs 20-32 us of it on the H200 machine against 8-13 us
     for one RawKernel launch. Larger products go to cuBLAS (CuPy's ``@``), whose kernels win
