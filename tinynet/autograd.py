@@ -14,7 +14,7 @@ import contextvars
 import functools
 
 from . import backend
-from .errors import AutogradError, DeviceMismatchError
+from .errors import AutogradError
 
 _grad_enabled = contextvars.ContextVar("tinynet_grad_enabled", default=True)
 _Tensor = None  # tinynet.tensor.Tensor, bound by tinynet.tensor at import (avoids a cycle)
@@ -106,9 +106,8 @@ class Function:
             else:
                 arrays.append(a)
                 needs.append(False)
-        if on_gpu and on_cpu:
-            raise DeviceMismatchError(
-                f"{self.name}: expected all tensors on the same device, got both cpu and cuda tensors")
+        if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
+            backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else backend.numpy if on_cpu else backend.xp
         record = True in needs and _grad_enabled.get()
         if record:

@@ -33,25 +33,10 @@ def module(filename):
     return backend.cupy.RawModule(code=code, options=("--std=c++14",))
 
 
-@functools.lru_cache(maxsize=None)
-def _function(filename, name):
-    return module(filename).get_function(name)
-
-
-_TYPED = {}  # (filename, op, dtype) -> kernel, so a launch costs one dict look-up
-
-
+@functools.lru_cache(maxsize=None)  # the C-level cache: a launch costs one look-up
 def kernel(filename, op, dtype):
     """The typed kernel ``op`` (e.g. ``tinynet_max_pool2d_fwd``) for ``dtype``."""
-    fn = _TYPED.get((filename, op, dtype))
-    if fn is None:
-        fn = _TYPED[filename, op, dtype] = _function(filename, f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
-    return fn
-
-
-def raw(filename, name):
-    """An untyped kernel by its full name."""
-    return _function(filename, name)
+    return module(filename).get_function(f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
 
 
 def launch(fn, n, args, threads=BLOCK):

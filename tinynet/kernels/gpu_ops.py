@@ -12,16 +12,18 @@ def _cp():
 
 
 # ---- pooling ---------------------------------------------------------------------------
+def _max_args(in_shape, out, kernel, stride, padding, dilation):
+    """(H, W, H_out, W_out, kh, kw, sh, sw, ph, pw, dh, dw) as the int32s both max-pool kernels take."""
+    return tuple(_cp().int32(v) for v in (*in_shape[2:], *out, *kernel, *stride, *padding, *dilation))
+
+
 def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
     cp = _cp()
-    n, c, h, w = x.shape
-    ho, wo = out
     x = cp.ascontiguousarray(x)
-    y = cp.empty((n, c, ho, wo), dtype=x.dtype)
-    argmax = cp.empty((n, c, ho, wo), dtype=cp.int32)
+    y = cp.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
+    argmax = cp.empty(y.shape, dtype=cp.int32)
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_fwd", x.dtype), y.size,
-                (x, y, argmax, cp.int64(y.size), cp.int32(c), cp.int32(h), cp.int32(w), cp.int32(ho),
-                 cp.int32(wo), *(cp.int32(v) for v in (*kernel, *stride, *padding, *dilation))))
+                (x, y, argmax, cp.int64(y.size), *_max_args(x.shape, out, kernel, stride, padding, dilation)))
     return y, argmax
 
 
@@ -30,10 +32,9 @@ def max_pool2d_bwd(gy, argmax, in_shape, kernel, stride, padding, dilation):
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
     gx = cp.empty(in_shape, dtype=gy.dtype)
-    ho, wo = gy.shape[2:]
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd", gy.dtype), gx.size,
-                (gy, argmax, gx, cp.int64(gx.size), cp.int32(in_shape[2]), cp.int32(in_shape[3]),
-                 cp.int32(ho), cp.int32(wo), *(cp.int32(v) for v in (*kernel, *stride, *padding, *dilation))))
+                (gy, argmax, gx, cp.int64(gx.size),
+                 *_max_args(in_shape, gy.shape[2:], kernel, stride, padding, dilation)))
     return gx
 
 

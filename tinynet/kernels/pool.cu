@@ -15,7 +15,7 @@ __device__ __forceinline__ long long out_position(long long i, int Ho, int Wo, i
 }
 
 template <typename T>
-__device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int C, int H, int W,
+__device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int H, int W,
                              int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
                              int dh, int dw) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
@@ -112,9 +112,9 @@ __device__ void avg_pool_bwd(const T* gy, T* gx, long long total, int H, int W, 
 }
 
 #define POOL_KERNELS(T, S)                                                                          \
-extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am, long long n, int C,  \
+extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am, long long n,         \
         int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
-    max_pool_fwd<T>(x, y, am, n, C, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                  \
+    max_pool_fwd<T>(x, y, am, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                     \
 extern "C" __global__ void tinynet_max_pool2d_bwd_##S(const T* gy, const int* am, T* gx, long long n,  \
         int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
     max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                   \

@@ -394,7 +394,7 @@ class Linear(Function):
         if self.needs_input_grad[1]:
             gw = g2.T @ x.reshape(-1, x.shape[-1])
         if self.needs_input_grad[2]:
-            gb = self._bias_grad(xp, g2)
+            gb = g2.sum(axis=0)
         return gx, gw, gb
 
     def forward_gpu(self, xp, x, w, b):
@@ -419,11 +419,6 @@ class Linear(Function):
         gw = gpu_ops.matmul(g2, x.reshape(-1, x.shape[-1]), trans_a=True) if self.needs_input_grad[1] else None
         gb = gpu_ops.bias_grad(g2) if self.needs_input_grad[2] else None
         return gx, gw, gb
-
-    def _bias_grad(self, xp, g2):
-        if xp is not numpy and backend.kernels_enabled and cuda.supported(g2):
-            return gpu_ops.bias_grad(g2)  # one kernel instead of CuPy's generic reduction
-        return g2.sum(axis=0)
 
 
 def _check_tensor(op, name, t, ndim, layout):
