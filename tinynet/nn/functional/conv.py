@@ -10,7 +10,7 @@ scatters ``gy @ W`` back with one strided add per kernel offset (col2im).
 """
 import numpy
 
-from ... import backend
+from ... import backend, parallel
 from ...autograd import Function
 from ...kernels import cuda, cudnn, gpu_ops
 from ...errors import DTypeError, ShapeError
@@ -82,28 +82,75 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
     ``W'[(c, p), (o, q')] = w[o, c, p, kW-1-q']`` and K = C_out*kW, and only the kH
     height taps remain as adds: ``gx[c, y] = sum_p T[c, p, y - p*dH]``. That is kW times
     fewer adds for 1 + (kW-1)/W_out more FLOPs; for the reference net's conv2 at batch
-    64 it took 0.98 ms -> 0.63 ms on the 2-core CPU. Taps above ``TAPS_WHOLE_BYTES`` go
-    in blocks of output rows (each block's T added to its rows), so they stay cached:
-    3.45 -> 2.2 ms in the batch-200 training step.
+    64 it took 0.98 ms -> 0.63 ms on the 2-core CPU.
+
+    Two parallel passes (:func:`tinynet.parallel.parallel_for`): blocks of output rows
+    build their part of E and multiply it into their columns of T, then groups of input
+    channels add their rows of T into the gradient (the row blocks' adds would overlap).
     """
     co, ho, wo, n = gy.shape
     _, c, kh, kw = w.shape
     dh, dw = dilation
     wp = pshape[2]
     span = (kw - 1) * dw
-    widened = xp.zeros((co, ho, wo + 2 * span, n), dtype=gy.dtype)
-    widened[:, :, span:span + wo] = gy
+    widened = xp.empty((co, ho, wo + 2 * span, n), dtype=gy.dtype)
     s = widened.strides
     wmat = xp.ascontiguousarray(w[:, :, :, ::-1].transpose(1, 2, 0, 3)).reshape(c * kh, co * kw)
-    gpad = xp.zeros(pshape, dtype=gy.dtype)
-    for lo, hi in _row_blocks(ho, co * kw * wp * n * gy.dtype.itemsize, TAPS_WHOLE_BYTES):
-        rows = hi - lo
-        taps = xp.lib.stride_tricks.as_strided(widened[:, lo:], shape=(co, kw, rows, wp, n),
+    t = xp.empty((c * kh, ho * wp * n), dtype=gy.dtype)
+    threads = _threads(xp)
+    rows = _row_blocks(ho, co * kw * wp * n * gy.dtype.itemsize, TAPS_WHOLE_BYTES, threads)
+
+    def taps_product(i):
+        lo, hi = rows[i]
+        widened[:, lo:hi, :span] = 0
+        widened[:, lo:hi, span + wo:] = 0
+        widened[:, lo:hi, span:span + wo] = gy[:, lo:hi]
+        taps = xp.lib.stride_tricks.as_strided(widened[:, lo:], shape=(co, kw, hi - lo, wp, n),
                                                strides=(s[0], s[2] * dw, s[1], s[2], s[3]))
-        t = (wmat @ taps.reshape(co * kw, rows * wp * n)).reshape(c, kh, rows, wp, n)  # one copy
+        xp.matmul(wmat, taps.reshape(co * kw, (hi - lo) * wp * n), out=t[:, lo * wp * n:hi * wp * n])
+
+    _each(xp, len(rows), taps_product)
+    t = t.reshape(c, kh, ho, wp, n)
+    gpad = xp.empty(pshape, dtype=gy.dtype)
+    groups = _channel_groups(c, threads, gpad.nbytes + t.nbytes)
+
+    def add_taps(i):
+        lo, hi = groups[i]
+        g = gpad[lo:hi]
+        g[...] = 0
         for p in range(kh):
-            gpad[:, p * dh + lo:p * dh + hi] += t[:, p]
+            g[:, p * dh:p * dh + ho] += t[lo:hi, p]
+
+    _each(xp, len(groups), add_taps)
     return gpad
+
+
+def _threads(xp):
+    """Threads a pass over ``xp`` arrays is split for: the pool's on the CPU, one on the GPU
+    (CuPy's current device and stream are per thread)."""
+    return parallel.get_num_threads() if xp is numpy else 1
+
+
+def _each(xp, count, fn):
+    """``fn(i)`` for i in range(count): over tinynet's CPU threads for NumPy, in order on
+    this thread for CuPy."""
+    if xp is numpy:
+        return parallel.parallel_for(count, fn)
+    return [fn(i) for i in range(count)]
+
+
+def _batch_spans(n, threads, nbytes):
+    """Sample ranges [lo, hi) for a parallel pass over an NCHW batch touching ``nbytes``
+    (see ``parallel.pieces``; one range when there is one thread)."""
+    count = parallel.pieces(n, nbytes) if threads > 1 else 1
+    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
+
+
+def _channel_groups(c, threads, nbytes):
+    """Channel ranges [lo, hi) for a parallel pass touching ``nbytes`` (see
+    ``parallel.pieces``; one range when there is one thread)."""
+    pieces = parallel.pieces(c, nbytes) if threads > 1 else 1
+    return [(c * i // pieces, c * (i + 1) // pieces) for i in range(pieces)]
 
 
 def is_batch_last(x):
@@ -129,13 +176,18 @@ def _filter_grad_batch_last(cols, gyt):
     return per_block.sum(axis=0)
 
 
-def _row_blocks(ho, bytes_per_row, whole_bytes):
-    """Output-row ranges [lo, hi): all rows at once when they take at most ``whole_bytes``,
-    else blocks of about ``COLUMN_BLOCK_BYTES`` (at least one row), so a GEMM reads each
-    block straight after it is written, while it is still in the cache."""
-    if ho * bytes_per_row <= whole_bytes:
-        return [(0, ho)]
-    rows = max(1, COLUMN_BLOCK_BYTES // bytes_per_row)
+def _row_blocks(ho, bytes_per_row, whole_bytes, threads):
+    """Output-row ranges [lo, hi) that the batch-last passes work on, one item each.
+
+    Rows taking more than ``whole_bytes`` in all go in blocks of about
+    ``COLUMN_BLOCK_BYTES`` (at least one row), so a GEMM reads each block straight after
+    it is written, while it is still in the cache. With more than one thread
+    (:mod:`tinynet.parallel`) the rows are cut into up to two blocks per thread (see
+    ``parallel.pieces``), so a slow core takes fewer of them.
+    """
+    rows = ho if ho * bytes_per_row <= whole_bytes else max(1, COLUMN_BLOCK_BYTES // bytes_per_row)
+    if threads > 1:
+        rows = max(1, min(rows, -(-ho // parallel.pieces(ho, ho * bytes_per_row))))
     return [(lo, min(ho, lo + rows)) for lo in range(0, ho, rows)]
 
 
@@ -180,13 +232,22 @@ class Conv2dIm2col(Function):
         win = windows(xp, xpad, kh, kw, sh, sw, dh, dw, ho, wo)           # (N, C, ho, wo, kh, kw) view
         k = cg * kh * kw
         cols = xp.empty((n, g, k + (b is not None), ho * wo), dtype=x.dtype)
-        cols[:, :, :k].reshape(n, g, cg, kh, kw, ho, wo)[...] = (          # the one copy
-            win.reshape(n, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4))
         wmat = w.reshape(g, co // g, k)
         if b is not None:  # the bias as a ones row of the columns: see _with_bias
-            cols[:, :, k] = 1
             wmat = _with_bias(xp, wmat, b.reshape(g, co // g, 1))
-        y = (wmat @ cols).reshape(n, co, ho, wo)                         # (N, G, Co/G, ho*wo)
+        y = xp.empty((n, g, co // g, ho * wo), dtype=x.dtype)
+        self.spans = _batch_spans(n, _threads(xp), cols.nbytes)
+
+        def chunk(i):  # the columns of samples [lo, hi) and their products
+            lo, hi = self.spans[i]
+            cols[lo:hi, :, :k].reshape(hi - lo, g, cg, kh, kw, ho, wo)[...] = (   # the one copy
+                win[lo:hi].reshape(hi - lo, g, cg, ho, wo, kh, kw).transpose(0, 1, 2, 5, 6, 3, 4))
+            if b is not None:
+                cols[lo:hi, :, k] = 1
+            xp.matmul(wmat, cols[lo:hi], out=y[lo:hi])
+
+        _each(xp, len(self.spans), chunk)
+        y = y.reshape(n, co, ho, wo)
         self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
         return y
 
@@ -199,17 +260,23 @@ class Conv2dIm2col(Function):
             xt = xp.pad(xt, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
         k = c * kh * kw
         wmat = w.reshape(co, k)
-        if b is not None:
+        ones_row = b is not None
+        if ones_row:
             wmat = _with_bias(xp, wmat, b.reshape(co, 1))
-        self.blocks = _row_blocks(ho, (k + (b is not None)) * wo * n * x.dtype.itemsize, COLUMNS_WHOLE_BYTES)
-        if len(self.blocks) == 1:
-            cols = self._columns(xp, xt, w.shape, b is not None, wo, 0, ho)
-            y = wmat @ cols
-        else:  # columns too big to stay cached: built and multiplied a few output rows at a time
-            cols, row = None, wo * n
-            y = xp.empty((co, ho * row), dtype=x.dtype)
-            for lo, hi in self.blocks:
-                xp.matmul(wmat, self._columns(xp, xt, w.shape, b is not None, wo, lo, hi), out=y[:, lo * row:hi * row])
+        bytes_per_row = (k + ones_row) * wo * n * x.dtype.itemsize
+        whole = ho * bytes_per_row <= COLUMNS_WHOLE_BYTES  # else built a block at a time, rebuilt in backward
+        self.blocks = _row_blocks(ho, bytes_per_row, COLUMNS_WHOLE_BYTES, _threads(xp))
+        row = wo * n
+        cols = xp.empty((k + ones_row, ho * row), dtype=x.dtype) if whole else None
+        y = xp.empty((co, ho * row), dtype=x.dtype)
+
+        def block(i):  # columns of output rows [lo, hi) and their product
+            lo, hi = self.blocks[i]
+            part = self._columns(xp, xt, w.shape, ones_row, wo, lo, hi,
+                                 None if cols is None else cols[:, lo * row:hi * row])
+            xp.matmul(wmat, part, out=y[:, lo * row:hi * row])
+
+        _each(xp, len(self.blocks), block)
         y = y.reshape(co, ho, wo, n).transpose(3, 0, 1, 2)                 # an NCHW view of (C, H, W, N)
         if xp is not numpy:
             y = xp.ascontiguousarray(y)  # CuPy's kernels expect C order
@@ -217,9 +284,10 @@ class Conv2dIm2col(Function):
         self.batch_last = True
         return y
 
-    def _columns(self, xp, xt, wshape, ones_row, wo, lo, hi):
+    def _columns(self, xp, xt, wshape, ones_row, wo, lo, hi, out=None):
         """Batch-last columns of output rows [lo, hi): (C*kH*kW [+1], (hi-lo)*W_out*N),
-        from the padded (C, Hp, Wp, N) input; with a ones row for the bias when asked."""
+        from the padded (C, Hp, Wp, N) input; with a ones row for the bias when asked.
+        Written into ``out`` when given (a column slice of the whole matrix)."""
         (sh, sw), (dh, dw) = self.stride, self.dilation
         c, n = xt.shape[0], xt.shape[3]
         kh, kw = wshape[2:]
@@ -228,7 +296,7 @@ class Conv2dIm2col(Function):
             xt[:, lo * sh:], shape=(c, kh, kw, hi - lo, wo, n),
             strides=(s[0], s[1] * dh, s[2] * dw, s[1] * sh, s[2] * sw, s[3]))
         k = c * kh * kw
-        cols = xp.empty((k + ones_row, (hi - lo) * wo * n), dtype=xt.dtype)
+        cols = xp.empty((k + ones_row, (hi - lo) * wo * n), dtype=xt.dtype) if out is None else out
         cols[:k].reshape(c, kh, kw, hi - lo, wo, n)[...] = view              # the one copy
         if ones_row:
             cols[k] = 1
@@ -244,12 +312,15 @@ class Conv2dIm2col(Function):
         gyt = xp.ascontiguousarray(gy.transpose(1, 2, 3, 0)).reshape(co, ho * wo * n)
         gx = gw = gb = None
         if self.needs_input_grad[1] or self.needs_input_grad[2]:
-            if cols is not None:
-                gwb = _filter_grad_batch_last(cols, gyt)                     # (Co, K [+1])
-            else:  # blocked forward: rebuild each block's columns, sum the products
-                row, ones_row = wo * n, self.inputs[2] is not None  # inputs: (x, w, bias or None)
-                gwb = sum(_filter_grad_batch_last(self._columns(xp, xt, w.shape, ones_row, wo, lo, hi),
-                                                  gyt[:, lo * row:hi * row]) for lo, hi in self.blocks)
+            row, ones_row = wo * n, self.inputs[2] is not None  # inputs: (x, w, bias or None)
+
+            def block(i):  # this block's share of the (Co, K [+1]) product
+                lo, hi = self.blocks[i]
+                part = (cols[:, lo * row:hi * row] if cols is not None  # else rebuilt: see forward
+                        else self._columns(xp, xt, w.shape, ones_row, wo, lo, hi))
+                return _filter_grad_batch_last(part, gyt[:, lo * row:hi * row])
+
+            gwb = sum(_each(xp, len(self.blocks), block))
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             if (sh, sw) == (1, 1):
@@ -274,14 +345,25 @@ class Conv2dIm2col(Function):
         co, cg, kh, kw = w.shape
         gy2 = gy.reshape(n, g, co // g, ho * wo)
         gx = gw = gb = None
+        spans = self.spans
         if self.needs_input_grad[1] or self.needs_input_grad[2]:
-            gwb = (gy2 @ cols.transpose(0, 1, 3, 2)).sum(axis=0).reshape(co, -1)  # N small GEMMs, summed
+            def filter_grad(i):  # samples [lo, hi): their small GEMMs, summed
+                lo, hi = spans[i]
+                return (gy2[lo:hi] @ cols[lo:hi].transpose(0, 1, 3, 2)).sum(axis=0)
+
+            gwb = sum(_each(xp, len(spans), filter_grad)).reshape(co, -1)
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             wmat = xp.ascontiguousarray(w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1))  # (G, K, Co/G)
-            gcols = (wmat @ gy2).reshape(n, c, kh, kw, ho, wo)             # (N, C, kh, kw, ho, wo)
-            gpad = xp.zeros(pshape, dtype=gy.dtype)
-            col2im_add(gpad, gcols, sh, sw, dh, dw)
+            gpad = xp.empty(pshape, dtype=gy.dtype)
+
+            def input_grad(i):  # samples [lo, hi): their columns' gradient, scattered back
+                lo, hi = spans[i]
+                gcols = (wmat @ gy2[lo:hi]).reshape(hi - lo, c, kh, kw, ho, wo)
+                gpad[lo:hi] = 0
+                col2im_add(gpad[lo:hi], gcols, sh, sw, dh, dw)
+
+            _each(xp, len(spans), input_grad)
             gx = gpad[:, :, pt:pt + h, pl:pl + wd]
         return gx, gw, gb
 
@@ -372,6 +454,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
 class Linear(Function):
     """``y = x W^T + b`` with x (..., in), W (out, in), b (out,).
 
+    On the CPU a large product is split over tinynet's threads (``parallel.matmul``).
     On the GPU the products go through ``gpu_ops.matmul`` (tinynet's tiled kernel with
     the bias fused for small layers, cuBLAS for large ones) and the bias gradient through
     the per-channel reduction kernel.
@@ -380,7 +463,7 @@ class Linear(Function):
 
     def forward(self, xp, x, w, b):
         self.saved = (x, w)
-        y = x @ w.T
+        y = parallel.matmul(x, w.T) if x.ndim == 2 else x @ w.T  # see tinynet.parallel
         if b is not None:
             y += b
         return y
@@ -389,10 +472,10 @@ class Linear(Function):
         x, w = self.saved
         gx = gw = gb = None
         if self.needs_input_grad[0]:
-            gx = gy @ w
+            gx = parallel.matmul(gy, w) if gy.ndim == 2 else gy @ w
         g2 = gy.reshape(-1, gy.shape[-1])
         if self.needs_input_grad[1]:
-            gw = g2.T @ x.reshape(-1, x.shape[-1])
+            gw = parallel.matmul(g2.T, x.reshape(-1, x.shape[-1]))
         if self.needs_input_grad[2]:
             gb = g2.sum(axis=0)
         return gx, gw, gb

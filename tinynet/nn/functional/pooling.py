@@ -14,7 +14,8 @@ from ... import backend
 from ...autograd import Function
 from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
-from .conv import _check_tensor, _dispatch, _pair, col2im_add, is_batch_last, windows
+from .conv import (_channel_groups, _check_tensor, _dispatch, _each, _pair, _threads, col2im_add,
+                   is_batch_last, windows)
 
 
 def pool_out(op, size, k, s, p, d, ceil_mode):
@@ -67,13 +68,26 @@ class MaxPool2d(Function):
             x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
                        constant_values=-numpy.inf)
         slices = list(self._slices())
-        y = xp.maximum(x[slices[0]], x[slices[1]]) if len(slices) > 1 else x[slices[0]].copy()
-        for sl in slices[2:]:
-            xp.maximum(y, x[sl], out=y)
-        if getattr(self, "needs_input_grad", (False,))[0] and self._tiles_batch_last(x):
-            self.saved = ("first maxima", self._first_maxima(xp, x, y))
-        else:
-            self.saved = (x, y, (h, w))
+        marks = getattr(self, "needs_input_grad", (False,))[0] and self._tiles_batch_last(x)
+        y = (xp.empty((c, ho, wo, n), dtype=x.dtype).transpose(3, 0, 1, 2) if is_batch_last(x)
+             else xp.empty((n, c, ho, wo), dtype=x.dtype))                  # the input's layout
+        hit = xp.empty((c, ho) + self.kernel[:1] + (wo,) + self.kernel[1:] + (n,), dtype=bool) if marks else None
+        groups = _channel_groups(c, _threads(xp), x.nbytes)
+
+        def pool(i):  # channels [lo, hi): running maximum over the window offsets
+            lo, hi = groups[i]
+            xs, ys = x[:, lo:hi], y[:, lo:hi]
+            if len(slices) > 1:
+                xp.maximum(xs[slices[0]], xs[slices[1]], out=ys)
+            else:
+                ys[...] = xs[slices[0]]
+            for sl in slices[2:]:
+                xp.maximum(ys, xs[sl], out=ys)
+            if marks:  # while this block of the input is still in the cache
+                self._first_maxima(xp, xs, ys, hit[lo:hi])
+
+        _each(xp, len(groups), pool)
+        self.saved = ("first maxima", hit) if marks else (x, y, (h, w))
         return y
 
     def backward(self, xp, gy):
@@ -82,20 +96,29 @@ class MaxPool2d(Function):
         x, y, (h, w) = self.saved
         (ph, pw) = self.padding
         overlap, tiles = self._coverage(x.shape)
-        # windows that tile the input exactly write every element: no zero fill needed
-        gpad = (xp.empty_like if tiles else xp.zeros_like)(x, dtype=gy.dtype)
-        taken = None
-        for sl in self._slices():
-            hit = x[sl] == y
-            if taken is None:
-                taken = hit
-            else:
-                xp.greater(hit, taken, out=hit)  # hit and not taken yet, without a temporary
-                taken |= hit
-            if overlap:
-                gpad[sl] += gy * hit
-            else:  # each input is in at most one window: a plain (cheaper) strided store
-                gpad[sl] = gy * hit
+        gpad = xp.empty_like(x, dtype=gy.dtype)
+        slices = list(self._slices())
+        groups = _channel_groups(x.shape[1], _threads(xp), x.nbytes)
+
+        def scatter(i):  # channels [lo, hi)
+            lo, hi = groups[i]
+            xs, ys, gs, g = x[:, lo:hi], y[:, lo:hi], gy[:, lo:hi], gpad[:, lo:hi]
+            if not tiles:  # windows that tile the input write every element: no zero fill
+                g[...] = 0
+            taken = None
+            for sl in slices:
+                hit = xs[sl] == ys
+                if taken is None:
+                    taken = hit
+                else:
+                    xp.greater(hit, taken, out=hit)  # hit and not taken yet, without a temporary
+                    taken |= hit
+                if overlap:
+                    g[sl] += gs * hit
+                else:  # each input is in at most one window: a plain (cheaper) strided store
+                    g[sl] = gs * hit
+
+        _each(xp, len(groups), scatter)
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
     def _tiles_batch_last(self, x):
@@ -103,14 +126,13 @@ class MaxPool2d(Function):
         stride, no dilation, nothing left over)."""
         return self.padding == (0, 0) and self._coverage(x.shape)[1] and is_batch_last(x)
 
-    def _first_maxima(self, xp, x, y):
-        """Bool (C, H_out, kH, W_out, kW, N): True at the first maximum of each window in
-        row-major offset order (PyTorch's choice on ties), for tiling windows over a
-        batch-last ``x``."""
-        (kh, kw), (ho, wo) = self.kernel, self.out
-        grid = (x.shape[1], ho, kh, wo, kw, x.shape[0])                    # (C, ho, kh, wo, kw, N)
-        xt = x.transpose(1, 2, 3, 0).reshape(grid)                          # a view: no copy
-        hit = xt == y.transpose(1, 2, 3, 0)[:, :, None, :, None, :]
+    def _first_maxima(self, xp, x, y, hit):
+        """Fill bool ``hit`` (C, H_out, kH, W_out, kW, N) with True at the first maximum of
+        each window in row-major offset order (PyTorch's choice on ties), for tiling
+        windows over a batch-last ``x`` whose window maxima are ``y``."""
+        kh, kw = self.kernel
+        xt = x.transpose(1, 2, 3, 0).reshape(hit.shape)                      # a view: no copy
+        xp.equal(xt, y.transpose(1, 2, 3, 0)[:, :, None, :, None, :], out=hit)
         taken = hit[:, :, 0, :, 0].copy()
         for p in range(kh):
             for q in range(kw):
@@ -118,14 +140,20 @@ class MaxPool2d(Function):
                     h = hit[:, :, p, :, q]
                     xp.greater(h, taken, out=h)  # a maximum, and no earlier one
                     taken |= h
-        return hit
 
     def _scatter_to_first_maxima(self, xp, hit, gy):
         """The input gradient: ``gy`` of each window at its first maximum, zero elsewhere,
         returned as an NCHW view of a batch-last buffer (the input's layout)."""
         c, ho, kh, wo, kw, n = hit.shape
         g = xp.empty(hit.shape, dtype=gy.dtype)
-        xp.multiply(hit, gy.transpose(1, 2, 3, 0)[:, :, None, :, None, :], out=g)
+        gyt = gy.transpose(1, 2, 3, 0)[:, :, None, :, None, :]
+        groups = _channel_groups(c, _threads(xp), g.nbytes)
+
+        def scatter(i):
+            lo, hi = groups[i]
+            xp.multiply(hit[lo:hi], gyt[lo:hi], out=g[lo:hi])
+
+        _each(xp, len(groups), scatter)
         return g.reshape(c, ho * kh, wo * kw, n).transpose(3, 0, 1, 2)
 
     def _coverage(self, padded_shape):

@@ -1,0 +1,242 @@
+"""Intra-op parallelism for the NumPy backend: a pool of worker threads that tinynet's
+heavy CPU ops (convolution, max pooling, large matrix products) split their work over.
+
+Why tinynet keeps its own pool instead of letting OpenBLAS thread each matrix product:
+OpenBLAS splits every product statically between its threads and synchronises them
+several times inside it, so when one core is slowed for a moment (another tenant of a
+shared host, another process) the whole product waits for it. On the 2-core CI machine
+this made the reference convnet's training step at batch 200 swing between 15 and
+30 ms, while single-threaded steps stayed at 16-21 ms (``benchmarks/NOTES.md``).
+Here an op cuts its work into independent items (blocks of output rows, groups of
+channels), and the calling thread and the workers claim items one at a time until none
+are left (dynamic scheduling): a slow or busy core just claims fewer. The heavy part of
+each item is a NumPy call that releases the GIL (a BLAS product, a copy, a ufunc), so
+the threads run in parallel.
+
+From the first parallel region on, the BLAS libraries NumPy loaded (found through
+``threadpoolctl``) are held to one thread each, process-wide, as
+``torch.set_num_threads`` sets PyTorch's: the two kinds of threading must not compete
+for the cores. Toggling BLAS threading per region measured 1.6x slower at batch 200
+(OpenBLAS's idle threads spin for a while after each threaded product and crowd out
+tinynet's workers). Large products that are not part of a split op go through
+:func:`matmul`. ``set_num_threads(1)`` gives the BLAS libraries back the thread counts
+they had, and tinynet's ops then run their items in order on the calling thread.
+
+The number of threads is ``TINYNET_NUM_THREADS`` (read once at import), else the number
+of CPUs this process may run on (``os.sched_getaffinity``, or ``os.cpu_count()``).
+"""
+import itertools
+import os
+import queue
+import threading
+
+from .errors import BackendError
+
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "pieces", "matmul"]
+
+ITEM_MIN_BYTES = 3 * 2**20  # an item should touch at least this much memory: see pieces()
+
+
+def _default_threads():
+    raw = os.environ.get("TINYNET_NUM_THREADS")
+    if raw is not None:
+        try:
+            n = int(raw)
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise BackendError(f"TINYNET_NUM_THREADS: expected a positive integer, got {raw!r}")
+        return n
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+_num_threads = _default_threads()
+_workers = []          # one SimpleQueue per started worker thread
+_local = threading.local()
+_pool_lock = threading.Lock()
+_held = None           # [(threadpoolctl controller of a BLAS library, its own thread count)]
+
+
+def get_num_threads():
+    """Threads tinynet's CPU ops use (int, >= 1), as ``torch.get_num_threads``."""
+    return _num_threads
+
+
+def set_num_threads(num_threads):
+    """Set the number of threads tinynet's CPU ops use, as ``torch.set_num_threads``.
+
+    Args:
+        num_threads (int): >= 1. With 1, ops run their items in order on the calling
+            thread and the BLAS libraries get back the thread counts they had before
+            tinynet held them to one.
+
+    Raises:
+        TypeError: ``num_threads`` is not an int.
+        ValueError: ``num_threads < 1``.
+    """
+    global _num_threads
+    if not isinstance(num_threads, int) or isinstance(num_threads, bool):
+        raise TypeError(f"set_num_threads: expected an int, got {type(num_threads).__name__}")
+    if num_threads < 1:
+        raise ValueError(f"set_num_threads: expected num_threads >= 1, got {num_threads}")
+    with _pool_lock:
+        _num_threads = num_threads
+        if num_threads == 1:
+            _release_blas()
+
+
+def _hold_blas():
+    """Hold every loaded BLAS library to one thread, remembering the counts they had
+    (done once, by the first parallel region)."""
+    global _held
+    if _held is not None:
+        return
+    try:
+        from threadpoolctl import ThreadpoolController
+        libs = ThreadpoolController().select(user_api="blas").lib_controllers
+    except Exception:  # threadpoolctl missing or unable to inspect this platform
+        libs = []
+    _held = [(lib, lib.num_threads) for lib in libs]
+    for lib, _ in _held:
+        lib.set_num_threads(1)
+
+
+def _release_blas():
+    """Give the BLAS libraries back the thread counts they had before :func:`_hold_blas`."""
+    global _held
+    for lib, n in _held or ():
+        lib.set_num_threads(n)
+    _held = None
+
+
+class _Job:
+    """One ``parallel_for`` call: items are claimed from a shared counter until none are
+    left; the caller waits only for items another thread has claimed."""
+    __slots__ = ("fn", "count", "claims", "results", "left", "done", "error")
+
+    def __init__(self, fn, count):
+        self.fn, self.count = fn, count
+        self.claims = itertools.count()  # next() is atomic under the GIL
+        self.results = [None] * count
+        self.left = count
+        self.done = threading.Condition(threading.Lock())
+        self.error = None
+
+    def work(self):
+        _local.busy = True
+        try:
+            while True:
+                i = next(self.claims)
+                if i >= self.count:
+                    return
+                try:
+                    self.results[i] = self.fn(i)
+                except BaseException as e:  # handed to the caller, which re-raises it
+                    self.error = self.error or e
+                with self.done:
+                    self.left -= 1
+                    if not self.left:
+                        self.done.notify_all()
+        finally:
+            _local.busy = False
+
+    def wait(self):
+        with self.done:
+            while self.left:
+                self.done.wait()
+
+
+def _worker(inbox):
+    while True:
+        inbox.get().work()
+
+
+def pieces(count, nbytes):
+    """How many items to cut ``count`` units (rows, channels, samples) touching ``nbytes``
+    bytes in all into: about two per thread, so a slow core takes fewer, but none under
+    ``ITEM_MIN_BYTES``. Each item has a fixed cost (its NumPy calls, a hand-off between
+    threads: 10-40 us on the 2-core CI machine), and below that size OpenBLAS's own
+    threads inside one product did better: on the reference convnet at batch 64, whose
+    passes touch 1.5-4 MB, splitting them (1 MiB items) made the training step 1.1x
+    slower than leaving them whole, while at batch 200 (4-13 MB) splitting made it
+    1.2-1.3x faster. Returns an int in [1, count] (1 for count 0).
+    """
+    if _num_threads == 1:
+        return 1
+    return max(1, min(count, 2 * _num_threads, nbytes // ITEM_MIN_BYTES))
+
+
+def parallel_for(count, fn):
+    """Call ``fn(i)`` for every ``i`` in ``range(count)``, spread over the pool's threads;
+    return the results as a list in index order.
+
+    Items must be independent (no two may write the same memory). The calling thread
+    claims items too. Called from inside an item, with one thread, or for a single
+    item, it runs the items in order on the calling thread.
+
+    Raises:
+        Whatever ``fn`` raised (the first error), after every claimed item has finished.
+    """
+    if count <= 1 or _num_threads == 1 or getattr(_local, "busy", False):
+        return [fn(i) for i in range(count)]
+    with _pool_lock:
+        _hold_blas()
+        while len(_workers) < _num_threads - 1:
+            inbox = queue.SimpleQueue()
+            threading.Thread(target=_worker, args=(inbox,), daemon=True, name="tinynet-worker").start()
+            _workers.append(inbox)
+        helpers = _workers[:min(_num_threads, count) - 1]
+    job = _Job(fn, count)
+    for inbox in helpers:
+        inbox.put(job)
+    job.work()
+    job.wait()
+    if job.error is not None:
+        raise job.error
+    return job.results
+
+
+
+def matmul(a, b):
+    """``a @ b``, with a large 2-D NumPy product split over the pool's threads.
+
+    The longer of the output's two axes is cut into :func:`pieces` blocks (by the bytes
+    of both operands and the result); each block is one BLAS call writing its slice of
+    the result. Everything else (CuPy arrays, batched or 1-D operands, mixed dtypes,
+    products too small to split, one thread) is a plain ``a @ b``.
+
+    Args:
+        a: (M, K) array. b: (K, N) array.
+
+    Returns:
+        (M, N) array (C-ordered when split).
+
+    Raises:
+        ValueError: from ``@`` when the inner dimensions differ.
+    """
+    import numpy
+    if (_num_threads == 1 or type(a) is not numpy.ndarray or type(b) is not numpy.ndarray
+            or a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.kind not in "fc"
+            or a.shape[1] != b.shape[0]):
+        return a @ b
+    (m, k), n = a.shape, b.shape[1]
+    along_rows = m >= n
+    size = m if along_rows else n
+    count = pieces(size, (m * k + k * n + m * n) * a.itemsize)
+    if count == 1:
+        return a @ b
+    bounds = [size * i // count for i in range(count + 1)]
+    out = numpy.empty((m, n), dtype=a.dtype)
+
+    def block(i):
+        lo, hi = bounds[i], bounds[i + 1]
+        if along_rows:
+            numpy.matmul(a[lo:hi], b, out=out[lo:hi])
+        else:
+            numpy.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+
+    parallel_for(count, block)
+    return out
