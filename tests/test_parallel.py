@@ -221,3 +221,28 @@ def test_reference_convnet_step_is_the_same_with_one_and_two_threads(threads):
         grads.append([loss.item()] + [p.grad.numpy() for p in model.parameters()])
     for a, b in zip(*grads):
         assert_close(a, b, rtol=2e-4, atol=2e-5)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs os.fork")
+def test_forked_child_starts_its_own_workers(threads):
+    """A child forked after the pool started (a DataLoader worker, say) gets working
+    threads of its own instead of the parent's, which do not exist there."""
+    import os
+    parallel.set_num_threads(2)
+    parallel.parallel_for(4, lambda i: time.sleep(0.002))  # the parent's worker exists
+    pid = os.fork()
+    if pid == 0:  # the child: exit code 0 only if a split ran on two threads
+        try:
+            names, lock = set(), threading.Lock()
+
+            def item(i):
+                with lock:
+                    names.add(threading.current_thread().name)
+                time.sleep(0.01)
+
+            parallel.parallel_for(8, item)
+            os._exit(0 if len(names) == 2 else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.WEXITSTATUS(status) == 0

@@ -154,6 +154,17 @@ def _worker(inbox):
         inbox.get().work()
 
 
+def _after_fork_in_child():
+    """A forked child (e.g. a DataLoader worker) has none of the parent's threads: start
+    its own pool when it first needs one."""
+    global _workers, _pool_lock
+    _workers, _pool_lock = [], threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def pieces(count, nbytes):
     """How many items to cut ``count`` units (rows, channels, samples) touching ``nbytes``
     bytes in all into: about two per thread, so a slow core takes fewer, but none under
