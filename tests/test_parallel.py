@@ -141,6 +141,21 @@ def test_pieces_respects_sizes(num_threads, threads, monkeypatch):
     assert parallel.pieces(0, 10**6) == 1
 
 
+@pytest.mark.parametrize("count", [0, 1, 3, 10])
+def test_ranges_cover_the_units_in_order(count, threads, monkeypatch):
+    parallel.set_num_threads(2)
+    monkeypatch.setattr(parallel, "ITEM_MIN_BYTES", 1)
+    parts = parallel.ranges(count, 10**6)
+    assert len(parts) == max(1, min(count, 4))
+    assert parts[0][0] == 0 and parts[-1][1] == count
+    assert all(a[1] == b[0] for a, b in zip(parts, parts[1:]))
+    assert all(hi - lo in (count // len(parts), -(-count // len(parts))) for lo, hi in parts)  # near-equal
+    other = type("NotNumPy", (), {})()  # CuPy's place: one range, items in order on this thread
+    assert parallel.ranges(count, 10**6, other) == [(0, count)]
+    me = threading.current_thread()
+    assert parallel.parallel_for(5, lambda i: threading.current_thread() is me, other) == [True] * 5
+
+
 @pytest.mark.parametrize("shape", [(37, 23, 19), (5, 40, 61), (64, 320, 50)])
 def test_matmul_split_matches_numpy(shape, split_everything):
     m, k, n = shape

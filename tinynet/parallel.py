@@ -30,9 +30,11 @@ import os
 import queue
 import threading
 
+import numpy
+
 from .errors import BackendError
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "pieces", "matmul"]
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "pieces", "ranges", "matmul"]
 
 ITEM_MIN_BYTES = 3 * 2**20  # an item should touch at least this much memory: see pieces()
 
@@ -180,18 +182,27 @@ def pieces(count, nbytes):
     return max(1, min(count, 2 * _num_threads, nbytes // ITEM_MIN_BYTES))
 
 
-def parallel_for(count, fn):
+def ranges(count, nbytes, xp=numpy):
+    """``range(count)`` cut into :func:`pieces` near-equal ``(lo, hi)`` ranges, one per
+    item; a single range when ``xp`` is not NumPy (CuPy ops are not split: the current
+    device and stream are per thread)."""
+    parts = pieces(count, nbytes) if xp is numpy else 1
+    return [(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
+
+
+def parallel_for(count, fn, xp=numpy):
     """Call ``fn(i)`` for every ``i`` in ``range(count)``, spread over the pool's threads;
     return the results as a list in index order.
 
     Items must be independent (no two may write the same memory). The calling thread
-    claims items too. Called from inside an item, with one thread, or for a single
-    item, it runs the items in order on the calling thread.
+    claims items too. Called from inside an item, with one thread, for a single item, or
+    with ``xp`` other than NumPy (work on CuPy arrays), it runs the items in order on the
+    calling thread.
 
     Raises:
         Whatever ``fn`` raised (the first error), after every claimed item has finished.
     """
-    if count <= 1 or _num_threads == 1 or getattr(_local, "busy", False):
+    if count <= 1 or _num_threads == 1 or xp is not numpy or getattr(_local, "busy", False):
         return [fn(i) for i in range(count)]
     with _pool_lock:
         _hold_blas()
@@ -208,7 +219,6 @@ def parallel_for(count, fn):
     if job.error is not None:
         raise job.error
     return job.results
-
 
 
 def matmul(a, b):
@@ -228,26 +238,23 @@ def matmul(a, b):
     Raises:
         ValueError: from ``@`` when the inner dimensions differ.
     """
-    import numpy
     if (_num_threads == 1 or type(a) is not numpy.ndarray or type(b) is not numpy.ndarray
             or a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.kind not in "fc"
             or a.shape[1] != b.shape[0]):
         return a @ b
     (m, k), n = a.shape, b.shape[1]
     along_rows = m >= n
-    size = m if along_rows else n
-    count = pieces(size, (m * k + k * n + m * n) * a.itemsize)
-    if count == 1:
+    blocks = ranges(m if along_rows else n, (m * k + k * n + m * n) * a.itemsize)
+    if len(blocks) == 1:
         return a @ b
-    bounds = [size * i // count for i in range(count + 1)]
     out = numpy.empty((m, n), dtype=a.dtype)
 
     def block(i):
-        lo, hi = bounds[i], bounds[i + 1]
+        lo, hi = blocks[i]
         if along_rows:
             numpy.matmul(a[lo:hi], b, out=out[lo:hi])
         else:
             numpy.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
 
-    parallel_for(count, block)
+    parallel_for(len(blocks), block)
     return out

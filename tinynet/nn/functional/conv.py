@@ -97,8 +97,7 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
     s = widened.strides
     wmat = xp.ascontiguousarray(w[:, :, :, ::-1].transpose(1, 2, 0, 3)).reshape(c * kh, co * kw)
     t = xp.empty((c * kh, ho * wp * n), dtype=gy.dtype)
-    threads = _threads(xp)
-    rows = _row_blocks(ho, co * kw * wp * n * gy.dtype.itemsize, TAPS_WHOLE_BYTES, threads)
+    rows = _row_blocks(xp, ho, co * kw * wp * n * gy.dtype.itemsize, TAPS_WHOLE_BYTES)
 
     def taps_product(i):
         lo, hi = rows[i]
@@ -109,10 +108,10 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
                                                strides=(s[0], s[2] * dw, s[1], s[2], s[3]))
         xp.matmul(wmat, taps.reshape(co * kw, (hi - lo) * wp * n), out=t[:, lo * wp * n:hi * wp * n])
 
-    _each(xp, len(rows), taps_product)
+    parallel.parallel_for(len(rows), taps_product, xp)
     t = t.reshape(c, kh, ho, wp, n)
     gpad = xp.empty(pshape, dtype=gy.dtype)
-    groups = _channel_groups(c, threads, gpad.nbytes + t.nbytes)
+    groups = parallel.ranges(c, gpad.nbytes + t.nbytes, xp)  # input-channel groups
 
     def add_taps(i):
         lo, hi = groups[i]
@@ -121,36 +120,8 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
         for p in range(kh):
             g[:, p * dh:p * dh + ho] += t[lo:hi, p]
 
-    _each(xp, len(groups), add_taps)
+    parallel.parallel_for(len(groups), add_taps, xp)
     return gpad
-
-
-def _threads(xp):
-    """Threads a pass over ``xp`` arrays is split for: the pool's on the CPU, one on the GPU
-    (CuPy's current device and stream are per thread)."""
-    return parallel.get_num_threads() if xp is numpy else 1
-
-
-def _each(xp, count, fn):
-    """``fn(i)`` for i in range(count): over tinynet's CPU threads for NumPy, in order on
-    this thread for CuPy."""
-    if xp is numpy:
-        return parallel.parallel_for(count, fn)
-    return [fn(i) for i in range(count)]
-
-
-def _batch_spans(n, threads, nbytes):
-    """Sample ranges [lo, hi) for a parallel pass over an NCHW batch touching ``nbytes``
-    (see ``parallel.pieces``; one range when there is one thread)."""
-    count = parallel.pieces(n, nbytes) if threads > 1 else 1
-    return [(n * i // count, n * (i + 1) // count) for i in range(count)]
-
-
-def _channel_groups(c, threads, nbytes):
-    """Channel ranges [lo, hi) for a parallel pass touching ``nbytes`` (see
-    ``parallel.pieces``; one range when there is one thread)."""
-    pieces = parallel.pieces(c, nbytes) if threads > 1 else 1
-    return [(c * i // pieces, c * (i + 1) // pieces) for i in range(pieces)]
 
 
 def is_batch_last(x):
@@ -176,7 +147,7 @@ def _filter_grad_batch_last(cols, gyt):
     return per_block.sum(axis=0)
 
 
-def _row_blocks(ho, bytes_per_row, whole_bytes, threads):
+def _row_blocks(xp, ho, bytes_per_row, whole_bytes):
     """Output-row ranges [lo, hi) that the batch-last passes work on, one item each.
 
     Rows taking more than ``whole_bytes`` in all go in blocks of about
@@ -186,7 +157,7 @@ def _row_blocks(ho, bytes_per_row, whole_bytes, threads):
     ``parallel.pieces``), so a slow core takes fewer of them.
     """
     rows = ho if ho * bytes_per_row <= whole_bytes else max(1, COLUMN_BLOCK_BYTES // bytes_per_row)
-    if threads > 1:
+    if xp is numpy:  # CuPy passes are not split (see parallel.ranges)
         rows = max(1, min(rows, -(-ho // parallel.pieces(ho, ho * bytes_per_row))))
     return [(lo, min(ho, lo + rows)) for lo in range(0, ho, rows)]
 
@@ -236,7 +207,7 @@ class Conv2dIm2col(Function):
         if b is not None:  # the bias as a ones row of the columns: see _with_bias
             wmat = _with_bias(xp, wmat, b.reshape(g, co // g, 1))
         y = xp.empty((n, g, co // g, ho * wo), dtype=x.dtype)
-        self.spans = _batch_spans(n, _threads(xp), cols.nbytes)
+        self.spans = parallel.ranges(n, cols.nbytes, xp)                   # sample ranges
 
         def chunk(i):  # the columns of samples [lo, hi) and their products
             lo, hi = self.spans[i]
@@ -246,7 +217,7 @@ class Conv2dIm2col(Function):
                 cols[lo:hi, :, k] = 1
             xp.matmul(wmat, cols[lo:hi], out=y[lo:hi])
 
-        _each(xp, len(self.spans), chunk)
+        parallel.parallel_for(len(self.spans), chunk, xp)
         y = y.reshape(n, co, ho, wo)
         self.saved = (cols, w, x.shape, xpad.shape, ho, wo)
         return y
@@ -265,7 +236,7 @@ class Conv2dIm2col(Function):
             wmat = _with_bias(xp, wmat, b.reshape(co, 1))
         bytes_per_row = (k + ones_row) * wo * n * x.dtype.itemsize
         whole = ho * bytes_per_row <= COLUMNS_WHOLE_BYTES  # else built a block at a time, rebuilt in backward
-        self.blocks = _row_blocks(ho, bytes_per_row, COLUMNS_WHOLE_BYTES, _threads(xp))
+        self.blocks = _row_blocks(xp, ho, bytes_per_row, COLUMNS_WHOLE_BYTES)
         row = wo * n
         cols = xp.empty((k + ones_row, ho * row), dtype=x.dtype) if whole else None
         y = xp.empty((co, ho * row), dtype=x.dtype)
@@ -276,7 +247,7 @@ class Conv2dIm2col(Function):
                                  None if cols is None else cols[:, lo * row:hi * row])
             xp.matmul(wmat, part, out=y[:, lo * row:hi * row])
 
-        _each(xp, len(self.blocks), block)
+        parallel.parallel_for(len(self.blocks), block, xp)
         y = y.reshape(co, ho, wo, n).transpose(3, 0, 1, 2)                 # an NCHW view of (C, H, W, N)
         if xp is not numpy:
             y = xp.ascontiguousarray(y)  # CuPy's kernels expect C order
@@ -320,7 +291,7 @@ class Conv2dIm2col(Function):
                         else self._columns(xp, xt, w.shape, ones_row, wo, lo, hi))
                 return _filter_grad_batch_last(part, gyt[:, lo * row:hi * row])
 
-            gwb = sum(_each(xp, len(self.blocks), block))
+            gwb = sum(parallel.parallel_for(len(self.blocks), block, xp))
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             if (sh, sw) == (1, 1):
@@ -351,7 +322,7 @@ class Conv2dIm2col(Function):
                 lo, hi = spans[i]
                 return (gy2[lo:hi] @ cols[lo:hi].transpose(0, 1, 3, 2)).sum(axis=0)
 
-            gwb = sum(_each(xp, len(spans), filter_grad)).reshape(co, -1)
+            gwb = sum(parallel.parallel_for(len(spans), filter_grad, xp)).reshape(co, -1)
             gw, gb = _split_bias_grad(gwb, w.shape, self.needs_input_grad)
         if self.needs_input_grad[0]:
             wmat = xp.ascontiguousarray(w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1))  # (G, K, Co/G)
@@ -363,7 +334,7 @@ class Conv2dIm2col(Function):
                 gpad[lo:hi] = 0
                 col2im_add(gpad[lo:hi], gcols, sh, sw, dh, dw)
 
-            _each(xp, len(spans), input_grad)
+            parallel.parallel_for(len(spans), input_grad, xp)
             gx = gpad[:, :, pt:pt + h, pl:pl + wd]
         return gx, gw, gb
 
@@ -463,7 +434,7 @@ class Linear(Function):
 
     def forward(self, xp, x, w, b):
         self.saved = (x, w)
-        y = parallel.matmul(x, w.T) if x.ndim == 2 else x @ w.T  # see tinynet.parallel
+        y = parallel.matmul(x, w.T)  # split over tinynet's CPU threads when 2-D and large
         if b is not None:
             y += b
         return y
@@ -472,7 +443,7 @@ class Linear(Function):
         x, w = self.saved
         gx = gw = gb = None
         if self.needs_input_grad[0]:
-            gx = parallel.matmul(gy, w) if gy.ndim == 2 else gy @ w
+            gx = parallel.matmul(gy, w)
         g2 = gy.reshape(-1, gy.shape[-1])
         if self.needs_input_grad[1]:
             gw = parallel.matmul(g2.T, x.reshape(-1, x.shape[-1]))

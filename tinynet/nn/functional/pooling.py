@@ -10,12 +10,11 @@ import math
 
 import numpy
 
-from ... import backend
+from ... import backend, parallel
 from ...autograd import Function
 from ...kernels import cuda, gpu_ops
 from ...errors import ShapeError
-from .conv import (_channel_groups, _check_tensor, _dispatch, _each, _pair, _threads, col2im_add,
-                   is_batch_last, windows)
+from .conv import _check_tensor, _dispatch, _pair, col2im_add, is_batch_last, windows
 
 
 def pool_out(op, size, k, s, p, d, ceil_mode):
@@ -68,11 +67,14 @@ class MaxPool2d(Function):
             x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
                        constant_values=-numpy.inf)
         slices = list(self._slices())
-        marks = getattr(self, "needs_input_grad", (False,))[0] and self._tiles_batch_last(x)
-        y = (xp.empty((c, ho, wo, n), dtype=x.dtype).transpose(3, 0, 1, 2) if is_batch_last(x)
+        batch_last = is_batch_last(x)
+        # windows that tile a batch-last input: first maxima marked here (see the class doc)
+        marks = (getattr(self, "needs_input_grad", (False,))[0] and batch_last and self.padding == (0, 0)
+                 and self._coverage(x.shape)[1])
+        y = (xp.empty((c, ho, wo, n), dtype=x.dtype).transpose(3, 0, 1, 2) if batch_last
              else xp.empty((n, c, ho, wo), dtype=x.dtype))                  # the input's layout
-        hit = xp.empty((c, ho) + self.kernel[:1] + (wo,) + self.kernel[1:] + (n,), dtype=bool) if marks else None
-        groups = _channel_groups(c, _threads(xp), x.nbytes)
+        hit = xp.empty((c, ho, kh, wo, kw, n), dtype=bool) if marks else None
+        groups = parallel.ranges(c, x.nbytes, xp)                            # channel groups
 
         def pool(i):  # channels [lo, hi): running maximum over the window offsets
             lo, hi = groups[i]
@@ -86,7 +88,7 @@ class MaxPool2d(Function):
             if marks:  # while this block of the input is still in the cache
                 self._first_maxima(xp, xs, ys, hit[lo:hi])
 
-        _each(xp, len(groups), pool)
+        parallel.parallel_for(len(groups), pool, xp)
         self.saved = ("first maxima", hit) if marks else (x, y, (h, w))
         return y
 
@@ -98,7 +100,7 @@ class MaxPool2d(Function):
         overlap, tiles = self._coverage(x.shape)
         gpad = xp.empty_like(x, dtype=gy.dtype)
         slices = list(self._slices())
-        groups = _channel_groups(x.shape[1], _threads(xp), x.nbytes)
+        groups = parallel.ranges(x.shape[1], x.nbytes, xp)                   # channel groups
 
         def scatter(i):  # channels [lo, hi)
             lo, hi = groups[i]
@@ -118,13 +120,8 @@ class MaxPool2d(Function):
                 else:  # each input is in at most one window: a plain (cheaper) strided store
                     g[sl] = gs * hit
 
-        _each(xp, len(groups), scatter)
+        parallel.parallel_for(len(groups), scatter, xp)
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
-
-    def _tiles_batch_last(self, x):
-        """True when ``x`` is batch-last and the windows tile it (no padding, kernel ==
-        stride, no dilation, nothing left over)."""
-        return self.padding == (0, 0) and self._coverage(x.shape)[1] and is_batch_last(x)
 
     def _first_maxima(self, xp, x, y, hit):
         """Fill bool ``hit`` (C, H_out, kH, W_out, kW, N) with True at the first maximum of
@@ -147,13 +144,13 @@ class MaxPool2d(Function):
         c, ho, kh, wo, kw, n = hit.shape
         g = xp.empty(hit.shape, dtype=gy.dtype)
         gyt = gy.transpose(1, 2, 3, 0)[:, :, None, :, None, :]
-        groups = _channel_groups(c, _threads(xp), g.nbytes)
+        groups = parallel.ranges(c, g.nbytes, xp)                            # channel groups
 
         def scatter(i):
             lo, hi = groups[i]
             xp.multiply(hit[lo:hi], gyt[lo:hi], out=g[lo:hi])
 
-        _each(xp, len(groups), scatter)
+        parallel.parallel_for(len(groups), scatter, xp)
         return g.reshape(c, ho * kh, wo * kw, n).transpose(3, 0, 1, 2)
 
     def _coverage(self, padded_shape):
