@@ -51,7 +51,7 @@ def main(argv=None):
     # ---- 1. per-call wall time of a cached forward conv --------------------------------
     x = tinynet.randn(64, 10, 12, 12, device="cuda")
     w = tinynet.randn(20, 10, 5, 5, device="cuda")
-    tx, tw = torch.from_dlpack(x.data), torch.from_dlpack(w.data)
+    tx, tw = torch.from_dlpack(x.array), torch.from_dlpack(w.array)
     sync = cp.cuda.get_current_stream().synchronize
     with tinynet.no_grad():
         F.conv2d(x, w)
@@ -59,7 +59,7 @@ def main(argv=None):
         results["wall_us"]["tinynet F.conv2d"] = wall_per_call(lambda: F.conv2d(x, w), args.calls, sync)
     y = cp.empty((64, 20, 8, 8), dtype=cp.float32)
     plan = key_plans["fprop"]
-    ptrs = (x.data.data.ptr, w.data.data.ptr, y.data.ptr)
+    ptrs = (x.array.data.ptr, w.array.data.ptr, y.data.ptr)
     cudnn_mod = impl._load()
     results["fast_path"] = plan.raw
     results["wall_us"]["plan call (used path)"] = wall_per_call(lambda: plan.run(cudnn_mod, cp, ptrs), args.calls, sync)

@@ -94,7 +94,8 @@ def run(make_model, parser, argv=None, title="model"):
         return 2
     train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=args.test_batch_size)
-    model = make_model().to(tinynet.backend.default_device())
+    device = tinynet.get_default_device()  # cuda when TINYNET_BACKEND picks the GPU, else cpu
+    model = make_model().to(device)
     optimizer = tinynet.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     console.print(f"tinynet {tinynet.__version__}, backend [bold]{tinynet.backend.name}[/], "
                   f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images, "
@@ -109,8 +110,8 @@ def run(make_model, parser, argv=None, title="model"):
             test_loss, acc = evaluate(model, test_loader)
             row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,
                        seconds=seconds, images_per_s=len(train_set) / seconds)
-            if tinynet.backend.name == "cupy":
-                row["pool_used_bytes"] = tinynet.backend.cupy.get_default_memory_pool().used_bytes()
+            if device.type == "cuda":
+                row["pool_used_bytes"] = tinynet.cuda.memory_allocated()
             rows.append(row)
             extra = f", GPU pool {row['pool_used_bytes'] / 2**20:.1f} MiB" if "pool_used_bytes" in row else ""
             progress.console.print(

@@ -7,7 +7,7 @@ import pytest
 import tinynet
 
 DEVICES = [pytest.param("cpu", id="numpy")]
-if tinynet.backend.cupy is not None:
+if tinynet.cuda.is_available():
     DEVICES.append(pytest.param("cuda", id="cupy", marks=pytest.mark.gpu))
 
 
@@ -17,7 +17,7 @@ def pytest_configure(config):
 
 
 def pytest_collection_modifyitems(config, items):
-    if tinynet.backend.cupy is None:
+    if not tinynet.cuda.is_available():
         skip = pytest.mark.skip(reason="needs CuPy and a CUDA GPU (TINYNET_BACKEND=cupy)")
         for item in items:
             if "gpu" in item.keywords:

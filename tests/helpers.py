@@ -15,7 +15,7 @@ def rng(seed=0):
 
 def as_numpy(x):
     if isinstance(x, tinynet.Tensor):
-        return x.numpy()
+        return x.detach().numpy()
     if torch is not None and isinstance(x, torch.Tensor):
         return x.detach().cpu().numpy()
     return numpy.asarray(x)

@@ -136,4 +136,4 @@ def test_leaf_grad_is_writable_and_right_dtype(device):
     x = tinynet.ones(2, 3, device=device, requires_grad=True)
     x.sum().backward()
     assert x.grad.dtype == numpy.float32
-    x.grad.data[...] = 0  # a broadcast view would be read-only
+    x.grad.array[...] = 0  # a broadcast view would be read-only

@@ -52,7 +52,7 @@ def test_mixing_devices_raises_device_mismatch():
     with pytest.raises(DeviceMismatchError, match="add"):
         a + b
     assert (b.cpu() + a).device == "cpu"
-    assert tinynet.tensor(b.numpy(), device="cuda").device == "cuda"
+    assert tinynet.tensor(b.detach().numpy(), device="cuda").device == "cuda"
 
 
 def test_heap_setting_validated_and_switchable():

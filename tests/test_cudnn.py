@@ -16,7 +16,7 @@ gpu = pytest.mark.gpu
 
 
 def test_cudnn_always_without_gpu_raises_backend_error():
-    if backend.cupy is not None and impl.available()[0]:
+    if backend.cupy is not None and tinynet.backends.cudnn.is_available():
         pytest.skip("cuDNN is usable here")
     r = subprocess.run([sys.executable, "-c", "import tinynet"], capture_output=True, text=True, timeout=120,
                        env=dict(os.environ, TINYNET_CUDNN="always"))
@@ -83,7 +83,7 @@ def test_engine_is_observable_and_info_reports_cudnn():
     x = tinynet.randn(2, 3, 8, 8, device="cuda")
     F.conv2d(x, tinynet.randn(4, 3, 3, 3, device="cuda"))
     assert impl.engines and all(set(v) == {"fprop", "dgrad", "wgrad"} for v in impl.engines.values())
-    assert "cuDNN" in tinynet.kernels.cudnn_status() and str(impl.version()) in tinynet.kernels.cudnn_status()
+    assert "cuDNN" in tinynet.backends.cudnn.status_line() and str(impl.version()) in tinynet.backends.cudnn.status_line()
     assert tinynet.backends.cudnn.is_available()
 
 
@@ -93,10 +93,10 @@ def test_settings_keep_results(setting, monkeypatch, no_tf32):
     rng = numpy.random.default_rng(1)
     x = tinynet.tensor(rng.standard_normal((16, 4, 12, 12)), dtype="float32", device="cuda")
     w = tinynet.tensor(rng.standard_normal((8, 4, 3, 3)), dtype="float32", device="cuda")
-    plain = F.conv2d(x, w, padding=1).numpy()
+    plain = F.conv2d(x, w, padding=1).detach().numpy()
     monkeypatch.setattr(tinynet.backends.cudnn, setting, True)
     n = len(impl.engines)
-    tuned = F.conv2d(x, w, padding=1).numpy()
+    tuned = F.conv2d(x, w, padding=1).detach().numpy()
     assert len(impl.engines) == n + 1  # a separate cached configuration
     numpy.testing.assert_allclose(tuned, plain, rtol=1e-5, atol=1e-5)
 
@@ -115,7 +115,7 @@ def test_fallback_when_cudnn_declines(monkeypatch):
     cpu_x = tinynet.tensor(x, device="cpu", requires_grad=True)
     cy = F.conv2d(cpu_x, tinynet.tensor(w, device="cpu"), stride=2)
     cy.sum().backward()
-    numpy.testing.assert_allclose(y.numpy(), cy.numpy(), rtol=1e-4, atol=1e-4)
+    numpy.testing.assert_allclose(y.detach().numpy(), cy.detach().numpy(), rtol=1e-4, atol=1e-4)
     numpy.testing.assert_allclose(xt.grad.numpy(), cpu_x.grad.numpy(), rtol=1e-4, atol=1e-4)
 
 
@@ -136,4 +136,4 @@ def test_float16_conv(no_tf32):
     y = F.conv2d(tinynet.tensor(x, device="cuda"), tinynet.tensor(w, device="cuda"), padding=1)
     assert y.dtype == numpy.float16
     ref = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), padding=1)
-    assert _rel(y.numpy().astype(numpy.float64), ref.numpy()) <= 2e-3
+    assert _rel(y.detach().numpy().astype(numpy.float64), ref.detach().numpy()) <= 2e-3

@@ -31,12 +31,12 @@ def test_dataloader_batches_and_drop_last(device):
 def test_shuffle_repeatable_under_manual_seed():
     ds = TensorDataset(numpy.arange(100))
     tinynet.manual_seed(3)
-    a = numpy.concatenate([b[0].numpy() for b in DataLoader(ds, 10, shuffle=True)])
+    a = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True)])
     tinynet.manual_seed(3)
-    b = numpy.concatenate([b[0].numpy() for b in DataLoader(ds, 10, shuffle=True)])
+    b = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True)])
     assert (a == b).all() and sorted(a.tolist()) == list(range(100)) and (a != numpy.arange(100)).any()
-    c = numpy.concatenate([b[0].numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
-    d = numpy.concatenate([b[0].numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
+    c = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
+    d = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
     assert (c == d).all()
 
 

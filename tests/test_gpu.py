@@ -32,7 +32,7 @@ def _run(fn, arrays, device="cuda", grad=True):
     if grad:
         r = numpy.random.default_rng(5).standard_normal(y.shape).astype(numpy.float32)
         (y * tinynet.tensor(r, device=device)).sum().backward()
-    return [y.numpy()] + ([t.grad.numpy() for t in ts] if grad else [])
+    return [y.detach().numpy()] + ([t.grad.numpy() for t in ts] if grad else [])
 
 
 def _close(a, b, rtol=2e-4, atol=2e-5):
@@ -98,7 +98,7 @@ def test_losses_gpu_match_cpu():
             x = tinynet.tensor(ROWS, dtype="float32", device=dev, requires_grad=True)
             loss = F.cross_entropy(x, tinynet.tensor(T16, device=dev), reduction=reduction)
             loss.sum().backward()
-            out[dev] = (loss.numpy(), x.grad.numpy())
+            out[dev] = (loss.detach().numpy(), x.grad.numpy())
         _close(out["cuda"], out["cpu"])
 
 
@@ -110,8 +110,8 @@ def test_dropout_kernel_statistics_and_repeatability(fn):
     tinynet.manual_seed(11)
     y2 = fn(x, p=0.3)
     y3 = fn(x, p=0.3)
-    a = y.numpy()
-    assert (a == y2.numpy()).all() and not (a == y3.numpy()).all()
+    a = y.detach().numpy()
+    assert (a == y2.detach().numpy()).all() and not (a == y3.detach().numpy()).all()
     kept = a != 0
     units = kept.size if fn is F.dropout else 64 * 32
     assert abs((1 - kept.mean()) - 0.3) < 5 * numpy.sqrt(0.21 / units)
@@ -140,7 +140,7 @@ def test_fused_optimizer_matches_generic(name, kw, kernels):
         for _ in range(5):
             p.grad = tinynet.tensor(rng.standard_normal((3, 4)), dtype="float32", device="cuda")
             opt.step()
-        return [p.numpy()]
+        return [p.detach().numpy()]
     with_k, without_k = kernels(train)
     _close(with_k, without_k, rtol=1e-5, atol=1e-6)
 
@@ -160,7 +160,7 @@ def test_reference_convnet_step_gpu_matches_cpu():
         net = _net().to(dev).eval()  # dropout off: identical maths
         loss = F.nll_loss(net(tinynet.tensor(x, device=dev)), tinynet.tensor(y, device=dev))
         loss.backward()
-        grads[dev] = [loss.numpy()] + [p.grad.numpy() for p in net.parameters()]
+        grads[dev] = [loss.detach().numpy()] + [p.grad.numpy() for p in net.parameters()]
     _close(grads["cuda"], grads["cpu"], rtol=1e-3, atol=1e-5)
 
 
@@ -185,14 +185,14 @@ def test_dataloader_on_gpu_matches_cpu(resident):
     xs, ys = R.standard_normal((100, 3)).astype(numpy.float32), numpy.arange(100)
     ds = TensorDataset(xs, ys)
     tinynet.manual_seed(2)
-    cpu = [(a.numpy(), b.numpy()) for a, b in DataLoader(ds, 16, shuffle=True, device="cpu")]
+    cpu = [(a.detach().numpy(), b.detach().numpy()) for a, b in DataLoader(ds, 16, shuffle=True, device="cpu")]
     tinynet.manual_seed(2)
     dl = DataLoader(ds, 16, shuffle=True, device="cuda", resident=resident)
     assert (dl._resident is not None) == resident
     gpu = [(a, b) for a, b in dl]
     assert all(a.device == "cuda" for a, _ in gpu)
     for (a, b), (c, d) in zip(cpu, gpu):
-        assert (a == c.numpy()).all() and (b == d.numpy()).all()
+        assert (a == c.detach().numpy()).all() and (b == d.detach().numpy()).all()
 
 
 def test_mnist_resident_transform_on_device():
@@ -205,7 +205,7 @@ def test_mnist_resident_transform_on_device():
     x, y = next(iter(DataLoader(ds, 8, device="cuda")))
     assert x.device == "cuda" and x.shape == (8, 1, 28, 28) and y.tolist()[:3] == [7, 2, 1]
     ref = transforms.mnist_normalize()(ds.data[:8])
-    numpy.testing.assert_allclose(x.numpy(), ref, rtol=1e-6)
+    numpy.testing.assert_allclose(x.detach().numpy(), ref, rtol=1e-6)
 
 
 CONV_CASES = {k: v for k, v in OPS.items() if k.startswith("conv")}
@@ -227,8 +227,8 @@ def test_batchnorm_running_stats_on_gpu_match_cpu():
         for _ in range(3):
             bn(tinynet.tensor(x, dtype="float32", device=dev)).sum().backward()
         bn.eval()
-        stats[dev] = [bn.running_mean.numpy(), bn.running_var.numpy(), bn.num_batches_tracked.numpy(),
-                      bn(tinynet.tensor(x, dtype="float32", device=dev)).numpy()]
+        stats[dev] = [bn.running_mean.detach().numpy(), bn.running_var.detach().numpy(), bn.num_batches_tracked.detach().numpy(),
+                      bn(tinynet.tensor(x, dtype="float32", device=dev)).detach().numpy()]
     _close(stats["cuda"], stats["cpu"], rtol=1e-5, atol=1e-5)
 
 
@@ -266,6 +266,6 @@ def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     y = lin(x)
     assert y._ctx.direct
     y.sum().backward()
-    numpy.testing.assert_allclose(x.grad.numpy(), numpy.tile(lin.weight.numpy().sum(0), (6, 1)), rtol=1e-5)
+    numpy.testing.assert_allclose(x.grad.numpy(), numpy.tile(lin.weight.detach().numpy().sum(0), (6, 1)), rtol=1e-5)
     empty = lin(tinynet.zeros(0, 4, device="cuda", requires_grad=True))
     assert not empty._ctx.direct and empty.shape == (0, 3)

@@ -56,23 +56,23 @@ def test_state_dict_roundtrip_and_strict_errors():
     a, b = Small(), Small()
     b.load_state_dict(a.state_dict())
     for (k, va), vb in zip(a.state_dict().items(), b.state_dict().values()):
-        assert (va.numpy() == vb.numpy()).all(), k
+        assert (va.detach().numpy() == vb.detach().numpy()).all(), k
     sd = a.state_dict()
     sd.pop("conv.bias")
     sd["extra.weight"] = tinynet.zeros(1)
     sd["head.1.weight"] = tinynet.zeros(3, 5)
     c = Small()
-    before = c.conv.weight.numpy().copy()
+    before = c.conv.weight.detach().numpy().copy()
     with pytest.raises(StateDictError) as err:
         c.load_state_dict(sd)
     msg = str(err.value)
     assert "conv.bias" in msg and "extra.weight" in msg and "size mismatch for head.1.weight" in msg
-    assert (c.conv.weight.numpy() == before).all()  # a failed load copies nothing
+    assert (c.conv.weight.detach().numpy() == before).all()  # a failed load copies nothing
     sd2 = a.state_dict()
     sd2.pop("conv.bias")
     res = c.load_state_dict(sd2, strict=False)
     assert res.missing_keys == ["conv.bias"] and res.unexpected_keys == []
-    assert (c.conv.weight.numpy() == a.conv.weight.numpy()).all()
+    assert (c.conv.weight.detach().numpy() == a.conv.weight.detach().numpy()).all()
 
 
 def test_register_buffer_and_setattr_rules():
@@ -92,7 +92,7 @@ def test_register_buffer_and_setattr_rules():
 
 
 def _uniform_bound_ok(t, bound):
-    a = t.numpy()
+    a = t.detach().numpy()
     return a.min() >= -bound and a.max() <= bound and a.max() > 0.8 * bound
 
 
@@ -103,19 +103,19 @@ def test_default_init_matches_pytorch_formulas():
     assert _uniform_bound_ok(conv.weight, 1 / math.sqrt(250))
     w = tinynet.zeros(200, 100)
     nn.init.kaiming_normal_(w, nonlinearity="relu")
-    assert abs(w.numpy().std() - math.sqrt(2 / 100)) < 0.01
+    assert abs(w.detach().numpy().std() - math.sqrt(2 / 100)) < 0.01
     nn.init.xavier_uniform_(w)
     assert _uniform_bound_ok(w, math.sqrt(6 / 300))
     nn.init.kaiming_uniform_(w)
     assert _uniform_bound_ok(w, math.sqrt(6 / 100))  # a=0: gain sqrt(2)
     nn.init.normal_(w, 1.0, 0.5)
-    assert abs(w.numpy().mean() - 1) < 0.01
+    assert abs(w.detach().numpy().mean() - 1) < 0.01
     nn.init.uniform_(w, 2, 3)
-    assert 2 <= w.numpy().min()
+    assert 2 <= w.detach().numpy().min()
     nn.init.zeros_(w)
-    assert not w.numpy().any()
+    assert not w.detach().numpy().any()
     nn.init.ones_(w)
-    assert w.numpy().all()
+    assert w.detach().numpy().all()
     with pytest.raises(ValueError):
         nn.init.kaiming_uniform_(tinynet.zeros(3))
 
@@ -161,12 +161,12 @@ def test_batchnorm_running_stats_match_torch():
     for _ in range(3):
         ours(tinynet.tensor(x, dtype="float32"))
         theirs(torch.tensor(x, dtype=torch.float32))
-    numpy.testing.assert_allclose(ours.running_mean.numpy(), theirs.running_mean.numpy(), rtol=1e-5)
-    numpy.testing.assert_allclose(ours.running_var.numpy(), theirs.running_var.numpy(), rtol=1e-5)
+    numpy.testing.assert_allclose(ours.running_mean.detach().numpy(), theirs.running_mean.detach().numpy(), rtol=1e-5)
+    numpy.testing.assert_allclose(ours.running_var.detach().numpy(), theirs.running_var.detach().numpy(), rtol=1e-5)
     assert int(ours.num_batches_tracked.item()) == 3
     ours.eval()
     theirs.eval()
-    numpy.testing.assert_allclose(ours(tinynet.tensor(x, dtype="float32")).numpy(),
+    numpy.testing.assert_allclose(ours(tinynet.tensor(x, dtype="float32")).detach().numpy(),
                                   theirs(torch.tensor(x, dtype=torch.float32)).detach().numpy(), atol=1e-5)
 
 

@@ -127,7 +127,7 @@ def test_max_pool_ties_send_gradient_to_first_maximum(shape, args, layout, devic
     x = numpy.round(R.standard_normal(shape))  # few distinct values: many ties
     t = tinynet.tensor(x, device=device, requires_grad=True)
     if layout == "batch_last":
-        t.data = _batch_last_view(t.data)
+        t.array = _batch_last_view(t.array)
     out = F.max_pool2d(t, *args)
     ref, (gref,) = torch_grads(lambda x_: TF.max_pool2d(x_, *args), [x])
     assert_close(out, ref, rtol=0, atol=0)
@@ -181,7 +181,7 @@ def test_conv2d_float32_matches_float64(device):
 @pytest.mark.parametrize("fn", [F.dropout, F.dropout2d])
 def test_dropout_statistics_and_scaling(fn, device):
     x = tinynet.ones(64, 32, 8, 8, device=device)
-    y = fn(x, p=0.3, training=True).numpy()
+    y = fn(x, p=0.3, training=True).detach().numpy()
     kept = y != 0
     assert numpy.allclose(y[kept], 1 / 0.7)
     rate = 1 - kept.mean()
@@ -196,15 +196,15 @@ def test_dropout_backward_uses_mask(device):
     x = tinynet.tensor(R.standard_normal((50, 40)), device=device, requires_grad=True)
     y = F.dropout(x, 0.5)
     y.sum().backward()
-    assert_close(x.grad, (y.numpy() != 0) * 2.0, rtol=0, atol=0)
+    assert_close(x.grad, (y.detach().numpy() != 0) * 2.0, rtol=0, atol=0)
 
 
 def test_dropout_repeatable_under_manual_seed(device):
     x = tinynet.ones(100, device=device)
     tinynet.manual_seed(7)
-    a = F.dropout(x).numpy()
+    a = F.dropout(x).detach().numpy()
     tinynet.manual_seed(7)
-    b = F.dropout(x).numpy()
+    b = F.dropout(x).detach().numpy()
     assert (a == b).all() and 0 < (a == 0).sum() < 100
 
 
@@ -217,7 +217,7 @@ def test_conv2d_argument_cache_keeps_checks(device):
     with pytest.raises(ShapeError, match="bias"):
         F.conv2d(x, w, tinynet.zeros(5, device=device), padding=1)  # same shapes, new bias shape
     with pytest.raises(TypeError, match="Tensor"):
-        F.conv2d(x.numpy(), w)
+        F.conv2d(x.detach().numpy(), w)
 
 
 def _batch_last_view(a):
@@ -233,13 +233,13 @@ def test_conv2d_on_batch_last_views_matches_torch(wshape, kw, device):
     input channel)."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
-    from tinynet.nn.functional.conv import is_batch_last
+    from tinynet.ops.window import is_batch_last
     x = R.standard_normal((3, wshape[1], 9, 8))
     w, b = R.standard_normal(wshape), R.standard_normal(wshape[0])
     xv = tinynet.tensor(x, device=device, requires_grad=True)
     if device == "cpu":
-        xv.data = _batch_last_view(xv.data)
-        assert is_batch_last(xv.data)
+        xv.array = _batch_last_view(xv.array)
+        assert is_batch_last(xv.array)
     wt, bt = (tinynet.tensor(a, device=device, requires_grad=True) for a in (w, b))
     out = F.conv2d(xv, wt, bt, **kw)
     ref, ref_grads = torch_grads(lambda x_, w_, b_: TF.conv2d(x_, w_, b_, **kw), [x, w, b])
@@ -252,15 +252,15 @@ def test_conv2d_on_batch_last_views_matches_torch(wshape, kw, device):
 def test_dropout2d_on_batch_last_view_is_layout_independent(device):
     x = R.standard_normal((6, 4, 3, 5))
     tinynet.manual_seed(3)
-    plain = F.dropout2d(tinynet.tensor(x, device=device), 0.5).numpy()
+    plain = F.dropout2d(tinynet.tensor(x, device=device), 0.5).detach().numpy()
     t = tinynet.tensor(x, device=device)
     if device == "cpu":
-        t.data = _batch_last_view(t.data)
+        t.array = _batch_last_view(t.array)
     tinynet.manual_seed(3)
     viewed = F.dropout2d(t, 0.5)
     assert_close(viewed, plain, rtol=0, atol=0)
     if device == "cpu":
-        assert viewed.data.transpose(1, 2, 3, 0).flags.c_contiguous  # the layout is kept
+        assert viewed.array.transpose(1, 2, 3, 0).flags.c_contiguous  # the layout is kept
 
 
 def test_reshape_of_batch_last_view_returns_gradient_in_that_layout(device):
@@ -269,14 +269,14 @@ def test_reshape_of_batch_last_view_returns_gradient_in_that_layout(device):
     x = R.standard_normal((5, 4, 3, 2))
     t = tinynet.tensor(x, device=device, requires_grad=True)
     if device == "cpu":
-        t.data = _batch_last_view(t.data)
+        t.array = _batch_last_view(t.array)
     r = R.standard_normal((5, 24))
     (t.reshape(5, 24) * tinynet.tensor(r, device=device)).sum().backward()
     assert_close(t.grad, r.reshape(x.shape), rtol=0, atol=0)
     if device == "cpu":  # leaf grads are made C-ordered, so look at what backward hands on
-        from tinynet.nn.functional.shape import Reshape
+        from tinynet.ops.shape import Reshape
         op = Reshape((5, 24))
-        op.forward(numpy, t.data)
+        op.forward(numpy, t.array)
         (g,) = op.backward(numpy, r)
         assert g.transpose(1, 2, 3, 0).flags.c_contiguous and numpy.array_equal(g, r.reshape(x.shape))
         a = R.standard_normal((6, 4)).T  # any other non-C order too: here Fortran order
@@ -294,7 +294,7 @@ def test_conv2d_blocked_columns_match_torch(bias, kw, device, monkeypatch):
     block sizes, against PyTorch."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
-    from tinynet.nn.functional import conv
+    from tinynet.ops.cpu import conv
     monkeypatch.setattr(conv, "COLUMNS_WHOLE_BYTES", 256)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 600)
     monkeypatch.setattr(conv, "TAPS_WHOLE_BYTES", 256)  # the stride-1 input gradient in row blocks too

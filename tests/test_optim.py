@@ -36,7 +36,7 @@ def test_optimizer_matches_torch(name, kw, device):
         theirs.grad = torch.tensor(g)
         opt_a.step()
         opt_b.step()
-        numpy.testing.assert_allclose(ours.numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14,
+        numpy.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-12, atol=1e-14,
                                       err_msg=f"after step {step}")
 
 
@@ -68,8 +68,8 @@ def test_optimizer_state_dict_roundtrip(tmp_path, device):
     assert opt2.param_groups[0]["lr"] == 0.1
     st = opt2.state[id(m.weight)]
     assert st["step"] == 2
-    numpy.testing.assert_allclose(tinynet.tensor(st["exp_avg"]).numpy(),
-                                  tinynet.tensor(opt.state[id(m.weight)]["exp_avg"]).numpy())
+    numpy.testing.assert_allclose(tinynet.tensor(st["exp_avg"]).detach().numpy(),
+                                  tinynet.tensor(opt.state[id(m.weight)]["exp_avg"]).detach().numpy())
 
 
 def test_optimizer_bad_arguments():

@@ -33,7 +33,7 @@ def threads():
 @pytest.fixture
 def split_everything(monkeypatch, threads):
     """Two threads, and every parallel pass cut into as many items as it allows."""
-    from tinynet.nn.functional import conv
+    from tinynet.ops.cpu import conv
     parallel.set_num_threads(2)
     monkeypatch.setattr(parallel, "ITEM_MIN_BYTES", 1)
     monkeypatch.setattr(conv, "COLUMNS_WHOLE_BYTES", 256)
@@ -169,7 +169,7 @@ def test_matmul_split_matches_numpy(shape, split_everything):
 def _check_against_torch(ours, theirs, arrays, batch_last=False):
     ts = [tinynet.tensor(a, device="cpu", requires_grad=True) for a in arrays]
     if batch_last:
-        ts[0].data = _batch_last_view(ts[0].data)
+        ts[0].array = _batch_last_view(ts[0].array)
     out = ours(*ts)
     ref, ref_grads = torch_grads(theirs, arrays)
     assert_close(out, ref, rtol=1e-10, atol=1e-10)

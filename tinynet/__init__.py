@@ -1,38 +1,74 @@
 """tinynet: a readable NumPy/CuPy deep-learning framework with PyTorch's API.
 
-The array backend is chosen once at import by ``TINYNET_BACKEND`` (``auto``, ``numpy``,
-``cupy``); see :mod:`tinynet.backend`.
+Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by side;
+``TINYNET_BACKEND`` (``auto``, ``numpy``, ``cupy``) picks the default device, see
+:mod:`tinynet.backend`. The names here are PyTorch's ``torch.*``: the functions come from
+:mod:`tinynet.ops`, the layers from :mod:`tinynet.nn`.
 """
 from . import backend, errors
-from .autograd import enable_grad, is_grad_enabled, no_grad
-from .random import manual_seed
+from .devices import device
+from .dtypes import (bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16, int32,
+                     int64, long, set_default_dtype, short, uint8)
+from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
+from .dtypes import float32 as float  # noqa: A001  (torch.float)
+from .dtypes import int32 as int  # noqa: A001  (torch.int)
+from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                       set_grad_enabled)
+from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .parallel import get_num_threads, set_num_threads
-from .tensor import Tensor, bool_, float16, float32, float64, int8, int16, int32, int64, uint8
-from .creation import (arange, as_tensor, empty, empty_like, from_dlpack, full, full_like, ones, ones_like, rand,
-                       rand_like, randn, randn_like, tensor, zeros, zeros_like)
-from . import backends, nn, optim  # noqa: E402  (nn needs Tensor)
-from .kernels import cudnn as _cudnn_impl
-
-_cudnn_impl.check_always()  # TINYNET_CUDNN=always must fail loudly at import
-from .nn.functional import (abs, amax, amin, argmax, argmin, cat, clamp, exp, flatten, log, matmul,
-                            max, maximum, mean, min, minimum, permute, reshape, sqrt, squeeze, stack,
-                            sum, transpose, unsqueeze, var, where)
+from .tensor import Tensor
+from . import ops  # noqa: E402  (attaches the Tensor methods)
+from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
+from .ops.arith import add, div, floor_divide, mul, neg, negative, pow, remainder, sub, true_divide
+from .ops.compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
+                          greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less,
+                          less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal,
+                          result_type)
+from .ops.conversion import clone
+from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_dlpack, from_numpy, full,
+                           full_like, is_floating_point, is_tensor, linspace, logspace, numel, ones, ones_like,
+                           tensor, zeros, zeros_like)
+from .ops.gather import gather, scatter, scatter_add, take_along_dim
+from .ops.indexing import argwhere, index_select, nonzero
+from .ops.join import cat, concat, concatenate, hstack, stack, vstack
+from .ops.linalg import matmul
+from .ops.reduction import all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min, prod, sum
+from .ops.select import masked_fill, masked_select, maximum, minimum, where
+from .ops.stats import logsumexp, norm, std, var
+from .ops.sampling import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn,
+                           randn_like, randperm)
+from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, reshape, squeeze, swapaxes,
+                        swapdims, t, transpose, unflatten, unsqueeze, view)
+from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
+                        reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
+from . import autograd, backends, cuda, nn, optim  # noqa: E402
 from .serialization import load, save
+
+backends.cudnn.check_always()  # TINYNET_CUDNN=always must fail loudly at import
 
 __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    if name == "data":  # imported lazily: it pulls in rich and the dataset code
+    if name in ("data", "utils"):  # imported lazily: they pull in rich and the dataset code
         import importlib
-        return importlib.import_module(".data", __name__)
+        return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'tinynet' has no attribute {name!r}")
 
 
-__all__ = ["Tensor", "tensor", "as_tensor", "zeros", "ones", "full", "empty", "arange", "rand", "randn",
-           "zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like", "from_dlpack",
-           "no_grad", "enable_grad", "is_grad_enabled", "manual_seed", "get_num_threads", "set_num_threads", "save", "load", "nn", "optim",
-           "data", "backend", "backends", "errors", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
-           "uint8", "bool_", "abs", "amax", "amin", "argmax", "argmin", "cat", "clamp", "exp", "flatten",
-           "log", "matmul", "max", "maximum", "mean", "min", "minimum", "permute", "reshape", "sqrt",
-           "squeeze", "stack", "sum", "transpose", "unsqueeze", "var", "where"]
+def get_default_device():
+    """The device factories use when none is given (``cuda:<current>`` on the CuPy backend, else ``cpu``)."""
+    from .devices import default_device
+    return default_device()
+
+
+def is_nonzero(input):
+    """True when the one-element ``input`` is nonzero.
+
+    Raises:
+        ArgumentError: ``input`` does not have exactly one element.
+    """
+    return input.__bool__()
+
+
+__all__ = [name for name in dir() if not name.startswith("_")] + ["data", "utils"]

@@ -1,17 +1,20 @@
-"""Array backend selection: NumPy on the CPU or CuPy on an NVIDIA GPU.
+"""Array modules: NumPy on the CPU, CuPy on NVIDIA GPUs, and which one is the default.
 
-The backend is read once, at import, from ``TINYNET_BACKEND``:
+Tensors on the CPU (NumPy arrays) and on the GPU (CuPy arrays) coexist in one process;
+``TINYNET_BACKEND`` (read once, at import) only picks the *default* device, the one
+factories such as :func:`tinynet.zeros` use when no ``device=`` is given:
 
-* ``auto`` (default): CuPy when it imports *and* a CUDA device is present, else NumPy.
-* ``numpy``: always NumPy.
-* ``cupy``: CuPy; raises :class:`~tinynet.errors.BackendError` at import when CuPy is
+* ``auto`` (default): ``cuda`` when CuPy imports *and* a CUDA device is present, else ``cpu``.
+* ``numpy``: ``cpu``. CuPy is then imported only when a ``cuda`` device is asked for.
+* ``cupy``: ``cuda``; raises :class:`~tinynet.errors.BackendError` at import when CuPy is
   not installed or no GPU is visible.
 
 ``TINYNET_KERNELS=0`` makes CuPy ops use their generic ``xp`` code instead of tinynet's
 own CUDA kernels (to compare the two on one GPU).
 
-Module attributes: ``name`` (``"numpy"`` or ``"cupy"``), ``xp`` (the array module of the
-default device), ``cupy`` (the CuPy module or ``None``), ``kernels_enabled``.
+Module attributes: ``name`` (``"numpy"`` or ``"cupy"``: the default device's array
+module), ``xp`` (that module), ``cupy`` (the CuPy module once loaded, else ``None``),
+``kernels_enabled``. This is the only module that imports CuPy.
 """
 import os
 
@@ -22,19 +25,53 @@ from .errors import BackendError, DeviceMismatchError
 _CHOICES = ("auto", "numpy", "cupy")
 
 
-def _load_cupy():
-    """Return (cupy module or None, reason string when unusable)."""
+class _NoArray:
+    """Placeholder type no array is an instance of (while CuPy is not loaded)."""
+
+
+cupy = None
+_CUPY_NDARRAY = _NoArray
+_cupy_problem = None  # why CuPy is unusable, once a load was tried and failed
+
+
+def load_cupy():
+    """Import CuPy and check that a CUDA device is present; return the module or ``None``.
+
+    The outcome is remembered: later calls cost one attribute read.
+    """
+    global cupy, _CUPY_NDARRAY, _cupy_problem
+    if cupy is not None or _cupy_problem is not None:
+        return cupy
     try:
         import cupy as cp
     except Exception as exc:  # ImportError or a broken CUDA install
-        return None, f"CuPy cannot be imported ({type(exc).__name__}: {exc})"
+        _cupy_problem = f"CuPy cannot be imported ({type(exc).__name__}: {exc})"
+        return None
     try:
         count = cp.cuda.runtime.getDeviceCount()
     except Exception as exc:
-        return None, f"no CUDA device is usable ({type(exc).__name__}: {exc})"
+        _cupy_problem = f"no CUDA device is usable ({type(exc).__name__}: {exc})"
+        return None
     if count < 1:
-        return None, "no CUDA device is present"
-    return cp, ""
+        _cupy_problem = "no CUDA device is present"
+        return None
+    cupy, _CUPY_NDARRAY = cp, cp.ndarray
+    return cupy
+
+
+def cupy_problem():
+    """Why CuPy cannot be used here (``""`` when it can)."""
+    return "" if load_cupy() is not None else _cupy_problem
+
+
+def require_cupy(op):
+    """The CuPy module; raise :class:`~tinynet.errors.DeviceError` naming ``op`` without a GPU."""
+    cp = load_cupy()
+    if cp is None:
+        from .errors import DeviceError
+        raise DeviceError(f"{op}: a 'cuda' device was requested but {_cupy_problem} "
+                          "(install the GPU extra, pip install '.[cuda13]', on a machine with a GPU)")
+    return cp
 
 
 def _select(raw):
@@ -43,29 +80,18 @@ def _select(raw):
         raise BackendError(
             f"TINYNET_BACKEND: expected one of {', '.join(_CHOICES)}, got {raw!r}")
     if choice == "numpy":
-        return "numpy", numpy, None
-    cp, why = _load_cupy()
+        return "numpy", numpy
+    cp = load_cupy()
     if cp is None:
         if choice == "cupy":
-            raise BackendError(f"TINYNET_BACKEND='cupy' but {why}; "
+            raise BackendError(f"TINYNET_BACKEND='cupy' but {_cupy_problem}; "
                                "install the GPU extra (pip install '.[cuda13]') or use numpy")
-        return "numpy", numpy, None
-    return "cupy", cp, cp
+        return "numpy", numpy
+    return "cupy", cp
 
 
-name, xp, cupy = _select(os.environ.get("TINYNET_BACKEND", "auto"))
+name, xp = _select(os.environ.get("TINYNET_BACKEND", "auto"))
 kernels_enabled = os.environ.get("TINYNET_KERNELS", "1").strip() not in ("0", "false", "no")
-
-if cupy is not None:
-    _CUPY_NDARRAY = cupy.ndarray
-else:
-    class _CUPY_NDARRAY:  # placeholder type no array is an instance of
-        pass
-
-
-def default_device():
-    """``"cuda"`` when the backend is CuPy, else ``"cpu"``."""
-    return "cuda" if name == "cupy" else "cpu"
 
 
 def is_gpu_array(a):
@@ -78,38 +104,21 @@ def array_module(a):
     return cupy if isinstance(a, _CUPY_NDARRAY) else numpy
 
 
-def device_of(a):
-    """``"cuda"`` for a CuPy array, ``"cpu"`` otherwise."""
-    return "cuda" if isinstance(a, _CUPY_NDARRAY) else "cpu"
-
-
-def normalize_device(device, op="tensor"):
-    """Map ``None``/``"cpu"``/``"cuda"``/``"cuda:0"`` to ``"cpu"`` or ``"cuda"``.
-
-    Raises:
-        BackendError: ``"cuda"`` was asked for but the CuPy backend is not available.
-        ValueError: an unknown device string.
-    """
-    if device is None:
-        return default_device()
-    dev = str(device).lower()
-    if dev == "cpu":
-        return "cpu"
-    if dev == "cuda" or dev.startswith("cuda:"):
-        if cupy is None:
-            raise BackendError(f"{op}: device {device!r} requested but no CuPy GPU backend "
-                               "is available (set TINYNET_BACKEND=cupy on a GPU machine)")
-        return "cuda"
-    raise ValueError(f"{op}: device must be 'cpu' or 'cuda', got {device!r}")
+def module_for(device):
+    """The array module of a :class:`tinynet.device` (``numpy`` for cpu, ``cupy`` for cuda)."""
+    return numpy if device.type == "cpu" else require_cupy("device")
 
 
 def to_device(a, device):
-    """Return array ``a`` on ``device`` (``"cpu"`` or ``"cuda"``), copying only if needed."""
-    if device == "cpu":
+    """Return array ``a`` on ``device`` (a :class:`tinynet.device`), copying only if needed."""
+    if device.type == "cpu":
         return cupy.asnumpy(a) if isinstance(a, _CUPY_NDARRAY) else numpy.asarray(a)
-    if isinstance(a, _CUPY_NDARRAY):
+    cp = require_cupy("to")
+    index = device.index if device.index is not None else cp.cuda.runtime.getDevice()
+    if isinstance(a, _CUPY_NDARRAY) and a.device.id == index:
         return a
-    return cupy.asarray(a)
+    with cp.cuda.Device(index):
+        return cp.asarray(a) if not isinstance(a, _CUPY_NDARRAY) else a.copy()
 
 
 def common_module(op, arrays):
@@ -134,10 +143,10 @@ def special(module):
     return cupyx.scipy.special
 
 
-def gpu_name():
-    """Name of CUDA device 0, or ``None`` without the CuPy backend."""
-    if cupy is None:
+def gpu_name(index=0):
+    """Name of CUDA device ``index``, or ``None`` without a usable GPU."""
+    if load_cupy() is None:
         return None
-    props = cupy.cuda.runtime.getDeviceProperties(0)
+    props = cupy.cuda.runtime.getDeviceProperties(index)
     raw = props["name"]
     return raw.decode() if isinstance(raw, bytes) else str(raw)

@@ -8,9 +8,14 @@ error                    also a
 =======================  ==============================
 ShapeError               ValueError
 DTypeError               TypeError
+ArgumentError            ValueError
+ArgumentTypeError        TypeError
+IndexOutOfRangeError     IndexError
+DeviceError              RuntimeError (a BackendError)
 DeviceMismatchError      ValueError
 BackendError             RuntimeError
 AutogradError            RuntimeError
+GradcheckError           RuntimeError (an AutogradError)
 StateDictError           RuntimeError
 SerializationError       ValueError
 DatasetNotFoundError     FileNotFoundError
@@ -35,6 +40,21 @@ class DTypeError(TinynetError, TypeError):
     """An argument has the wrong dtype (e.g. float targets for ``nll_loss``)."""
 
 
+class ArgumentError(TinynetError, ValueError):
+    """An argument has a value the op does not accept (a negative size, an unknown mode,
+    ``randint`` with ``high <= low``, an ``einsum`` equation that does not fit, ...)."""
+
+
+class ArgumentTypeError(TinynetError, TypeError):
+    """An argument has the wrong Python type (a float where an int is needed, a list where
+    a Tensor is needed, ...)."""
+
+
+class IndexOutOfRangeError(TinynetError, IndexError):
+    """An index (in ``gather``, ``index_select``, ``x[i]``, a ``dim``...) is outside the
+    valid range; the message gives the range."""
+
+
 class DeviceMismatchError(TinynetError, ValueError):
     """Tensors on different devices (NumPy host vs CuPy GPU) were mixed in one op."""
 
@@ -43,8 +63,17 @@ class BackendError(TinynetError, RuntimeError):
     """The requested array backend (or cuDNN) is unknown or cannot be used."""
 
 
+class DeviceError(BackendError):
+    """A device string does not parse, or names a device this machine does not have
+    (``"cuda"`` without a GPU, ``"cuda:3"`` on a machine with one GPU)."""
+
+
 class AutogradError(TinynetError, RuntimeError):
     """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
+
+
+class GradcheckError(AutogradError):
+    """:func:`tinynet.autograd.gradcheck` found analytic and numerical gradients that differ."""
 
 
 class StateDictError(TinynetError, RuntimeError):
@@ -68,6 +97,6 @@ class DownloadError(TinynetError, OSError):
 
 
 def check_type(op, name, value, types, expected):
-    """Raise ``TypeError`` naming ``op`` when ``value`` is not an instance of ``types``."""
+    """Raise :class:`ArgumentTypeError` naming ``op`` when ``value`` is not an instance of ``types``."""
     if not isinstance(value, types):
-        raise TypeError(f"{op}: {name} must be {expected}, got {type(value).__name__}")
+        raise ArgumentTypeError(f"{op}: {name} must be {expected}, got {type(value).__name__}")

@@ -26,8 +26,8 @@ def collect():
         "tinynet CUDA kernels": ("on" if backend.kernels_enabled else "off (TINYNET_KERNELS=0)")
         if backend.cupy is not None else "n/a (CPU backend)",
     }
-    from .kernels import cudnn_status
-    info["cuDNN"] = cudnn_status()
+    from .backends import cudnn
+    info["cuDNN"] = cudnn.status_line() if backend.cupy is not None else "not used (no GPU in use)"
     from .backends import cpu
     info["host heap (TINYNET_HEAP)"] = ("freed memory retained (glibc thresholds raised)" if cpu.heap_retained
                                         else f"malloc defaults ({cpu.heap_mode})")

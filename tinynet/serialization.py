@@ -16,7 +16,7 @@ import zipfile
 
 import numpy
 
-from . import backend
+from . import backend, devices
 from .errors import SerializationError
 from .tensor import Tensor
 
@@ -27,11 +27,11 @@ _FORMAT = 1
 def _encode(obj, path, arrays):
     if isinstance(obj, Tensor) or hasattr(obj, "__cuda_array_interface__") or isinstance(obj, numpy.ndarray):
         kind = "tensor" if isinstance(obj, Tensor) else "array"
-        data = obj.data if isinstance(obj, Tensor) else obj
+        data = obj.array if isinstance(obj, Tensor) else obj
         name = "/".join(path) or "value"
         while name in arrays or name == _META:
             name += "_"
-        arrays[name] = backend.to_device(data, "cpu")
+        arrays[name] = backend.to_device(data, devices.CPU)
         return {"__" + kind + "__": name}
     if isinstance(obj, dict):
         return {"__dict__": [[_encode_key(k, path), _encode(v, path + [str(k)], arrays)] for k, v in obj.items()]}
@@ -116,7 +116,7 @@ def load(f, map_location=None):
         FileNotFoundError: ``f`` does not exist.
         SerializationError: the file is not a readable ``.npz`` archive (or needs pickle).
     """
-    device = backend.normalize_device(map_location, "load")
+    device = devices.resolve(map_location, "load")
     path = os.fspath(f)
     try:
         with numpy.load(path, allow_pickle=False) as archive:

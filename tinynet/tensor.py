@@ -1,138 +1,227 @@
 """The Tensor: an n-dimensional array (NumPy or CuPy) with autograd bookkeeping.
 
-A :class:`Tensor` wraps ``data`` (a ``numpy.ndarray`` on the CPU or a ``cupy.ndarray`` on
-the GPU) and, when ``requires_grad`` is set, takes part in reverse-mode autodiff
-(:mod:`tinynet.autograd`). Operators follow NumPy broadcasting; the method names follow
-PyTorch (``sum(dim, keepdim)``, ``permute``, ``unsqueeze``, ...).
+A :class:`Tensor` holds ``array`` (a ``numpy.ndarray`` on the CPU or a ``cupy.ndarray`` on
+a GPU) and, when ``requires_grad`` is set, takes part in reverse-mode autodiff
+(:mod:`tinynet.autograd`). This module defines storage, metadata, conversion and the
+autograd attributes only; the math methods (``x + y``, ``x.sum()``, ``x.view(...)``, ...)
+are the functions of :mod:`tinynet.ops`, attached to the class once by
+:mod:`tinynet.ops.methods`, so the ops need not be imported here.
 """
+import copy as _copy
 
 import numpy
 
-from . import autograd, backend
-from .errors import AutogradError, DTypeError
-
-float16, float32, float64 = numpy.float16, numpy.float32, numpy.float64
-int8, int16, int32, int64 = numpy.int8, numpy.int16, numpy.int32, numpy.int64
-uint8, bool_ = numpy.uint8, numpy.bool_
-_DEFAULT_FLOAT = numpy.dtype(numpy.float32)
-
-
-def _as_dtype(dtype, op):
-    if dtype is None:
-        return None
-    try:
-        return numpy.dtype(dtype)
-    except TypeError:
-        raise DTypeError(f"{op}: unknown dtype {dtype!r}") from None
+from . import backend, devices, dtypes
+from .autograd import engine, node
+from .errors import ArgumentError, AutogradError, DTypeError, IndexOutOfRangeError
 
 
 class Tensor:
     """An array with an optional gradient.
 
     Attributes:
-        data: the underlying ``numpy.ndarray`` or ``cupy.ndarray``.
+        array: the underlying ``numpy.ndarray`` or ``cupy.ndarray`` (tinynet's own; PyTorch
+            has no equivalent). ``data`` is, as in PyTorch, a Tensor sharing it.
         requires_grad (bool): whether ops on this tensor are recorded for autograd.
         grad (Tensor or None): accumulated gradient after :meth:`backward` (leaves only,
             unless :meth:`retain_grad` was called).
 
     Construct tensors with :func:`tinynet.tensor` and the factory functions.
+    ``Tensor(data)`` builds a float tensor of the default dtype from data, and
+    ``Tensor(2, 3)`` an uninitialised one of that shape, as PyTorch's legacy constructor.
     """
 
-    __slots__ = ("data", "requires_grad", "grad", "_ctx", "_retains_grad", "__weakref__")
+    __slots__ = ("array", "requires_grad", "grad", "_grad_fn", "_output_nr", "_vc", "_base",
+                 "_retains_grad", "_hooks", "__weakref__")
     __array_priority__ = 1000  # make NumPy scalars defer to Tensor's reflected operators
 
-    def __init__(self, data, requires_grad=False):
-        t = _creation.tensor(data)
-        self.data = t.data
-        self.requires_grad = bool(requires_grad)
-        self.grad = None
-        self._ctx = None
-        self._retains_grad = False
+    def __init__(self, *data, requires_grad=False):
+        dt = dtypes.get_default_dtype()
+        xp = backend.module_for(devices.default_device())
+        if len(data) == 1 and not isinstance(data[0], (int, numpy.integer)):
+            src = data[0].array if isinstance(data[0], Tensor) else data[0]
+            if hasattr(src, "__cuda_array_interface__") and not isinstance(src, numpy.ndarray):
+                xp = backend.require_cupy("Tensor")
+            try:
+                arr = xp.array(src, dtype=dt)
+            except (TypeError, ValueError) as exc:
+                raise DTypeError(f"Tensor: cannot build a float tensor from {type(src).__name__} ({exc})") from None
+        else:
+            sizes = data[0] if len(data) == 1 and isinstance(data[0], (tuple, list)) else data
+            if any(isinstance(s, bool) or not isinstance(s, (int, numpy.integer)) or s < 0 for s in sizes):
+                raise ArgumentError(f"Tensor: sizes must be non-negative ints, got {tuple(sizes)}")
+            arr = xp.empty(tuple(int(s) for s in sizes), dtype=dt)
+        self._init(arr)
         if requires_grad:
-            _check_float("Tensor", self.data)
+            self.requires_grad_(True)
+
+    def _init(self, array):
+        self.array = array
+        self.requires_grad = False
+        self.grad = None
+        self._grad_fn = None
+        self._output_nr = 0
+        self._vc = [0, 0]  # [in-place changes, time of the last one]: see autograd.node.bump_version
+        self._base = None
+        self._retains_grad = False
+        self._hooks = None
 
     @classmethod
-    def _wrap(cls, data):
+    def _wrap(cls, array):
+        """A new leaf tensor around ``array`` (no copy, no checks): the ops' way to build outputs."""
         t = object.__new__(Tensor)
-        t.data = data
+        t.array = array
         t.requires_grad = False
         t.grad = None
-        t._ctx = None
+        t._grad_fn = None
+        t._output_nr = 0
+        t._vc = [0, 0]
+        t._base = None
         t._retains_grad = False
+        t._hooks = None
         return t
 
     # ---- metadata -------------------------------------------------------------------
     @property
     def shape(self):
         """Tuple of dimension sizes."""
-        return self.data.shape
+        return self.array.shape
 
     @property
     def dtype(self):
-        """The ``numpy.dtype`` of the elements."""
-        return self.data.dtype
+        """The element type (a ``numpy.dtype``; ``tinynet.float32`` and friends)."""
+        return self.array.dtype
 
     @property
     def ndim(self):
-        return self.data.ndim
+        return self.array.ndim
 
     @property
     def device(self):
-        """``"cpu"`` (NumPy) or ``"cuda"`` (CuPy)."""
-        return backend.device_of(self.data)
+        """The :class:`tinynet.device` holding the array (``cpu`` or ``cuda:<n>``)."""
+        return devices.of_array(self.array)
+
+    @property
+    def is_cuda(self):
+        return isinstance(self.array, backend._CUPY_NDARRAY)
 
     @property
     def is_leaf(self):
-        return self._ctx is None
+        """True for tensors not made by a recorded op (user-made, or made without grad)."""
+        return self._grad_fn is None
 
     @property
     def grad_fn(self):
-        """The Function that produced this tensor, or ``None`` for a leaf."""
-        return self._ctx
+        """The op that produced this tensor, or ``None`` for a leaf."""
+        return self._grad_fn
+
+    @property
+    def _version(self):
+        """How many in-place changes this tensor's storage has seen."""
+        return self._vc[0]
+
+    @property
+    def data(self):
+        """A tensor sharing this one's array, cut from the graph (PyTorch's ``.data``):
+        changes through it are not seen by autograd's in-place checks."""
+        return Tensor._wrap(self.array)
+
+    @data.setter
+    def data(self, value):
+        self.array = value.array if isinstance(value, Tensor) else value
 
     def size(self, dim=None):
-        return self.data.shape if dim is None else self.data.shape[dim]
+        """The shape, or the size of dimension ``dim``."""
+        if dim is None:
+            return self.array.shape
+        n = max(self.array.ndim, 1)
+        if isinstance(dim, bool) or not isinstance(dim, (int, numpy.integer)) or not -n <= dim < n:
+            raise IndexOutOfRangeError(f"size: dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                                       f"but got {dim})")
+        return self.array.shape[dim] if self.array.ndim else 1
 
     def numel(self):
-        return int(self.data.size)
+        """Number of elements."""
+        return int(self.array.size)
+
+    nelement = numel
 
     def dim(self):
-        return self.data.ndim
+        """Number of dimensions."""
+        return self.array.ndim
+
+    ndimension = dim
+
+    def element_size(self):
+        """Bytes per element."""
+        return self.array.dtype.itemsize
+
+    @property
+    def itemsize(self):
+        return self.array.dtype.itemsize
+
+    @property
+    def nbytes(self):
+        return int(self.array.nbytes)
+
+    def is_floating_point(self):
+        return self.array.dtype.kind == "f"
+
+    def is_contiguous(self):
+        """True when the elements are laid out in C order without gaps."""
+        return bool(self.array.flags.c_contiguous)
+
+    def get_device(self):
+        """The GPU index, or -1 for a CPU tensor (PyTorch's convention)."""
+        return self.array.device.id if self.is_cuda else -1
 
     def __len__(self):
-        if self.data.ndim == 0:
+        if self.array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self.array.shape[0]
 
     def __repr__(self):
-        body = numpy.array2string(self.numpy(), separator=", ", precision=4, threshold=50)
-        extra = f", device='{self.device}'" if self.device != "cpu" else ""
-        extra += f", dtype={self.dtype.name}" if self.dtype != _DEFAULT_FLOAT else ""
-        if self._ctx is not None:
-            extra += f", grad_fn=<{self._ctx.name}>"
+        body = numpy.array2string(self.numpy(force=True), separator=", ", precision=4, threshold=50)
+        extra = f", device='{self.device}'" if self.is_cuda else ""
+        if self.dtype != dtypes.get_default_dtype() and self.dtype not in (dtypes.int64, dtypes.bool_):
+            extra += f", dtype=tinynet.{self.dtype.name}"
+        if self._grad_fn is not None:
+            extra += f", grad_fn={self._grad_fn!r}"
         elif self.requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
 
     # ---- conversion -----------------------------------------------------------------
-    def numpy(self):
-        """A NumPy array with the values (a copy from the GPU; a view on the CPU)."""
-        if backend.is_gpu_array(self.data):
-            return backend.cupy.asnumpy(self.data)
-        return self.data
+    def numpy(self, force=False):
+        """A NumPy array with the values (a copy from the GPU; a view on the CPU).
+
+        Args:
+            force (bool): allow it on a tensor that requires grad (as ``detach().numpy()``).
+
+        Raises:
+            AutogradError: the tensor requires grad (call ``detach()`` first), unless ``force``.
+        """
+        if self.requires_grad and not force:
+            raise AutogradError("numpy: can't call numpy() on a tensor that requires grad; use "
+                                "t.detach().numpy()")
+        if isinstance(self.array, backend._CUPY_NDARRAY):
+            return backend.cupy.asnumpy(self.array)
+        return self.array
 
     def item(self):
         """The single value as a Python number (synchronises with the GPU).
 
         Raises:
-            ValueError: the tensor has more than one element.
+            ArgumentError: the tensor has more than one element.
         """
-        if self.data.size != 1:
-            raise ValueError(f"item: only one-element tensors can be converted, got shape {self.shape}")
-        return self.data.reshape(()).item()
+        if self.array.size != 1:
+            raise ArgumentError(f"item: only one-element tensors can be converted to Python scalars, "
+                                f"got shape {self.shape}")
+        return self.array.reshape(()).item()
 
     def tolist(self):
-        return self.numpy().tolist()
+        """The values as (nested) Python lists of numbers."""
+        return self.numpy(force=True).tolist()
 
     def __float__(self):
         return float(self.item())
@@ -140,7 +229,16 @@ class Tensor:
     def __int__(self):
         return int(self.item())
 
+    def __index__(self):
+        if self.array.dtype.kind not in "iu" or self.array.size != 1:
+            raise DTypeError(f"__index__: only one-element integer tensors can be used as an index, got "
+                             f"{self.dtype} of shape {self.shape}")
+        return int(self.item())
+
     def __bool__(self):
+        if self.array.size != 1:
+            raise ArgumentError(f"bool: a tensor with {self.array.size} elements is ambiguous; use "
+                                ".any() or .all()")
         return bool(self.item())
 
     def __array__(self, dtype=None, copy=None):
@@ -148,67 +246,58 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def __dlpack__(self, *args, **kwargs):
-        return self.data.__dlpack__(*args, **kwargs)
+        return self.array.__dlpack__(*args, **kwargs)
 
     def __dlpack_device__(self):
-        return self.data.__dlpack_device__()
+        return self.array.__dlpack_device__()
 
-    def to(self, device=None, dtype=None):
-        """Copy to ``device`` (``"cpu"``/``"cuda"``) and/or cast to ``dtype``; differentiable."""
-        if isinstance(device, (type, numpy.dtype)):
-            device, dtype = None, device
-        out = self
-        if device is not None:
-            dev = backend.normalize_device(device, "Tensor.to")
-            if dev != self.device:
-                from .nn.functional.math import ToDevice
-                out = ToDevice(dev).apply(out)
-        if dtype is not None:
-            out = out.type(dtype)
+    @property
+    def __cuda_array_interface__(self):
+        """CuPy's array interface, so ``cupy.asarray(t)`` shares a GPU tensor's memory."""
+        if not self.is_cuda:
+            raise AttributeError("__cuda_array_interface__: a CPU tensor has none")
+        return self.array.__cuda_array_interface__
+
+    def __reduce_ex__(self, protocol):
+        # pickling (DataLoader workers, multiprocessing) carries the values, dtype and device
+        return (_rebuild, (self.numpy(force=True), str(self.device), self.requires_grad and self.is_leaf))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise AutogradError("deepcopy: only leaf tensors (made by the user, not by a recorded op) "
+                                "can be deep-copied; detach() first")
+        out = object.__new__(type(self))
+        Tensor._init(out, self.array.copy())
+        out.requires_grad = self.requires_grad
+        memo[id(self)] = out
+        if self.grad is not None:
+            out.grad = _copy.deepcopy(self.grad, memo)
         return out
-
-    def cpu(self):
-        return self.to("cpu")
-
-    def cuda(self):
-        return self.to("cuda")
-
-    def type(self, dtype):
-        """Cast to ``dtype`` (differentiable between float dtypes)."""
-        dt = _as_dtype(dtype, "Tensor.type")
-        if dt == self.dtype:
-            return self
-        from .nn.functional.math import Cast
-        return Cast(dt).apply(self)
-
-    def float(self):
-        return self.type(numpy.float32)
-
-    def double(self):
-        return self.type(numpy.float64)
-
-    def half(self):
-        return self.type(numpy.float16)
-
-    def long(self):
-        return self.type(numpy.int64)
-
-    def int(self):
-        return self.type(numpy.int32)
-
-    def bool(self):
-        return self.type(numpy.bool_)
 
     # ---- autograd -------------------------------------------------------------------
     def detach(self):
-        """A tensor sharing ``data`` but cut from the graph (``requires_grad=False``)."""
-        return Tensor._wrap(self.data)
+        """A tensor sharing ``array`` (and the version counter) but cut from the graph."""
+        t = Tensor._wrap(self.array)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        """Cut this tensor from the graph, in place; returns self."""
+        self._grad_fn = None
+        self.requires_grad = False
+        return self
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (leaves of float dtype only); returns self."""
-        if requires_grad:
-            _check_float("requires_grad_", self.data)
-        if not requires_grad and self._ctx is not None:
+        """Set ``requires_grad`` in place (float leaves only); returns self.
+
+        Raises:
+            DTypeError: asked for a non-float tensor.
+            AutogradError: unset on a non-leaf tensor.
+        """
+        if requires_grad and self.array.dtype.kind != "f":
+            raise DTypeError(f"requires_grad_: only floating-point tensors can require gradients, "
+                             f"got {self.dtype}")
+        if not requires_grad and self._grad_fn is not None:
             raise AutogradError("requires_grad_: cannot unset requires_grad of a non-leaf tensor; "
                                 "use detach()")
         self.requires_grad = bool(requires_grad)
@@ -216,107 +305,66 @@ class Tensor:
 
     def retain_grad(self):
         """Keep ``grad`` on this non-leaf tensor after backward."""
+        if not self.requires_grad:
+            raise AutogradError("retain_grad: can't retain the gradient of a tensor that does not require grad")
         self._retains_grad = True
+        if self._grad_fn is not None:
+            self._grad_fn.retain(self._output_nr, self)
         return self
 
-    def backward(self, gradient=None, retain_graph=False):
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor
+        replaces the gradient. Returns a handle whose ``remove()`` unregisters it.
+
+        Raises:
+            AutogradError: the tensor does not require grad.
+        """
+        if not self.requires_grad:
+            raise AutogradError("register_hook: can't register a hook on a tensor that does not require grad")
+        if self._grad_fn is not None:  # a non-leaf: the hook sits on the op that will produce its gradient
+            return _HookHandle(self._grad_fn.add_hook(self._output_nr, hook), hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return _HookHandle(self._hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute gradients of this tensor w.r.t. every leaf that requires grad.
 
         Args:
             gradient (Tensor or array, optional): same shape as ``self``; required
                 unless ``self`` has exactly one element.
-            retain_graph (bool): keep the graph's saved arrays for another backward.
-                Default ``False``.
+            retain_graph (bool, optional): keep the graph's saved arrays for another
+                backward. Default: ``create_graph``.
+            create_graph (bool): record the backward so ``.grad`` can be differentiated.
+            inputs (Tensor or sequence, optional): accumulate only into these.
 
         Raises:
             AutogradError: see :func:`tinynet.autograd.backward`.
         """
-        autograd.backward(self, gradient, retain_graph)
+        engine.backward([self], [gradient], retain_graph, create_graph, inputs)
 
-    def zero_(self):
-        self.data[...] = 0
-        return self
-
-    # ---- operators (implemented in nn.functional.math / shape) -------------------------
-    def __add__(self, o): return _m.add(self, o)
-    def __radd__(self, o): return _m.add(o, self)
-    def __sub__(self, o): return _m.sub(self, o)
-    def __rsub__(self, o): return _m.sub(o, self)
-    def __mul__(self, o): return _m.mul(self, o)
-    def __rmul__(self, o): return _m.mul(o, self)
-    def __truediv__(self, o): return _m.div(self, o)
-    def __rtruediv__(self, o): return _m.div(o, self)
-    def __pow__(self, o): return _m.pow(self, o)
-    def __rpow__(self, o): return _m.pow(o, self)
-    def __mod__(self, o): return _m.remainder(self, o)
-    def __rmod__(self, o): return _m.remainder(o, self)
-    def __floordiv__(self, o): return _m.floor_divide(self, o)
-    def __rfloordiv__(self, o): return _m.floor_divide(o, self)
-    def __matmul__(self, o): return _m.matmul(self, o)
-    def __rmatmul__(self, o): return _m.matmul(o, self)
-    def __neg__(self): return _m.neg(self)
-    def __pos__(self): return self
-    def __abs__(self): return _m.abs(self)
-    def __eq__(self, o): return _m.compare("eq", self, o)
-    def __ne__(self, o): return _m.compare("ne", self, o)
-    def __lt__(self, o): return _m.compare("lt", self, o)
-    def __le__(self, o): return _m.compare("le", self, o)
-    def __gt__(self, o): return _m.compare("gt", self, o)
-    def __ge__(self, o): return _m.compare("ge", self, o)
     __hash__ = object.__hash__
 
-    def __getitem__(self, index): return _s.getitem(self, index)
 
-    def __setitem__(self, index, value):
-        if self.requires_grad and autograd.is_grad_enabled():
-            raise AutogradError("__setitem__: in-place assignment to a tensor that requires grad "
-                                "is not supported; use tinynet.where or wrap in no_grad()")
-        self.data[_s.to_index(index)] = value.data if isinstance(value, Tensor) else value
+class _HookHandle:
+    def __init__(self, hooks, hook):
+        self._hooks, self._hook = hooks, hook
 
-    def exp(self): return _m.exp(self)
-    def log(self): return _m.log(self)
-    def sqrt(self): return _m.sqrt(self)
-    def abs(self): return _m.abs(self)
-    def clamp(self, min=None, max=None): return _m.clamp(self, min, max)
-    clip = clamp
-    def maximum(self, o): return _m.maximum(self, o)
-    def minimum(self, o): return _m.minimum(self, o)
-    def sum(self, dim=None, keepdim=False): return _r.sum(self, dim, keepdim)
-    def mean(self, dim=None, keepdim=False): return _r.mean(self, dim, keepdim)
-    def var(self, dim=None, keepdim=False, correction=1): return _r.var(self, dim, keepdim, correction)
-    def max(self, dim=None, keepdim=False): return _r.max(self, dim, keepdim)
-    def min(self, dim=None, keepdim=False): return _r.min(self, dim, keepdim)
-    def argmax(self, dim=None, keepdim=False): return _r.argmax(self, dim, keepdim)
-    def argmin(self, dim=None, keepdim=False): return _r.argmin(self, dim, keepdim)
-    def eq(self, o): return _m.compare("eq", self, o)
-    def matmul(self, o): return _m.matmul(self, o)
-    def pow(self, o): return _m.pow(self, o)
-    def relu(self): return _act.relu(self)
-    def sigmoid(self): return _act.sigmoid(self)
-    def tanh(self): return _act.tanh(self)
-    def softmax(self, dim): return _act.softmax(self, dim)
-    def log_softmax(self, dim): return _act.log_softmax(self, dim)
-
-    def reshape(self, *shape): return _s.reshape(self, *shape)
-    view = reshape
-    def transpose(self, dim0, dim1): return _s.transpose(self, dim0, dim1)
-    def permute(self, *dims): return _s.permute(self, *dims)
-    def flatten(self, start_dim=0, end_dim=-1): return _s.flatten(self, start_dim, end_dim)
-    def squeeze(self, dim=None): return _s.squeeze(self, dim)
-    def unsqueeze(self, dim): return _s.unsqueeze(self, dim)
-    def expand(self, *shape): return _s.expand(self, *shape)
-
-    @property
-    def T(self):
-        """Reversed dimensions (``permute(n-1, ..., 0)``)."""
-        return _s.permute(self, *range(self.ndim - 1, -1, -1))
+    def remove(self):
+        if self._hook in self._hooks:
+            self._hooks.remove(self._hook)
 
 
-def _check_float(op, data):
-    if data.dtype.kind not in "fc":
-        raise DTypeError(f"{op}: only floating-point tensors can require gradients, got {data.dtype}")
+def _rebuild(values, device, requires_grad):
+    dev = devices.resolve(device, "unpickle") if device != "cpu" else devices.CPU
+    t = Tensor._wrap(backend.to_device(values, dev))
+    t.requires_grad = requires_grad
+    return t
 
 
-autograd._Tensor = Tensor
-from . import creation as _creation  # noqa: E402
-from .nn.functional import math as _m, reduction as _r, shape as _s, activation as _act  # noqa: E402
+node.tensor_type = Tensor

@@ -1,5 +1,5 @@
-"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``, plus the host
-heap setting of the NumPy backend, ``tinynet.backends.cpu``."""
-from . import cpu, cudnn
+"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``, ``tinynet.backends.mps``
+(never available), plus the host heap setting of the NumPy backend, ``tinynet.backends.cpu``."""
+from . import cpu, cudnn, mps
 
-__all__ = ["cpu", "cudnn"]
+__all__ = ["cpu", "cudnn", "mps"]

@@ -14,8 +14,10 @@ The environment variable ``TINYNET_CUDNN`` (read once at import) sets the policy
 ``never``.
 """
 import os
+import sys
 
 from ..errors import BackendError
+from ..kernels import cudnn as _impl
 
 enabled = True
 benchmark = False
@@ -30,11 +32,22 @@ if mode not in ("auto", "always", "never"):
 
 def is_available():
     """True when convolutions on the GPU can go through cuDNN here."""
-    from ..kernels import cudnn as _impl
-    return _impl.available()[0]
+    return _impl.available(sys.modules[__name__])[0]
 
 
 def version():
     """cuDNN's backend version number, or None when unavailable."""
-    from ..kernels import cudnn as _impl
     return _impl.version()
+
+
+def status_line():
+    """One line saying whether convolutions use cuDNN here, and if not, why."""
+    return _impl.status_line(sys.modules[__name__])
+
+
+def check_always():
+    """Raise BackendError when ``TINYNET_CUDNN=always`` but cuDNN cannot be used."""
+    if mode == "always":
+        ok, why = _impl.available(sys.modules[__name__])
+        if not ok:
+            raise BackendError(f"TINYNET_CUDNN=always but cuDNN cannot be used: {why}")

@@ -8,7 +8,7 @@ import numbers
 
 import numpy
 
-from .. import backend
+from .. import backend, devices
 from ..random import host_generator
 from ..tensor import Tensor
 
@@ -24,7 +24,7 @@ class Dataset:
 
 
 def _as_array(a):
-    return a.data if isinstance(a, Tensor) else numpy.asarray(a) if not hasattr(a, "shape") else a
+    return a.array if isinstance(a, Tensor) else numpy.asarray(a) if not hasattr(a, "shape") else a
 
 
 class TensorDataset(Dataset):
@@ -56,7 +56,8 @@ class TensorDataset(Dataset):
 
     def to(self, device):
         """A TensorDataset with every array moved to ``device``."""
-        return TensorDataset(*(backend.to_device(t, device) for t in self.tensors))
+        return TensorDataset(*(backend.to_device(t, devices.resolve(device, "TensorDataset.to"))
+                               for t in self.tensors))
 
     def nbytes(self):
         return sum(int(t.nbytes) for t in self.tensors)
@@ -99,13 +100,13 @@ class DataLoader:
         self.shuffle, self.drop_last = shuffle, drop_last
         self.generator = generator if generator is not None else (
             numpy.random.default_rng(seed) if seed is not None else None)
-        self.device = backend.normalize_device(device, "DataLoader")
+        self.device = devices.resolve(device, "DataLoader")
         self._resident = None
-        if self.device == "cuda" and resident is not False and hasattr(dataset, "to"):
+        if self.device.type == "cuda" and resident is not False and hasattr(dataset, "to"):
             size = dataset.nbytes() if hasattr(dataset, "nbytes") else None
             free = backend.cupy.cuda.runtime.memGetInfo()[0]
             if resident or (size is not None and size <= free // 2):
-                self._resident = dataset.to("cuda")
+                self._resident = dataset.to(self.device)
 
     def __len__(self):
         n = len(self.dataset)
@@ -127,7 +128,7 @@ class DataLoader:
             if not isinstance(items[0], tuple):
                 items = [(it,) for it in items]
             batch = tuple(numpy.stack([_as_array(it[k]) if not isinstance(it[k], Tensor)
-                                       else it[k].numpy() for it in items]) for k in range(len(items[0])))
+                                       else it[k].numpy(force=True) for it in items]) for k in range(len(items[0])))
         return batch if isinstance(batch, tuple) else (batch,)
 
     def _starts(self):
@@ -137,7 +138,7 @@ class DataLoader:
         order = self._order()
         if self._resident is not None:
             yield from self._iter_resident(order)
-        elif self.device == "cuda":
+        elif self.device.type == "cuda":
             yield from self._iter_staged(order)
         else:
             for start in self._starts():

@@ -105,9 +105,10 @@ class _IDXDataset(Dataset):
     def to(self, device):
         """A copy whose ``data`` and ``targets`` live on ``device`` (transforms run there)."""
         import copy
-        from .. import backend
+        from .. import backend, devices
         out = copy.copy(self)
-        out.data, out.targets = backend.to_device(self.data, device), backend.to_device(self.targets, device)
+        dev = devices.resolve(device, "to")
+        out.data, out.targets = backend.to_device(self.data, dev), backend.to_device(self.targets, dev)
         return out
 
     def nbytes(self):

@@ -1,10 +1,5 @@
-"""CUDA kernels and the dispatch that picks them (the only place with CUDA source)."""
+"""tinynet's CUDA kernels: the ``.cu`` sources, their launchers (``gpu_ops``, ``elementwise``,
+``optim_update``) and the cuDNN Frontend calls (``cudnn``). The only place with CUDA source.
 
-
-def cudnn_status():
-    """One line saying whether convolutions can use cuDNN here, and if not, why."""
-    from .. import backend
-    if backend.cupy is None:
-        return "not used (CPU backend)"
-    from . import cudnn
-    return cudnn.status_line()
+Nothing here chooses an implementation: each op in :mod:`tinynet.ops` picks its own path.
+"""

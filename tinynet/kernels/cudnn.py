@@ -20,8 +20,6 @@ import logging
 import numpy
 
 from .. import backend
-from ..backends import cudnn as settings
-from ..errors import BackendError
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
@@ -45,8 +43,9 @@ def _load():
     return _state["module"]
 
 
-def available():
-    """``(usable, reason)``: whether convolutions can use cuDNN, and why not."""
+def available(settings):
+    """``(usable, reason)``: whether convolutions can use cuDNN under ``settings``
+    (:mod:`tinynet.backends.cudnn`), and why not."""
     if settings.mode == "never":
         return False, "disabled by TINYNET_CUDNN=never"
     mod = _load()
@@ -58,16 +57,8 @@ def version():
     return mod.backend_version() if mod is not None else None
 
 
-def check_always():
-    """Raise BackendError when ``TINYNET_CUDNN=always`` but cuDNN cannot be used."""
-    if settings.mode == "always":
-        ok, why = available()
-        if not ok:
-            raise BackendError(f"TINYNET_CUDNN=always but cuDNN cannot be used: {why}")
-
-
-def usable_for(x):
-    """True when conv2d on array ``x`` should try cuDNN now."""
+def usable_for(x, settings):
+    """True when conv2d on array ``x`` should try cuDNN now, under ``settings``."""
     return (settings.enabled and settings.mode != "never" and backend.is_gpu_array(x)
             and x.dtype in _DTYPES and _load() is not None)
 
@@ -139,7 +130,7 @@ class _Plan:
         return ws  # the pool may reuse it only after work queued later on this stream
 
 
-def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dilation):
+def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dilation, settings):
     dt = getattr(cudnn.data_type, _DTYPES[dtype])
     compute = cudnn.data_type.DOUBLE if dt == cudnn.data_type.DOUBLE else cudnn.data_type.FLOAT
     g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=compute, compute_data_type=compute,
@@ -239,9 +230,10 @@ def _time_candidate(cudnn, cp, g, i, args, uids, stream, reps=10):
         return cp.cuda.get_elapsed_time(start, stop) / reps
 
 
-def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):
-    """The cached fprop/dgrad/wgrad plans for a configuration, built on first use;
-    None when cuDNN cannot run it (the caller then uses im2col + GEMM throughout)."""
+def plans(dtype, xshape, wshape, yshape, stride, padding, dilation, settings):
+    """The cached fprop/dgrad/wgrad plans for a configuration, built on first use under
+    ``settings`` (TF32, determinism, autotuning); None when cuDNN cannot run it (the caller
+    then uses im2col + GEMM throughout)."""
     key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, settings.deterministic,
            settings.benchmark, backend.cupy.cuda.runtime.getDevice())
     hit = _cache.get(key, _MISSING)
@@ -249,7 +241,8 @@ def plans(dtype, xshape, wshape, yshape, stride, padding, dilation):
         return hit
     cudnn, cp = _load(), backend.cupy
     try:
-        built = {k: _build(cudnn, cp, k, numpy.dtype(dtype), xshape, wshape, yshape, stride, padding, dilation)
+        built = {k: _build(cudnn, cp, k, numpy.dtype(dtype), xshape, wshape, yshape, stride, padding, dilation,
+                           settings)
                  for k in ("fprop", "dgrad", "wgrad")}
         engines[key] = {k: p.name for k, p in built.items()}
         log.debug("cudnn conv %s: engines %s", key[:7], engines[key])
@@ -270,9 +263,9 @@ def run(plan_set, kind, a, b, out_shape, dtype):
     return out
 
 
-def status_line():
+def status_line(settings):
     """One line for ``python -m tinynet.info``."""
-    ok, why = available()
+    ok, why = available(settings)
     if not ok:
         return f"not used: {why}; conv2d uses im2col + GEMM"
     return (f"cuDNN {version()} via cuDNN Frontend (TINYNET_CUDNN={settings.mode}, enabled={settings.enabled}, "

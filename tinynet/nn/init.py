@@ -13,20 +13,23 @@ import math
 import numpy
 
 from .. import backend
+from ..autograd.node import bump_version
 from ..random import host_generator
+from ..errors import ArgumentError, ArgumentTypeError
 from ..tensor import Tensor
 
 
 def _fill(tensor, values):
     if not isinstance(tensor, Tensor):
-        raise TypeError(f"init: expected a Tensor, got {type(tensor).__name__}")
-    tensor.data[...] = backend.to_device(numpy.asarray(values), tensor.device).astype(tensor.dtype)
+        raise ArgumentTypeError(f"init: expected a Tensor, got {type(tensor).__name__}")
+    tensor.array[...] = backend.to_device(numpy.asarray(values), tensor.device).astype(tensor.dtype)
+    bump_version(tensor)
     return tensor
 
 
 def _fans(tensor):
     if tensor.ndim < 2:
-        raise ValueError(f"init: fan in/out need a tensor with at least 2 dims, got shape {tensor.shape}")
+        raise ArgumentError(f"init: fan in/out need a tensor with at least 2 dims, got shape {tensor.shape}")
     receptive = int(numpy.prod(tensor.shape[2:])) if tensor.ndim > 2 else 1
     return tensor.shape[1] * receptive, tensor.shape[0] * receptive
 
@@ -36,7 +39,7 @@ def calculate_gain(nonlinearity, param=None):
     relu: sqrt 2; leaky_relu: sqrt(2 / (1 + slope^2)), slope default 0.01; selu: 3/4).
 
     Raises:
-        ValueError: unknown nonlinearity.
+        ArgumentError: unknown nonlinearity.
     """
     if nonlinearity in ("linear", "conv1d", "conv2d", "conv3d", "sigmoid", "identity"):
         return 1.0
@@ -49,7 +52,7 @@ def calculate_gain(nonlinearity, param=None):
         return math.sqrt(2.0 / (1 + slope ** 2))
     if nonlinearity == "selu":
         return 3.0 / 4
-    raise ValueError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
+    raise ArgumentError(f"calculate_gain: unsupported nonlinearity {nonlinearity!r}")
 
 
 def uniform_(tensor, a=0.0, b=1.0):
@@ -79,7 +82,7 @@ def ones_(tensor):
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
     if mode not in ("fan_in", "fan_out"):
-        raise ValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
+        raise ArgumentError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}")
     fan_in, fan_out = _fans(tensor)
     return calculate_gain(nonlinearity, a) / math.sqrt(fan_in if mode == "fan_in" else fan_out)
 

@@ -6,7 +6,7 @@ from ..tensor import Tensor
 
 
 class Optimizer:
-    """Base class; subclasses implement ``step()`` updating ``p.data`` in place.
+    """Base class; subclasses implement ``step()`` updating ``p.array`` in place.
 
     Args:
         params: iterable of Parameters, or of dicts ``{"params": [...], <option>: value}``
@@ -57,7 +57,7 @@ class Optimizer:
                 if set_to_none:
                     p.grad = None
                 elif p.grad is not None:
-                    p.grad.data[...] = 0
+                    p.grad.array[...] = 0
 
     def step(self):
         raise NotImplementedError
@@ -120,7 +120,7 @@ def _restore(value, param):
     """A saved state entry as the optimizer uses it: arrays (and tensors) on the
     parameter's device and dtype, 0-d arrays and NumPy scalars as Python numbers."""
     if isinstance(value, Tensor):
-        value = value.data
+        value = value.array
     if getattr(value, "ndim", 0) > 0:
         return backend.to_device(value, param.device).astype(param.dtype)
     return value.item() if hasattr(value, "item") else value

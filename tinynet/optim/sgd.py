@@ -15,6 +15,7 @@ import math
 
 from .. import backend
 from ..autograd import no_grad
+from ..autograd.node import bump_version
 from ..kernels import optim_update
 from .optimizer import Optimizer
 
@@ -56,7 +57,9 @@ class SGD(Optimizer):
             live = [p for p in g["params"] if p.grad is not None]
             if not live:
                 continue
-            datas, grads = [p.data for p in live], [p.grad.data for p in live]
+            for p in live:
+                bump_version(p)  # an in-place change: a graph that saved the old values will refuse backward
+            datas, grads = [p.array for p in live], [p.grad.array for p in live]
             states = [self.state.setdefault(id(p), {}) for p in live]
             if not g["maximize"] and optim_update.usable(datas, grads):
                 optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest)
@@ -108,16 +111,18 @@ class Adam(Optimizer):
             live = [p for p in g["params"] if p.grad is not None]
             if not live:
                 continue
-            datas, grads = [p.data for p in live], [p.grad.data for p in live]
+            for p in live:
+                bump_version(p)
+            datas, grads = [p.array for p in live], [p.grad.array for p in live]
             states = []
             for p in live:
                 st = self.state.get(id(p))
                 if st is None:
-                    xp = backend.array_module(p.data)
-                    st = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(p.data),
-                                              "exp_avg_sq": xp.zeros_like(p.data)}
+                    xp = backend.array_module(p.array)
+                    st = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(p.array),
+                                              "exp_avg_sq": xp.zeros_like(p.array)}
                     if g["amsgrad"]:
-                        st["max_exp_avg_sq"] = xp.zeros_like(p.data)
+                        st["max_exp_avg_sq"] = xp.zeros_like(p.array)
                 st["step"] += 1
                 states.append(st)
             if not (g["amsgrad"] or g["maximize"]) and optim_update.usable(datas, grads):

@@ -8,93 +8,137 @@ reduction divides by the summed weights of the non-ignored targets (PyTorch's ru
 """
 import numpy
 
-from ... import backend
-from ...autograd import Function
-from ...kernels import cuda, gpu_ops
-from ...errors import DTypeError, ShapeError
-from ...tensor import Tensor
+from ..autograd import Op
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..kernels import cuda, gpu_ops
+from ..tensor import Tensor
 from . import activation, reduction as R, shape as S
+from .indexing import IndexAddInto
+from .util import is_graph
 
 _REDUCTIONS = ("mean", "sum", "none")
 
 
-class NLLLoss(Function):
-    """NLL on 2-D input (M, C) with targets (M,)."""
-    name = "nll_loss"
+class _PickLoss(Op):
+    """Losses that pick one column per row of an (M, C) input: ``-c_i * input[i, t_i]``
+    with ``c_i = weight[t_i]`` (0 for ignored rows), divided by ``sum(c)`` for "mean".
+
+    The generic backward scatters ``-c * gy`` into the picked positions with
+    :class:`~tinynet.ops.indexing.IndexAddInto`, so it can be recorded for second
+    derivatives. The GPU kernels (``forward_gpu``) save other things; a ``create_graph``
+    backward then reruns the generic forward.
+    """
+    twice_differentiable = True
+    gpu_saves_generic = False
 
     def __init__(self, ignore_index, reduction):
         self.ignore_index, self.reduction = ignore_index, reduction
 
-    def forward(self, xp, logp, target, weight):
-        m = logp.shape[0]
+    def _coefficients(self, xp, x, target, weight):
+        """Row indices, safe targets, per-row coefficients c and the 'mean' denominator."""
+        m = x.shape[0]
         valid = target != self.ignore_index
         safe_t = xp.where(valid, target, 0)
-        w = (weight[safe_t] if weight is not None else xp.ones(m, logp.dtype)) * valid
-        w = w.astype(logp.dtype, copy=False)
-        rows = xp.arange(m)
-        losses = -logp[rows, safe_t] * w
-        denom = w.sum()
-        self.saved = (logp.shape, rows, safe_t, w, denom)
+        w = (weight[safe_t] if weight is not None else xp.ones(m, x.dtype)) * valid
+        w = w.astype(x.dtype, copy=False)
+        self.rows, self.safe_t = xp.arange(m), safe_t
+        return w, w.sum()
+
+    def _reduce(self, losses, denom):
         if self.reduction == "none":
             return losses
         total = losses.sum()
         return total if self.reduction == "sum" else total / denom
 
+    def _scaled(self, xp, gy, coef):
+        """``coef * gy`` per row: gy is a scalar ("mean"/"sum") or per row ("none")."""
+        return coef * gy
+
+
+class NLLLoss(_PickLoss):
+    """NLL on 2-D log-probabilities (M, C) with targets (M,)."""
+    name = "nll_loss"
+
+    def forward(self, xp, logp, target, weight):
+        w, denom = self._coefficients(xp, logp, target, weight)
+        coef = -w / denom if self.reduction == "mean" else -w
+        self.save_for_backward(coef)
+        self.shape = logp.shape
+        return xp.asarray(self._reduce(-logp[self.rows, self.safe_t] * w, denom))
+
+    def backward(self, xp, gy):
+        (coef,) = self.saved
+        return IndexAddInto(self.shape, (self.rows, self.safe_t), unique=True).call(xp, coef * gy), None, None
+
     def forward_gpu(self, xp, logp, target, weight):
         if not cuda.supported(logp) or (weight is not None and weight.dtype != logp.dtype):
+            self.gpu_path = False
             return self.forward(xp, logp, target, weight)
         y, out = gpu_ops.nll_fwd(logp, target, weight, self.ignore_index, self.reduction)
-        self.saved = ("gpu", logp.shape, logp.dtype, target, weight, out)
+        self.save_for_backward(target, weight, out)
+        self.shape, self.dtype = logp.shape, logp.dtype
         return y
 
     def backward_gpu(self, xp, gy):
-        if self.saved[0] != "gpu":
-            return self.backward(xp, gy)
-        _, shape, dtype, target, weight, out = self.saved
-        return gpu_ops.nll_bwd(gy, shape, dtype, target, weight, out, self.ignore_index, self.reduction), None, None
-
-    def backward(self, xp, gy):
-        shape, rows, safe_t, w, denom = self.saved
-        g = xp.zeros(shape, dtype=w.dtype)
-        if self.reduction == "none":
-            scale = -w * gy
-        elif self.reduction == "sum":
-            scale = -w * gy
-        else:
-            scale = -w * (gy / denom)
-        g[rows, safe_t] = scale
-        return g, None, None
+        target, weight, out = self.saved
+        return (gpu_ops.nll_bwd(gy, self.shape, self.dtype, target, weight, out, self.ignore_index,
+                                self.reduction), None, None)
 
 
-class CrossEntropy(Function):
-    """Fused log-softmax + NLL on (M, C) logits: the GPU path of ``cross_entropy``."""
+class CrossEntropyLoss(_PickLoss):
+    """Softmax cross-entropy on (M, C) logits with class-index targets, in one op:
+    ``loss_i = c_i * (logsumexp(x_i) - x[i, t_i])``, ``dx = c * gy * (softmax(x) - onehot(t))``.
+    On the GPU, fused log-softmax + NLL kernels."""
     name = "cross_entropy"
 
-    def __init__(self, ignore_index, reduction):
-        self.ignore_index, self.reduction = ignore_index, reduction
-
     def forward(self, xp, x, target, weight):
-        lse = gpu_ops.logsumexp_rows(xp.ascontiguousarray(x))
-        y, out = gpu_ops.nll_fwd(x, target, weight, self.ignore_index, self.reduction, lse=lse)
-        self.saved = (x, lse, target, weight, out)
-        return y
+        w, denom = self._coefficients(xp, x, target, weight)
+        m = x.max(axis=1, keepdims=True)
+        lse = xp.log(xp.exp(x - m).sum(axis=1, keepdims=True)) + m
+        coef = w / denom if self.reduction == "mean" else w
+        self.save_for_backward(x, coef)
+        self.shape, self.lse = x.shape, lse
+        return xp.asarray(self._reduce((lse[:, 0] - x[self.rows, self.safe_t]) * w, denom))
 
     def backward(self, xp, gy):
+        x, coef = self.saved
+        scale = coef * gy  # per row
+        if is_graph(xp):  # softmax rebuilt from x, so that it is differentiated too
+            m = xp.amax(x, axis=1, keepdims=True)
+            p = xp.exp(x - m)
+            p = p / xp.sum(p, axis=1, keepdims=True)
+        else:
+            p = xp.exp(x - self.lse)
+        picked = IndexAddInto(self.shape, (self.rows, self.safe_t), unique=True).call(xp, scale)
+        return p * xp.expand_dims(scale, 1) - picked, None, None
+
+    def forward_gpu(self, xp, x, target, weight):
+        if not cuda.supported(x) or (weight is not None and weight.dtype != x.dtype):
+            self.gpu_path = False
+            return self.forward(xp, x, target, weight)
+        x = xp.ascontiguousarray(x)
+        lse = gpu_ops.logsumexp_rows(x)
+        y, out = gpu_ops.nll_fwd(x, target, weight, self.ignore_index, self.reduction, lse=lse)
+        self.save_for_backward(x, lse, target, weight, out)
+        return y
+
+    def backward_gpu(self, xp, gy):
         x, lse, target, weight, out = self.saved
         gx = gpu_ops.nll_bwd(gy, x.shape, x.dtype, target, weight, out, self.ignore_index, self.reduction,
-                             x=xp.ascontiguousarray(x), lse=lse)
+                             x=x, lse=lse)
         return gx, None, None
 
 
 def _check_reduction(op, reduction):
     if reduction not in _REDUCTIONS:
-        raise ValueError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+        raise ArgumentError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
 
 
 def _to_rows(op, input, target, ignore_index):
     """Move the class dim last and flatten: (N, C, d1..) -> (N*d1.., C); target likewise."""
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
-        raise TypeError(f"{op}: input and target must be Tensors")
+        raise ArgumentTypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and "
+                                f"{type(target).__name__}")
     if input.ndim < 1 or input.dtype.kind != "f":
         raise DTypeError(f"{op}: expected float input of shape (N, C) or (N, C, d1, ...), "
                          f"got {input.dtype} {input.shape}")
@@ -108,15 +152,15 @@ def _to_rows(op, input, target, ignore_index):
         raise ShapeError(f"{op}: expected target of shape {expected} for input {input.shape}, "
                          f"got {target.shape}")
     c = input.shape[1]
-    t = target.data
+    t = target.array
     if isinstance(t, numpy.ndarray):  # on the GPU this check would be a host sync
         bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
         if bad.size:
-            raise ShapeError(f"{op}: target {int(bad.reshape(-1)[0])} is out of bounds for {c} classes")
+            raise IndexOutOfRangeError(f"{op}: target {int(bad.reshape(-1)[0])} is out of bounds for {c} classes")
     if input.ndim > 2:
         perm = (0,) + tuple(range(2, input.ndim)) + (1,)
         input = S.reshape(S.permute(input, *perm), -1, c)
-    return input, target.data.reshape(-1), expected
+    return input, t.reshape(-1), expected
 
 
 def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
@@ -136,9 +180,9 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         Tensor: scalar, or the per-element losses for ``reduction="none"``.
 
     Raises:
-        ShapeError: target shape does not match, or a class index is out of range.
-        DTypeError: float targets or integer input.
-        ValueError: unknown reduction.
+        ShapeError: target shape does not match. IndexOutOfRangeError: a class index is out
+            of range (CPU). DTypeError: float targets or integer input.
+        ArgumentError: unknown reduction.
     """
     _check_reduction("nll_loss", reduction)
     rows, t, tshape = _to_rows("nll_loss", input, target, ignore_index)
@@ -146,7 +190,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
         raise ShapeError(f"nll_loss: weight must be a tensor of shape ({c},), got "
                          f"{getattr(weight, 'shape', type(weight).__name__)}")
-    out = NLLLoss(ignore_index, reduction).apply(rows, t, weight.data if weight is not None else None)
+    out = NLLLoss(ignore_index, reduction).apply(rows, t, weight.array if weight is not None else None)
     if reduction == "none":
         out = S.reshape(out, *tshape)
     return out
@@ -165,21 +209,22 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             ``(1 - eps) * onehot + eps / C``. Default 0.
 
     Raises:
-        ValueError: ``label_smoothing`` outside [0, 1] or unknown reduction.
-        ShapeError, DTypeError: as in :func:`nll_loss`.
+        ArgumentError: ``label_smoothing`` outside [0, 1] or unknown reduction.
+        ShapeError, DTypeError, IndexOutOfRangeError: as in :func:`nll_loss`.
     """
     _check_reduction("cross_entropy", reduction)
     if not 0.0 <= label_smoothing <= 1.0:
-        raise ValueError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+        raise ArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if not isinstance(input, Tensor) or input.ndim < 1:
         raise ShapeError("cross_entropy: input must be a tensor of shape (N, C) or (N, C, d1, ...)")
-    if (backend.kernels_enabled and input.ndim == 2 and not label_smoothing and isinstance(target, Tensor)
-            and target.dtype.kind in "iu" and cuda.supported(input.data)
-            and (weight is None or weight.dtype == input.dtype)):
+    if not label_smoothing and isinstance(target, Tensor) and target.dtype.kind in "iu":
         rows, t, tshape = _to_rows("cross_entropy", input, target, ignore_index)
-        if weight is not None and weight.shape != (rows.shape[1],):
-            raise ShapeError(f"cross_entropy: weight must be a tensor of shape ({rows.shape[1]},), got {weight.shape}")
-        return CrossEntropy(ignore_index, reduction).apply(rows, t, weight.data if weight is not None else None)
+        if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (rows.shape[1],)):
+            raise ShapeError(f"cross_entropy: weight must be a tensor of shape ({rows.shape[1]},), got "
+                             f"{getattr(weight, 'shape', type(weight).__name__)}")
+        w = weight.array.astype(rows.dtype, copy=False) if weight is not None else None
+        out = CrossEntropyLoss(ignore_index, reduction).apply(rows, t, w)
+        return S.reshape(out, *tshape) if reduction == "none" else out
     logp = activation.log_softmax(input, dim=1 if input.ndim > 1 else 0)
     c = input.shape[1] if input.ndim > 1 else input.shape[0]
     w = None
@@ -199,17 +244,17 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     nll = nll_loss(logp, target, weight, ignore_index, reduction)
     if not label_smoothing:
         return nll
-    valid = Tensor._wrap((target.data != ignore_index).astype(logp.dtype))
+    valid = Tensor._wrap((target.array != ignore_index).astype(logp.dtype))
     per = logp if w is None else logp * w
     smooth = -R.sum(per, dim=1 if input.ndim > 1 else 0) * valid
     if reduction == "sum":
         smooth = R.sum(smooth)
     elif reduction == "mean":  # the denominator stays on the device: no host sync
         if weight is not None:
-            t = (target.data * (target.data != ignore_index)).reshape(-1)
-            denom = (weight.data[t] * valid.data.reshape(-1)).sum()
+            t = (target.array * (target.array != ignore_index)).reshape(-1)
+            denom = (weight.array[t] * valid.array.reshape(-1)).sum()
         else:
-            denom = valid.data.sum()
+            denom = valid.array.sum()
         smooth = R.sum(smooth) / Tensor._wrap(denom)
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
@@ -218,12 +263,12 @@ def mse_loss(input, target, reduction="mean"):
     """Mean squared error ``(input - target)^2``, reduced by ``reduction``.
 
     Raises:
-        ShapeError: shapes differ (no silent broadcasting, unlike a raw subtraction).
-        ValueError: unknown reduction.
+        ShapeError: shapes differ (no silent broadcasting, unlike a raw subtraction; PyTorch
+            broadcasts with a warning). ArgumentError: unknown reduction.
     """
     _check_reduction("mse_loss", reduction)
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
-        raise TypeError("mse_loss: input and target must be Tensors")
+        raise ArgumentTypeError("mse_loss: input and target must be Tensors")
     if input.shape != target.shape:
         raise ShapeError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
     d = input - target

@@ -5,15 +5,24 @@ In training, each element (``dropout``) or each whole (n, c) feature map
 ``1 / (1 - p)`` so the expectation is unchanged; in evaluation both are the identity.
 Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repeatable).
 """
-from ... import random as _random
-from ...autograd import Function
-from ...kernels import cuda, gpu_ops
-from ...errors import ShapeError
-from ...tensor import Tensor
+from .. import random as _random
+from ..autograd import Op
+from ..errors import ArgumentError, ShapeError
+from ..kernels import cuda, gpu_ops
+from ..tensor import Tensor
+from .util import is_graph
 
 
-class Dropout(Function):
+class Dropout(Op):
+    """``x * mask``: the mask holds 0 or ``1/(1-p)``, per element or per (n, c) map.
+
+    Both paths save the mask with a scale (the generic one a scaled float mask and 1, the
+    GPU kernel a uint8 mask and ``1/(1-p)``), and the generic backward multiplies by both,
+    so a ``create_graph`` backward reuses the mask instead of drawing a new one.
+    """
     name = "dropout"
+    twice_differentiable = True
+    gpu_saves_generic = True
 
     def __init__(self, p, mask_shape):
         self.p, self.mask_shape = p, mask_shape
@@ -28,23 +37,27 @@ class Dropout(Function):
             laid_out = xp.empty_like(x[:, :, :1, :1], dtype=mask.dtype)
             laid_out[...] = mask
             mask = laid_out
-        self.saved = mask
+        self.save_for_backward(mask, 1)
         return _scale(xp, x, mask)
 
     def backward(self, xp, gy):
-        return (_scale(xp, gy, self.saved),)
+        mask, scale = self.saved
+        if is_graph(xp):
+            return (gy * mask * scale,)
+        return (_scale(xp, gy, mask if scale == 1 else mask * scale),)
 
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
             return self.forward(xp, x)
         y, mask, scale = gpu_ops.dropout_fwd(x, self.p, self.mask_shape)
-        self.saved = (mask, scale)
+        self.save_for_backward(mask, scale)
         return y
 
     def backward_gpu(self, xp, gy):
-        if not isinstance(self.saved, tuple):
+        mask, scale = self.saved
+        if mask.dtype != xp.uint8:  # forward fell back to the generic path
             return self.backward(xp, gy)
-        return (gpu_ops.dropout_bwd(gy, *self.saved),)
+        return (gpu_ops.dropout_bwd(gy, mask, scale),)
 
 
 def _scale(xp, x, mask):
@@ -55,7 +68,7 @@ def _scale(xp, x, mask):
 
 def _check_p(op, p):
     if not 0.0 <= p <= 1.0:
-        raise ValueError(f"{op}: p must be in [0, 1], got {p}")
+        raise ArgumentError(f"{op}: p must be in [0, 1], got {p}")
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

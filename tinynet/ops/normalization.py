@@ -7,13 +7,16 @@ for ``running_var``; ``momentum=None`` gives a cumulative average). Evaluation u
 running statistics. Backward (for ``M`` values per channel, ``xh`` the normalised input):
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
 """
-from ...autograd import Function
-from ...kernels import cuda, gpu_ops
-from ...errors import ShapeError
-from ...tensor import Tensor
+from ..autograd import Op
+from ..errors import ArgumentError, ShapeError
+from ..kernels import cuda, gpu_ops
+from ..tensor import Tensor
 
 
-class BatchNorm(Function):
+class BatchNorm(Op):
+    """Batch normalisation of (N, C, *) input over every dim but 1. Its backward uses the
+    normalised input saved by forward, so it is differentiable once (a ``create_graph``
+    backward through it gives gradients that raise when differentiated again)."""
     name = "batch_norm"
 
     def __init__(self, running_mean, running_var, training, momentum, eps, num_batches):
@@ -43,7 +46,8 @@ class BatchNorm(Function):
             y = y * weight.reshape(bshape)
         if bias is not None:
             y = y + bias.reshape(bshape)
-        self.saved = (xhat, invstd, weight, axes, bshape)
+        self.save_for_backward(xhat, invstd, weight)
+        self.axes, self.bshape = axes, bshape
         return y.astype(x.dtype, copy=False)
 
     def forward_gpu(self, xp, x, weight, bias):
@@ -53,20 +57,22 @@ class BatchNorm(Function):
             return self.forward(xp, x, weight, bias)
         y, mean, invstd = gpu_ops.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
                                                  self.training, self.momentum, self.eps)
-        self.saved = ("gpu", x, mean, invstd, weight)
+        self.save_for_backward(x, mean, invstd, weight)
+        self.kernel = True
         return y
 
     def backward_gpu(self, xp, gy):
-        if self.saved[0] != "gpu":
+        if not getattr(self, "kernel", False):
             return self.backward(xp, gy)
-        _, x, mean, invstd, weight = self.saved
+        x, mean, invstd, weight = self.saved
         need = self.needs_input_grad[1] or self.needs_input_grad[2]
         gx, gw, gb = gpu_ops.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)
         return (gx if self.needs_input_grad[0] else None, gw if self.needs_input_grad[1] else None,
                 gb if self.needs_input_grad[2] else None)
 
     def backward(self, xp, gy):
-        xhat, invstd, weight, axes, bshape = self.saved
+        xhat, invstd, weight = self.saved
+        axes, bshape = self.axes, self.bshape
         gw = (gy * xhat).sum(axis=axes) if self.needs_input_grad[1] else None
         gb = gy.sum(axis=axes) if self.needs_input_grad[2] else None
         gx = None
@@ -110,11 +116,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         if t is not None and tuple(t.shape) != (c,):
             raise ShapeError(f"batch_norm: expected {name} of shape ({c},), got {tuple(t.shape)}")
     if not training and (running_mean is None or running_var is None):
-        raise ValueError("batch_norm: running_mean and running_var are required when training=False")
-    if training and input.data.size // c <= 1:
+        raise ArgumentError("batch_norm: running_mean and running_var are required when training=False")
+    if training and input.array.size // c <= 1:
         raise ShapeError(f"batch_norm: expected more than 1 value per channel when training, "
                          f"got input of shape {input.shape}")
-    rm = running_mean.data if isinstance(running_mean, Tensor) else running_mean
-    rv = running_var.data if isinstance(running_var, Tensor) else running_var
+    rm = running_mean.array if isinstance(running_mean, Tensor) else running_mean
+    rv = running_var.array if isinstance(running_var, Tensor) else running_var
     fn = BatchNorm(rm, rv, training, momentum, eps, num_batches_tracked)
     return fn.apply(input, weight, bias)

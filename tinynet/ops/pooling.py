@@ -10,25 +10,15 @@ import math
 
 import numpy
 
-from ... import backend, parallel
-from ...autograd import Function
-from ...kernels import cuda, gpu_ops
-from ...errors import ShapeError
-from .conv import _check_tensor, _dispatch, _pair, col2im_add, is_batch_last, windows
+from .. import backend, parallel
+from ..autograd import Op
+from ..errors import ArgumentError
+from ..kernels import cuda, gpu_ops
+from .cpu import pooling as cpu_pooling
+from .window import check_4d, col2im_add, is_batch_last, pair, pool_out, running_max, window_slices, windows
 
 
-def pool_out(op, size, k, s, p, d, ceil_mode):
-    span = size + 2 * p - d * (k - 1) - 1
-    out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= size + p:
-        out -= 1
-    if out < 1:
-        raise ShapeError(f"{op}: input size {size} is too small for kernel {k} (padding {p}, "
-                         f"dilation {d}); output size would be {out}")
-    return out
-
-
-class MaxPool2d(Function):
+class MaxPool2d(Op):
     """Max pooling as a loop over the kernel offsets: each offset is one strided slice of
     the (-inf padded) input folded into the running maximum. Backward walks the offsets
     in the same order and sends ``gy`` to the first input equal to its window's maximum
@@ -36,26 +26,11 @@ class MaxPool2d(Function):
     windows do not overlap (stride >= window extent, the usual ``kernel == stride``), each
     offset's share is stored rather than added, and when they also tile the input exactly
     the gradient buffer is not zero-filled first: 1.3-1.5x faster on the 2-core CPU.
-
-    Windows that tile a batch-last input (an NCHW view of a (C, H, W, N) buffer, as the
-    batch-last convolution hands on) take a shorter road: seen as (C, H_out, kH, W_out,
-    kW, N), every window offset is a plain axis, so forward marks each window's first
-    maximum with one broadcast compare (the first-hit rule then runs on those one-byte
-    marks, in place) while the input is still in the cache, and backward is a single
-    broadcast multiply of the marks by ``gy``. For the reference net's first pool at batch
-    200 the backward went 2.0-2.8 -> 1.7 ms with the marks made in backward; making them
-    in forward took another 0-5% off the training step there (batch 64: unchanged)."""
+    Windows that tile a batch-last input take :class:`tinynet.ops.cpu.pooling.MaxPool2dTiles`."""
     name = "max_pool2d"
 
     def __init__(self, kernel, stride, padding, dilation, out):
         self.kernel, self.stride, self.padding, self.dilation, self.out = kernel, stride, padding, dilation, out
-
-    def _slices(self):
-        (kh, kw), (sh, sw), (dh, dw), (ho, wo) = self.kernel, self.stride, self.dilation, self.out
-        for p in range(kh):
-            for q in range(kw):
-                yield (slice(None), slice(None), slice(p * dh, p * dh + sh * (ho - 1) + 1, sh),
-                       slice(q * dw, q * dw + sw * (wo - 1) + 1, sw))
 
     def forward(self, xp, x):
         (kh, kw), (sh, sw), (ph, pw), (dh, dw), (ho, wo) = (self.kernel, self.stride, self.padding,
@@ -66,40 +41,27 @@ class MaxPool2d(Function):
         if ph or pw or extra_h or extra_w:
             x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)),
                        constant_values=-numpy.inf)
-        slices = list(self._slices())
-        batch_last = is_batch_last(x)
-        # windows that tile a batch-last input: first maxima marked here (see the class doc)
-        marks = (getattr(self, "needs_input_grad", (False,))[0] and batch_last and self.padding == (0, 0)
-                 and self._coverage(x.shape)[1])
-        y = (xp.empty((c, ho, wo, n), dtype=x.dtype).transpose(3, 0, 1, 2) if batch_last
+        slices = window_slices(self.kernel, self.stride, self.dilation, self.out)
+        y = (xp.empty((c, ho, wo, n), dtype=x.dtype).transpose(3, 0, 1, 2) if is_batch_last(x)
              else xp.empty((n, c, ho, wo), dtype=x.dtype))                  # the input's layout
-        hit = xp.empty((c, ho, kh, wo, kw, n), dtype=bool) if marks else None
         groups = parallel.ranges(c, x.nbytes, xp)                            # channel groups
 
         def pool(i):  # channels [lo, hi): running maximum over the window offsets
             lo, hi = groups[i]
-            xs, ys = x[:, lo:hi], y[:, lo:hi]
-            if len(slices) > 1:
-                xp.maximum(xs[slices[0]], xs[slices[1]], out=ys)
-            else:
-                ys[...] = xs[slices[0]]
-            for sl in slices[2:]:
-                xp.maximum(ys, xs[sl], out=ys)
-            if marks:  # while this block of the input is still in the cache
-                self._first_maxima(xp, xs, ys, hit[lo:hi])
+            running_max(xp, x[:, lo:hi], y[:, lo:hi], slices)
 
         parallel.parallel_for(len(groups), pool, xp)
-        self.saved = ("first maxima", hit) if marks else (x, y, (h, w))
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x, y)
+        self.in_hw = (h, w)
         return y
 
     def backward(self, xp, gy):
-        if isinstance(self.saved[0], str):  # "first maxima": marks made in forward
-            return (self._scatter_to_first_maxima(xp, self.saved[1], gy),)
-        x, y, (h, w) = self.saved
-        (ph, pw) = self.padding
+        x, y = self.saved
+        (h, w), (ph, pw) = self.in_hw, self.padding
         overlap, tiles = self._coverage(x.shape)
         gpad = xp.empty_like(x, dtype=gy.dtype)
-        slices = list(self._slices())
+        slices = window_slices(self.kernel, self.stride, self.dilation, self.out)
         groups = parallel.ranges(x.shape[1], x.nbytes, xp)                   # channel groups
 
         def scatter(i):  # channels [lo, hi)
@@ -123,36 +85,6 @@ class MaxPool2d(Function):
         parallel.parallel_for(len(groups), scatter, xp)
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
-    def _first_maxima(self, xp, x, y, hit):
-        """Fill bool ``hit`` (C, H_out, kH, W_out, kW, N) with True at the first maximum of
-        each window in row-major offset order (PyTorch's choice on ties), for tiling
-        windows over a batch-last ``x`` whose window maxima are ``y``."""
-        kh, kw = self.kernel
-        xt = x.transpose(1, 2, 3, 0).reshape(hit.shape)                      # a view: no copy
-        xp.equal(xt, y.transpose(1, 2, 3, 0)[:, :, None, :, None, :], out=hit)
-        taken = hit[:, :, 0, :, 0].copy()
-        for p in range(kh):
-            for q in range(kw):
-                if p or q:
-                    h = hit[:, :, p, :, q]
-                    xp.greater(h, taken, out=h)  # a maximum, and no earlier one
-                    taken |= h
-
-    def _scatter_to_first_maxima(self, xp, hit, gy):
-        """The input gradient: ``gy`` of each window at its first maximum, zero elsewhere,
-        returned as an NCHW view of a batch-last buffer (the input's layout)."""
-        c, ho, kh, wo, kw, n = hit.shape
-        g = xp.empty(hit.shape, dtype=gy.dtype)
-        gyt = gy.transpose(1, 2, 3, 0)[:, :, None, :, None, :]
-        groups = parallel.ranges(c, g.nbytes, xp)                            # channel groups
-
-        def scatter(i):
-            lo, hi = groups[i]
-            xp.multiply(hit[lo:hi], gyt[lo:hi], out=g[lo:hi])
-
-        parallel.parallel_for(len(groups), scatter, xp)
-        return g.reshape(c, ho * kh, wo * kw, n).transpose(3, 0, 1, 2)
-
     def _coverage(self, padded_shape):
         """(windows overlap, windows tile the padded input exactly) for this configuration."""
         dims = list(zip(self.kernel, self.stride, self.dilation, self.out, padded_shape[2:]))
@@ -162,19 +94,20 @@ class MaxPool2d(Function):
 
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
+            self.gpu_path = False
             return self.forward(xp, x)
         y, argmax = gpu_ops.max_pool2d_fwd(x, self.kernel, self.stride, self.padding, self.dilation, self.out)
-        self.saved = ("gpu", argmax, x.shape)
+        self.save_for_backward(argmax)
+        self.in_shape = x.shape
         return y
 
     def backward_gpu(self, xp, gy):
-        if self.saved[0] != "gpu":
-            return self.backward(xp, gy)
-        return (gpu_ops.max_pool2d_bwd(gy, self.saved[1], self.saved[2], self.kernel, self.stride,
+        (argmax,) = self.saved
+        return (gpu_ops.max_pool2d_bwd(gy, argmax, self.in_shape, self.kernel, self.stride,
                                        self.padding, self.dilation),)
 
 
-class AvgPool2d(Function):
+class AvgPool2d(Op):
     name = "avg_pool2d"
 
     def __init__(self, kernel, stride, padding, out, divisor, count_include_pad, divisor_override):
@@ -183,15 +116,14 @@ class AvgPool2d(Function):
 
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
+            self.gpu_path = False
             return self.forward(xp, x)
-        self.saved = ("gpu", x.shape)
+        self.in_shape = x.shape
         return gpu_ops.avg_pool2d_fwd(x, self.kernel, self.stride, self.padding, self.out,
                                       self.count_include_pad, self.divisor_override)
 
     def backward_gpu(self, xp, gy):
-        if self.saved[0] != "gpu":
-            return self.backward(xp, gy)
-        return (gpu_ops.avg_pool2d_bwd(gy, self.saved[1], self.kernel, self.stride, self.padding,
+        return (gpu_ops.avg_pool2d_bwd(gy, self.in_shape, self.kernel, self.stride, self.padding,
                                        self.count_include_pad, self.divisor_override),)
 
     def forward(self, xp, x):
@@ -202,11 +134,13 @@ class AvgPool2d(Function):
         x = xp.pad(x, ((0, 0), (0, 0), (ph, ph + extra_h), (pw, pw + extra_w)))
         win = windows(xp, x, kh, kw, sh, sw, 1, 1, ho, wo)
         div = xp.asarray(self.divisor, dtype=x.dtype)
-        self.saved = (x.shape, div, (h, w))
+        self.save_for_backward(div)
+        self.pshape, self.in_hw = x.shape, (h, w)
         return win.sum(axis=(4, 5)) / div
 
     def backward(self, xp, gy):
-        pshape, div, (h, w) = self.saved
+        (div,) = self.saved
+        pshape, (h, w) = self.pshape, self.in_hw
         (kh, kw), (sh, sw), (ph, pw) = self.kernel, self.stride, self.padding
         g = gy / div
         cols = xp.broadcast_to(g[:, :, None, None], g.shape[:2] + (kh, kw) + g.shape[2:])
@@ -215,28 +149,31 @@ class AvgPool2d(Function):
         return (gpad[:, :, ph:ph + h, pw:pw + w],)
 
 
-class AdaptiveAvgPool2d(Function):
+class AdaptiveAvgPool2d(Op):
+    """``A_h x A_w^T`` with the two averaging matrices; backward ``A_h^T gy A_w``."""
     name = "adaptive_avg_pool2d"
+    twice_differentiable = True
+    gpu_saves_generic = True
 
     def forward(self, xp, x, ah, aw):
-        self.saved = (ah, aw)
+        self.save_for_backward(ah, aw)
         return ah @ x @ aw.T
 
     def backward(self, xp, gy):
         ah, aw = self.saved
-        return ah.T @ gy @ aw, None, None
+        return xp.swapaxes(ah, 0, 1) @ gy @ aw, None, None
 
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation):
-    _check_tensor(op, "input", input, 4, "(N, C, H, W)")
-    k = _pair(op, "kernel_size", kernel_size)
-    s = k if stride is None or stride == () or stride == [] else _pair(op, "stride", stride)
-    p = _pair(op, "padding", padding)
-    d = _pair(op, "dilation", dilation)
+    check_4d(op, "input", input, "(N, C, H, W)")
+    k = pair(op, "kernel_size", kernel_size)
+    s = k if stride is None or stride == () or stride == [] else pair(op, "stride", stride)
+    p = pair(op, "padding", padding)
+    d = pair(op, "dilation", dilation)
     if min(k) < 1 or min(s) < 1 or min(d) < 1:
-        raise ValueError(f"{op}: kernel_size, stride and dilation must be >= 1, got {k}, {s}, {d}")
+        raise ArgumentError(f"{op}: kernel_size, stride and dilation must be >= 1, got {k}, {s}, {d}")
     if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
-        raise ValueError(f"{op}: padding must be between 0 and half the kernel size {k}, got {p}")
+        raise ArgumentError(f"{op}: padding must be between 0 and half the kernel size {k}, got {p}")
     return k, s, p, d
 
 
@@ -254,14 +191,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         Tensor (N, C, H_out, W_out).
 
     Raises:
-        ShapeError: input not 4-D or too small. ValueError: bad kernel/stride/padding.
+        ShapeError: input not 4-D or too small. ArgumentError: bad kernel/stride/padding.
     """
     if return_indices:
-        raise NotImplementedError("max_pool2d: return_indices=True is not supported")
+        raise ArgumentError("max_pool2d: return_indices=True is not supported")
     k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
     out = tuple(pool_out("max_pool2d", input.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
                 for i in range(2))
-    return _dispatch().max_pool2d_function(k, s, p, d, out).apply(input)
+    x = input.array
+    if not backend.is_gpu_array(x) and cpu_pooling.tiles_batch_last(x, k, s, p, d, out):
+        return cpu_pooling.MaxPool2dTiles(k, s, p, d, out).apply(input)
+    return MaxPool2d(k, s, p, d, out).apply(input)
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
@@ -311,13 +251,13 @@ def adaptive_avg_pool2d(input, output_size):
     Returns:
         Tensor (N, C, h, w).
     """
-    _check_tensor("adaptive_avg_pool2d", "input", input, 4, "(N, C, H, W)")
+    check_4d("adaptive_avg_pool2d", "input", input, "(N, C, H, W)")
     if isinstance(output_size, int):
         output_size = (output_size, output_size)
     oh, ow = (input.shape[2 + i] if v is None else v for i, v in enumerate(output_size))
     if oh < 1 or ow < 1:
-        raise ValueError(f"adaptive_avg_pool2d: output_size must be >= 1, got {output_size}")
-    xp = backend.array_module(input.data)
+        raise ArgumentError(f"adaptive_avg_pool2d: output_size must be >= 1, got {output_size}")
+    xp = backend.array_module(input.array)
     ah = xp.asarray(_adaptive_matrix(input.shape[2], oh), dtype=input.dtype)
     aw = xp.asarray(_adaptive_matrix(input.shape[3], ow), dtype=input.dtype)
     return AdaptiveAvgPool2d().apply(input, ah, aw)

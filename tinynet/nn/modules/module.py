@@ -8,10 +8,10 @@ import collections
 
 import numpy
 
-from .. import backend
-from ..autograd import no_grad
-from ..errors import ShapeError, StateDictError
-from ..tensor import Tensor
+from ... import backend, devices, dtypes
+from ...autograd import no_grad
+from ...errors import ArgumentTypeError, ShapeError, StateDictError
+from ...tensor import Tensor
 
 
 class Parameter(Tensor):
@@ -24,14 +24,13 @@ class Parameter(Tensor):
 
     __slots__ = ()
 
-    def __init__(self, data, requires_grad=True):
-        src = data.data if isinstance(data, Tensor) else data
-        t = Tensor(src)
-        self.data = t.data
-        self.grad = None
-        self._ctx = None
-        self._retains_grad = False
-        self.requires_grad = False
+    def __init__(self, data=None, requires_grad=True):
+        if data is None:
+            data = Tensor._wrap(backend.xp.empty(0, dtype=dtypes.get_default_dtype()))
+        if not isinstance(data, Tensor):
+            from ...ops.creation import tensor
+            data = tensor(data)
+        self._init(data.array)
         if requires_grad:
             self.requires_grad_(True)
 
@@ -193,7 +192,7 @@ class Module:
             if set_to_none:
                 p.grad = None
             elif p.grad is not None:
-                p.grad.data[...] = 0
+                p.grad.array[...] = 0
 
     def requires_grad_(self, requires_grad=True):
         for p in self.parameters():
@@ -207,33 +206,53 @@ class Module:
         fn(self)
         return self
 
-    def to(self, device=None, dtype=None):
-        """Move (and/or cast) parameters and buffers in place; returns self."""
-        if isinstance(device, (type, numpy.dtype)):
-            device, dtype = None, device
-        dev = backend.normalize_device(device, "Module.to") if device is not None else None
+    def to(self, *args, **kwargs):
+        """Move and/or cast (floating-point) parameters and buffers in place; returns self.
+
+        Call forms as :meth:`tinynet.Tensor.to`: ``to(device)``, ``to(dtype)``,
+        ``to(device, dtype)``, ``to(tensor)``, or keywords ``device=``/``dtype=``.
+
+        Raises:
+            DeviceError: an unknown device, or cuda without a GPU.
+        """
+        from ...ops.conversion import _parse_to
+        device, dtype, _ = _parse_to(args, dict(kwargs))
+        dev = devices.resolve(device, "Module.to") if device is not None else None
+        dt = dtypes.as_dtype(dtype, "Module.to")
         for m in self.modules():
             for store in (m._parameters, m._buffers):
                 for k, t in store.items():
                     if t is None:
                         continue
-                    data = backend.to_device(t.data, dev) if dev else t.data
-                    if dtype is not None and data.dtype.kind == "f":
-                        data = data.astype(dtype)
-                    t.data = data
+                    data = backend.to_device(t.array, dev) if dev else t.array
+                    if dt is not None and data.dtype.kind == "f":
+                        data = data.astype(dt)
+                    t.array = data
+                    if t.grad is not None:
+                        g = backend.to_device(t.grad.array, dev) if dev else t.grad.array
+                        t.grad.array = g.astype(data.dtype) if g.dtype != data.dtype else g
         return self
 
     def cpu(self):
+        """Move to the CPU; returns self."""
         return self.to("cpu")
 
-    def cuda(self):
-        return self.to("cuda")
+    def cuda(self, device=None):
+        """Move to GPU ``device`` (default the current one); returns self."""
+        return self.to("cuda" if device is None else devices.device("cuda", device) if isinstance(device, int)
+                       else device)
 
     def float(self):
-        return self.to(dtype=numpy.float32)
+        """Cast floating-point parameters and buffers to float32; returns self."""
+        return self.to(dtype=dtypes.float32)
 
     def double(self):
-        return self.to(dtype=numpy.float64)
+        """Cast floating-point parameters and buffers to float64; returns self."""
+        return self.to(dtype=dtypes.float64)
+
+    def half(self):
+        """Cast floating-point parameters and buffers to float16; returns self."""
+        return self.to(dtype=dtypes.float16)
 
     # ---- state ---------------------------------------------------------------------------
     def state_dict(self):
@@ -285,8 +304,8 @@ class Module:
             for k, v in state_dict.items():
                 if k in own:
                     t = own[k]
-                    src = v.data if isinstance(v, Tensor) else v
-                    t.data[...] = backend.to_device(src, t.device).astype(t.dtype, copy=False)
+                    src = v.array if isinstance(v, Tensor) else v
+                    t.array[...] = backend.to_device(src, t.device).astype(t.dtype, copy=False)
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- repr ----------------------------------------------------------------------------
@@ -310,6 +329,6 @@ _IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", 
 def check_input(layer, x, ndims, layout):
     """Raise ShapeError naming ``layer`` unless ``x`` is a Tensor with ndim in ``ndims``."""
     if not isinstance(x, Tensor):
-        raise TypeError(f"{layer}: expected a Tensor input, got {type(x).__name__}")
+        raise ArgumentTypeError(f"{layer}: expected a Tensor input, got {type(x).__name__}")
     if x.ndim not in ndims:
         raise ShapeError(f"{layer}: expected input of shape {layout}, got {x.shape}")

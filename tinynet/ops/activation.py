@@ -8,69 +8,78 @@ max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
 """
 import math
 
-from ... import backend
-from ...autograd import Function
-from ...kernels import cuda, elementwise as ew, gpu_ops
-from ...errors import DTypeError, ShapeError
-from ...tensor import Tensor
+from ..autograd import Op
+from ..errors import ShapeError
+from ..kernels import cuda, elementwise as ew, gpu_ops
+from ..tensor import Tensor
+from .inplace import inplace_apply
+from .unary import _erf
+from .util import check_float, dim_index
 
 
-def _check(op, x, float_only=True):
-    if not isinstance(x, Tensor):
-        raise TypeError(f"{op}: expected a Tensor, got {type(x).__name__}")
-    if float_only and x.dtype.kind != "f":
-        raise DTypeError(f"{op}: expected a floating-point tensor, got {x.dtype}")
+def _check(op, x):
+    check_float(op, "input", x)
 
 
-class ReLU(Function):
+class _Activation(Op):
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+
+class ReLU(_Activation):
     name = "relu"
 
     def forward(self, xp, x):
         y = xp.maximum(x, 0)
-        self.saved = y
+        self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
-        return (gy * (self.saved > 0),)
+        (y,) = self.saved
+        return (gy * (y > 0),)
 
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
             return self.forward(xp, x)
-        self.saved = y = gpu_ops.relu_fwd(x)
+        y = gpu_ops.relu_fwd(x)
+        self.save_for_backward(y)
         return y
 
     def backward_gpu(self, xp, gy):
-        if not cuda.supported(gy, self.saved):
+        (y,) = self.saved
+        if not cuda.supported(gy, y):
             return self.backward(xp, gy)
-        return (gpu_ops.relu_bwd(self.saved, gy),)
+        return (gpu_ops.relu_bwd(y, gy),)
 
 
-class BiasReLU(Function):
+class BiasReLU(_Activation):
     """``relu(x + b)`` with ``b`` broadcast along dim 1, one pass on the GPU."""
     name = "bias_relu"
 
     def forward(self, xp, x, b):
         y = xp.maximum(x + b.reshape((1, -1) + (1,) * (x.ndim - 2)), 0)
-        self.saved = y
+        self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
-        g = gy * (self.saved > 0)
-        return g, g.sum(axis=(0,) + tuple(range(2, g.ndim)))
+        (y,) = self.saved
+        g = gy * (y > 0)
+        return g, xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
 
     def forward_gpu(self, xp, x, b):
         if not cuda.supported(x, b):
             return self.forward(xp, x, b)
-        self.saved = y = ew.bias_relu_fwd(xp.ascontiguousarray(x), b)
+        y = ew.bias_relu_fwd(xp.ascontiguousarray(x), b)
+        self.save_for_backward(y)
         return y
 
     def backward_gpu(self, xp, gy):
         if not cuda.supported(gy):
             return self.backward(xp, gy)
-        return ew.bias_relu_bwd(self.saved, gy)
+        return ew.bias_relu_bwd(self.saved[0], gy)
 
 
-class _ParamPointwise(Function):
+class _ParamPointwise(_Activation):
     """An elementwise op of the input and one parameter (``self.param``) with a GPU
     kernel pair ``gpu_kernels = (fwd(x, param), bwd(x, gy, param))`` from
     ``kernels.elementwise``; the input is saved for backward on either path."""
@@ -82,11 +91,11 @@ class _ParamPointwise(Function):
     def forward_gpu(self, xp, x):
         if not cuda.supported(x):
             return self.forward(xp, x)
-        self.saved = x
+        self.save_for_backward(x)
         return self.gpu_kernels[0](x, self.param)
 
     def backward_gpu(self, xp, gy):
-        return (self.gpu_kernels[1](self.saved, gy, self.param) if cuda.supported(gy)
+        return (self.gpu_kernels[1](self.saved[0], gy, self.param) if cuda.supported(gy)
                 else self.backward(xp, gy)[0],)
 
 
@@ -99,37 +108,38 @@ class LeakyReLU(_ParamPointwise):
         return self.param
 
     def forward(self, xp, x):
-        self.saved = x
+        self.save_for_backward(x)
         return xp.where(x > 0, x, x * self.slope)
 
     def backward(self, xp, gy):
-        return (xp.where(self.saved > 0, gy, gy * self.slope),)
+        (x,) = self.saved
+        return (xp.where(x > 0, gy, gy * self.slope),)
 
 
 
-class Sigmoid(Function):
+class Sigmoid(_Activation):
     name = "sigmoid"
 
     def forward(self, xp, x):
-        y = (xp.tanh(x * 0.5) + 1) * 0.5
-        self.saved = y
-        return y.astype(x.dtype, copy=False)
+        y = ((xp.tanh(x * 0.5) + 1) * 0.5).astype(x.dtype, copy=False)
+        self.save_for_backward(y)
+        return y
 
     def backward(self, xp, gy):
-        y = self.saved
+        (y,) = self.saved
         return (gy * y * (1 - y),)
 
 
-class Tanh(Function):
+class Tanh(_Activation):
     name = "tanh"
 
     def forward(self, xp, x):
         y = xp.tanh(x)
-        self.saved = y
+        self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
-        y = self.saved
+        (y,) = self.saved
         return (gy * (1 - y * y),)
 
 
@@ -145,27 +155,25 @@ class GELU(_ParamPointwise):
         return self.param
 
     def forward(self, xp, x):
-        self.saved = x
+        self.save_for_backward(x)
         if self.approximate == "tanh":
             return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
-        erf = backend.special(xp).erf
-        return (0.5 * x * (1 + erf(x * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
+        return (0.5 * x * (1 + _erf(xp, x * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
 
     def backward(self, xp, gy):
-        x = self.saved
+        (x,) = self.saved
         if self.approximate == "tanh":
             inner = _SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)
             t = xp.tanh(inner)
             dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
             return (gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner),)
-        erf = backend.special(xp).erf
-        cdf = 0.5 * (1 + erf(x * (1 / math.sqrt(2))))
+        cdf = 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2))))
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-        return ((gy * (cdf + x * pdf)).astype(x.dtype, copy=False),)
+        return (gy * (cdf + x * pdf),)
 
 
 
-class Softmax(Function):
+class Softmax(_Activation):
     name = "softmax"
 
     def __init__(self, axis):
@@ -174,15 +182,15 @@ class Softmax(Function):
     def forward(self, xp, x):
         e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
         y = e / e.sum(axis=self.axis, keepdims=True)
-        self.saved = y
+        self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
-        y = self.saved
-        return (y * (gy - (gy * y).sum(axis=self.axis, keepdims=True)),)
+        (y,) = self.saved
+        return (y * (gy - xp.sum(gy * y, axis=self.axis, keepdims=True)),)
 
 
-class LogSoftmax(Function):
+class LogSoftmax(_Activation):
     name = "log_softmax"
 
     def __init__(self, axis):
@@ -191,32 +199,31 @@ class LogSoftmax(Function):
     def forward(self, xp, x):
         shifted = x - x.max(axis=self.axis, keepdims=True)
         y = shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
-        self.saved = y
+        self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
-        y = self.saved
-        return (gy - xp.exp(y) * gy.sum(axis=self.axis, keepdims=True),)
+        (y,) = self.saved
+        return (gy - xp.exp(y) * xp.sum(gy, axis=self.axis, keepdims=True),)
 
     def forward_gpu(self, xp, x):
         if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1):
             return self.forward(xp, x)
-        self.saved = y = gpu_ops.log_softmax_fwd(x)
+        y = gpu_ops.log_softmax_fwd(x)
+        self.save_for_backward(y)
         return y
 
     def backward_gpu(self, xp, gy):
-        y = self.saved
+        (y,) = self.saved
         if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1):
             return self.backward(xp, gy)
         return (gpu_ops.log_softmax_bwd(y, gy),)
 
 
 def _axis(op, dim, ndim):
-    if dim is None:
-        raise TypeError(f"{op}: dim must be given (PyTorch's implicit dim is deprecated)")
-    if not -ndim <= dim < max(ndim, 1):
-        raise ShapeError(f"{op}: dim {dim} out of range for a tensor of {ndim} dimensions")
-    return dim % max(ndim, 1)
+    if dim is None:  # PyTorch's implicit choice (deprecated there): dim 0 for 0-, 1- and 3-D, else 1
+        return 0 if ndim in (0, 1, 3) else 1
+    return dim_index(op, dim, ndim)
 
 
 def bias_relu(input, bias):
@@ -234,9 +241,15 @@ def bias_relu(input, bias):
 
 
 def relu(input, inplace=False):
-    """Rectified linear unit ``max(x, 0)``; any shape, float dtype. ``inplace`` is accepted
-    for PyTorch compatibility and ignored (tinynet never mutates autograd inputs)."""
+    """Rectified linear unit ``max(x, 0)``; any shape, float dtype.
+
+    Args:
+        inplace (bool): write the result into ``input`` (see :func:`tinynet.ops.inplace`
+            for autograd's rules on in-place ops). Default False.
+    """
     _check("relu", input)
+    if inplace:
+        return relu_(input)
     return ReLU().apply(input)
 
 
@@ -274,13 +287,37 @@ def gelu(input, approximate="none"):
     return GELU(approximate).apply(input)
 
 
-def softmax(input, dim):
-    """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape."""
+def softmax(input, dim=None, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape.
+
+    Args:
+        dim (int): the dimension summing to 1 (PyTorch's deprecated implicit choice when None).
+        dtype: cast the input to it first.
+    """
+    if dtype is not None:
+        input = input.to(dtype)
     _check("softmax", input)
     return Softmax(_axis("softmax", dim, input.ndim)).apply(input)
 
 
-def log_softmax(input, dim):
+def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
+    if dtype is not None:
+        input = input.to(dtype)
     _check("log_softmax", input)
     return LogSoftmax(_axis("log_softmax", dim, input.ndim)).apply(input)
+
+
+def relu_(input):
+    """In-place :func:`relu` (autograd's in-place rules: see :mod:`tinynet.ops.inplace`); returns ``input``."""
+    return inplace_apply("relu_", input, relu)
+
+
+def sigmoid_(input):
+    """In-place :func:`sigmoid`; returns ``input``."""
+    return inplace_apply("sigmoid_", input, sigmoid)
+
+
+def tanh_(input):
+    """In-place :func:`tanh`; returns ``input``."""
+    return inplace_apply("tanh_", input, tanh)

@@ -1,0 +1,99 @@
+"""The code's shape (docs/design.md): no import cycles, not even through imports inside
+functions; modules of a readable size; CuPy imported in one place only."""
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tinynet")
+MAX_LINES = 420
+
+
+def _modules():
+    mods = {}
+    for folder, _, files in os.walk(ROOT):
+        for f in files:
+            if f.endswith(".py"):
+                path = os.path.join(folder, f)
+                name = "tinynet." + os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                mods[name[:-9] if name.endswith(".__init__") else name] = path
+    return mods
+
+
+def _imports(mods):
+    """Module -> the tinynet modules it imports anywhere (module level or in functions)."""
+    graph = {m: set() for m in mods}
+    for m, path in mods.items():
+        is_pkg = path.endswith("__init__.py")
+        for node in ast.walk(ast.parse(open(path).read())):
+            if isinstance(node, ast.ImportFrom) and node.level:
+                parts = m.split(".")[:len(m.split(".")) - node.level + (1 if is_pkg else 0)]
+                base = ".".join(parts + ([node.module] if node.module else []))
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+            elif isinstance(node, ast.Import):
+                graph[m].update(a.name for a in node.names if a.name in mods and a.name != m)
+                continue
+            else:
+                continue
+            for alias in node.names:
+                target = f"{base}.{alias.name}" if f"{base}.{alias.name}" in mods else base
+                if target in mods and target != m:
+                    graph[m].add(target)
+    return graph
+
+
+def _cycles(graph):
+    """Strongly connected components with more than one module (Tarjan)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+
+    def visit(v):
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return out
+
+
+def test_no_import_cycles():
+    graph = _imports(_modules())
+    # a package's __init__ re-exporting its own modules is not a cycle: drop those edges
+    for m in graph:
+        graph[m] = {t for t in graph[m] if not (t.startswith(m + ".") or m.startswith(t + "."))}
+    assert _cycles(graph) == []
+
+
+@pytest.mark.parametrize("name,path", sorted(_modules().items()))
+def test_module_size(name, path):
+    lines = sum(1 for _ in open(path))
+    assert lines <= MAX_LINES, f"{name} has {lines} lines; split it (docs/design.md, Layout)"
+
+
+def test_cupy_is_imported_by_the_backend_only():
+    for name, path in _modules().items():
+        tree = ast.parse(open(path).read())
+        for node in ast.walk(tree):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            if any(n == "cupy" or n.startswith("cupy.") for n in names):
+                assert name in ("tinynet.backend", "tinynet.cuda"), f"{name} imports cupy directly"

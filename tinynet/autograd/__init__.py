@@ -1,0 +1,19 @@
+"""Reverse-mode automatic differentiation (``torch.autograd``'s names).
+
+* :mod:`.grad_mode`: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+* :mod:`.node`: :class:`Op`, the base of tinynet's own ops (forward/backward on arrays).
+* :mod:`.engine`: the tape walk, :func:`backward` and :func:`grad` (``create_graph`` for
+  higher-order gradients).
+* :mod:`.function`: :class:`Function`, user-defined ops in PyTorch's style.
+* :mod:`.gradcheck`: :func:`gradcheck` and :func:`gradgradcheck`.
+"""
+from .engine import backward, grad
+from .function import Function, FunctionCtx, once_differentiable
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
+from .gradcheck import gradcheck, gradgradcheck
+from .node import Op
+
+__all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "enable_grad", "inference_mode",
+           "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "gradcheck",
+           "gradgradcheck", "Op"]

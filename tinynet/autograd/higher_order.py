@@ -1,0 +1,81 @@
+"""Backwards that are themselves recorded (``create_graph=True``): the path to second and
+higher derivatives.
+
+The engine hands each op its output gradients as *tensors* and calls its ``backward``
+with the graph namespace (:mod:`tinynet.ops.graph_xp`) as ``xp``. The op's saved arrays
+are swapped for the tensors they came from: a saved input becomes that input tensor, a
+saved output that output tensor, anything else (a mask, indices) a constant. So
+``gy * y`` in a backward records a multiplication that depends on both ``gy`` and ``y``,
+and the result can be differentiated again. An op that does not declare
+``twice_differentiable`` runs its array backward; its results are passed on through
+:class:`_NotTwiceDifferentiable`, which raises only if something differentiates them.
+"""
+from . import grad_mode, node
+from ..errors import AutogradError
+from .node import Op
+
+graph_xp = None  # the tensor namespace of create_graph backwards, registered by tinynet.ops
+
+
+class _NotTwiceDifferentiable(Op):
+    """Stands for the backward of an op whose backward is not recorded: passes the gradients
+    it computed on, and raises if something differentiates through them."""
+
+    def __init__(self, name, results):
+        self.op_name, self.results = name, results
+
+    def forward(self, xp, *grads):
+        return tuple(self.results)
+
+    def backward(self, xp, *grads):
+        raise AutogradError(
+            f"grad: differentiating the backward of '{self.op_name}' (a second derivative, "
+            f"create_graph=True) is not implemented; its first derivative is")
+
+
+def graph_backward(op, gys, xp):
+    """Backward of ``op`` on gradient tensors ``gys``, recorded on the tape."""
+    Tensor = node.tensor_type
+    if not op.twice_differentiable:
+        arrays = op.run_backward(xp, [g.array for g in gys])
+        present = [a for a in arrays if a is not None]
+        if present and any(g.requires_grad for g in gys) and grad_mode.is_grad_enabled():
+            outs = iter(_NotTwiceDifferentiable(op.name, present).apply(*gys) if len(present) > 1
+                        else (_NotTwiceDifferentiable(op.name, present).apply(*gys),))
+        else:
+            outs = iter(Tensor._wrap(a) for a in present)
+        return tuple(None if a is None else next(outs) for a in arrays)
+    original = op.saved
+    outputs = [st[0]() for st in op._out_state]
+    if op.gpu_path and not op.gpu_saves_generic:
+        # forward took a GPU kernel that saved other things: rerun the generic forward
+        arrays = [i.array if isinstance(i, Tensor) else i for i in op.inputs]
+        y = op.forward(xp, *arrays)
+        new_out = {id(a): k for k, a in enumerate(y if type(y) is tuple else (y,))}
+
+        def role(s):
+            if id(s) in new_out:
+                return ("output", new_out[id(s)])
+            return next((i for i, inp in enumerate(op.inputs) if isinstance(inp, Tensor) and s is inp.array), None)
+    else:
+        role = op.saved_role
+    mapped = []
+    for s in op.saved:
+        if not hasattr(s, "shape") or isinstance(s, Tensor):
+            mapped.append(s)  # numbers, None, and the tensors a tinynet.autograd.Function saved
+            continue
+        r = role(s)
+        if isinstance(r, int):
+            mapped.append(op.inputs[r])
+        elif r is not None and r[1] < len(outputs) and outputs[r[1]] is not None:
+            mapped.append(outputs[r[1]])
+        else:
+            mapped.append(Tensor._wrap(s))  # a constant for the second derivative (masks, indices)
+    op.saved = tuple(mapped)
+    try:
+        with grad_mode.enable_grad():
+            return op.backward(graph_xp, *gys)
+    finally:
+        op.saved = original
+
+

@@ -1,0 +1,147 @@
+"""Element types: the dtype names, the default float dtype and PyTorch's promotion rules.
+
+A tinynet dtype *is* a ``numpy.dtype`` (CuPy uses the same objects), spelled as in
+PyTorch: ``tinynet.float32`` (alias ``float``), ``float64`` (``double``), ``float16``
+(``half``), ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``), ``int8``,
+``uint8``, ``bool``. Python's ``float``/``int``/``bool`` and NumPy spellings such as
+``"float32"`` are accepted wherever a dtype is.
+
+Type promotion follows PyTorch, not NumPy: Python scalars and 0-d tensors do not widen a
+tensor of the same kind (``float32 * 2.5`` and ``float32 + float64_0d`` stay float32),
+an integer tensor meeting a float scalar becomes the *default* float dtype
+(``arange(3) * 0.5`` is float32), and ints meeting floats take the float's width
+(``int64 + float16`` is float16).
+"""
+import numpy
+
+from .errors import DTypeError
+
+float16 = half = numpy.dtype(numpy.float16)
+float32 = numpy.dtype(numpy.float32)
+float64 = double = numpy.dtype(numpy.float64)
+int8 = numpy.dtype(numpy.int8)
+int16 = short = numpy.dtype(numpy.int16)
+int32 = numpy.dtype(numpy.int32)
+int64 = long = numpy.dtype(numpy.int64)
+uint8 = numpy.dtype(numpy.uint8)
+bool_ = numpy.dtype(numpy.bool_)
+
+_state = {"default": float32}
+_FLOATS = (float16, float32, float64)
+
+
+def get_default_dtype():
+    """The float dtype of factories and of Python floats (float32 unless changed)."""
+    return _state["default"]
+
+
+def set_default_dtype(d):
+    """Set the default float dtype (as ``torch.set_default_dtype``).
+
+    Args:
+        d: ``tinynet.float16``, ``float32`` or ``float64``.
+
+    Raises:
+        DTypeError: ``d`` is not one of those floating-point dtypes.
+    """
+    dt = as_dtype(d, "set_default_dtype")
+    if dt not in _FLOATS:
+        raise DTypeError(f"set_default_dtype: only floating-point dtypes (float16, float32, float64) "
+                         f"can be the default, got {dt}")
+    _state["default"] = dt
+
+
+def as_dtype(dtype, op):
+    """``dtype`` as a ``numpy.dtype`` (``None`` stays ``None``).
+
+    Raises:
+        DTypeError: not a dtype tinynet supports.
+    """
+    if dtype is None:
+        return None
+    try:
+        dt = numpy.dtype(dtype)  # Python's float/int/bool give float64/int64/bool, as in PyTorch
+    except TypeError:
+        raise DTypeError(f"{op}: unknown dtype {dtype!r}") from None
+    if dt.kind not in "biuf":
+        raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer and floating-point dtypes only)")
+    return dt
+
+
+def is_floating(dtype):
+    return dtype.kind == "f"
+
+
+def promote_types(a, b):
+    """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to,
+    except that integers meeting floats take the float's width."""
+    if a == b:
+        return a
+    fa, fb = a.kind == "f", b.kind == "f"
+    if fa and not fb:
+        return a
+    if fb and not fa:
+        return b
+    return numpy.promote_types(a, b)
+
+
+def _combine(higher, lower):
+    """Merge the dtype of a higher-priority group (dimensioned tensors before 0-d tensors
+    before Python scalars) with a lower one: a lower group counts only when it brings a
+    higher category (bool < integer < float)."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher.kind == "f":
+        return higher
+    if higher.kind == "b" or lower.kind == "f":
+        return promote_types(higher, lower)
+    return higher
+
+
+def scalar_dtype(v):
+    """The dtype a Python number stands for: bool, int64, or the default float dtype."""
+    if isinstance(v, (bool, numpy.bool_)):
+        return bool_
+    if isinstance(v, int):
+        return int64
+    return _state["default"]
+
+
+def result_type(*operands):
+    """PyTorch's result dtype of an op on arrays and Python numbers.
+
+    ``operands`` are arrays (NumPy/CuPy; 0-d arrays count as 0-d tensors), NumPy scalars
+    (as 0-d tensors) or Python numbers; ``None`` entries are skipped.
+    """
+    dim = zero = wrapped = None
+    for o in operands:
+        if o is None:
+            continue
+        dt = getattr(o, "dtype", None)
+        if dt is None:
+            w = scalar_dtype(o)
+            wrapped = w if wrapped is None else promote_types(wrapped, w)
+        elif getattr(o, "ndim", 0):
+            dim = dt if dim is None else promote_types(dim, dt)
+        else:
+            zero = dt if zero is None else promote_types(zero, dt)
+    out = _combine(dim, _combine(zero, wrapped))
+    return out if out is not None else _state["default"]
+
+
+def can_cast(src, dst):
+    """PyTorch's rule for writing a result of dtype ``src`` into a tensor of dtype ``dst``
+    (in-place ops, ``out=``): no float into an integer or bool, no integer into a bool."""
+    if src.kind == "f" and dst.kind in "biu":
+        return False
+    if src.kind in "iu" and dst.kind == "b":
+        return False
+    return True
+
+
+def float_for(dtype):
+    """The float dtype an op with float output uses for input ``dtype``: the dtype itself
+    if it is a float, else the default float dtype (``exp(int tensor)`` is float32)."""
+    return dtype if dtype.kind == "f" else _state["default"]

@@ -1,0 +1,74 @@
+"""Activation layers: ``ReLU``, ``Sigmoid``, ``Tanh``, ``LeakyReLU``, ``GELU``, ``Softmax``, ``LogSoftmax``."""
+from .. import functional as F
+from .module import Module
+
+
+class _Activation(Module):
+    _fn = None
+
+    def __init__(self, inplace=False):
+        super().__init__()
+
+    def forward(self, input):
+        return type(self)._fn(input)
+
+
+class ReLU(_Activation):
+    """``max(x, 0)`` elementwise. Shape: any."""
+    _fn = staticmethod(F.relu)
+
+
+class Sigmoid(_Activation):
+    """Logistic sigmoid elementwise. Shape: any."""
+    _fn = staticmethod(F.sigmoid)
+
+
+class Tanh(_Activation):
+    """Hyperbolic tangent elementwise. Shape: any."""
+    _fn = staticmethod(F.tanh)
+
+
+class LeakyReLU(Module):
+    """``x`` if ``x > 0`` else ``negative_slope * x`` (default 0.01). Shape: any."""
+
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope = negative_slope
+
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope)
+
+    def extra_repr(self):
+        return f"negative_slope={self.negative_slope}"
+
+
+class GELU(Module):
+    """Gaussian error linear unit; ``approximate='none'`` (erf) or ``'tanh'``. Shape: any."""
+
+    def __init__(self, approximate="none"):
+        super().__init__()
+        self.approximate = approximate
+
+    def forward(self, input):
+        return F.gelu(input, self.approximate)
+
+
+class Softmax(Module):
+    """Softmax along ``dim``. Shape: any; output = input."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.softmax(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class LogSoftmax(Softmax):
+    """Log-softmax along ``dim``. Shape: any; output = input."""
+
+    def forward(self, input):
+        return F.log_softmax(input, self.dim)

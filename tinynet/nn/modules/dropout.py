@@ -1,0 +1,27 @@
+"""Dropout layers: ``Dropout``, ``Dropout2d``."""
+from ...errors import ArgumentError
+from .. import functional as F
+from .module import Module
+
+
+class Dropout(Module):
+    """Zero elements with probability ``p`` (default 0.5) in training mode. Shape: any."""
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if not 0.0 <= p <= 1.0:
+            raise ArgumentError(f"Dropout: p must be in [0, 1], got {p}")
+        self.p = p
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training)
+
+    def extra_repr(self):
+        return f"p={self.p}"
+
+
+class Dropout2d(Dropout):
+    """Zero whole channels with probability ``p`` in training mode. Shape: (N, C, H, W)."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training)

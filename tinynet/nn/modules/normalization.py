@@ -1,0 +1,61 @@
+"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``."""
+from ... import ops
+from ...errors import ShapeError
+from .. import functional as F
+from .module import Module, Parameter, check_input
+
+
+class _BatchNorm(Module):
+    _ndims, _layout = (2, 3, 4), "(N, C, *)"
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
+        super().__init__()
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = Parameter(ops.creation.ones(num_features))
+            self.bias = Parameter(ops.creation.zeros(num_features))
+        else:
+            self.register_parameter("weight", None)
+            self.register_parameter("bias", None)
+        if track_running_stats:
+            self.register_buffer("running_mean", ops.creation.zeros(num_features))
+            self.register_buffer("running_var", ops.creation.ones(num_features))
+            self.register_buffer("num_batches_tracked", ops.creation.zeros((), dtype=ops.creation.dtypes.int64))
+        else:
+            self.register_buffer("running_mean", None)
+            self.register_buffer("running_var", None)
+            self.register_buffer("num_batches_tracked", None)
+
+    def forward(self, input):
+        check_input(repr(self), input, self._ndims, self._layout)
+        if input.shape[1] != self.num_features:
+            raise ShapeError(f"{self!r}: expected input with {self.num_features} channels (dim 1), "
+                             f"got shape {input.shape}")
+        use_batch = self.training or self.running_mean is None
+        n = 1
+        if self.training and self.track_running_stats:
+            self.num_batches_tracked.array += 1
+            if self.momentum is None:
+                n = int(self.num_batches_tracked.array)  # cumulative average needs the count
+        return F.batch_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
+                            use_batch, self.momentum, self.eps, n)
+
+    def extra_repr(self):
+        return f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}"
+
+
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of (N, C) or (N, C, L) input. Shape: output = input.
+
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True.
+    """
+    _ndims, _layout = (2, 3), "(N, C) or (N, C, L)"
+
+
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of (N, C, H, W) input per channel. Shape: output = input.
+
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True.
+    """
+    _ndims, _layout = (4,), "(N, C, H, W)"

@@ -1,0 +1,149 @@
+"""Comparisons, logical and bitwise ops, and value tests (``isnan``, ``isclose``, ...).
+
+All return bool tensors (``bitwise_*`` keep integer dtypes) and are not differentiable:
+their outputs never require grad. Operands broadcast and mix dtypes as in PyTorch.
+"""
+import numpy
+
+from .. import backend, dtypes
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
+from .util import array_of, check_tensor, operand
+
+
+def _arrays(op, a, b):
+    a, b = operand(op, a), operand(op, b)
+    av, bv = array_of(a), array_of(b)
+    xp = backend.common_module(op, [v for v in (av, bv) if hasattr(v, "shape")])
+    return xp, av, bv
+
+
+def _elementwise(op, fn, a, b):
+    xp, av, bv = _arrays(op, a, b)
+    try:
+        return Tensor._wrap(xp.asarray(fn(xp, av, bv)))
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {getattr(av, 'shape', ())} and {getattr(bv, 'shape', ())} cannot be "
+                         "broadcast together") from None
+
+
+def _comparison(op, ufunc):
+    def compare(input, other):
+        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
+    compare.__name__ = compare.__qualname__ = op
+    compare.__doc__ = (f"Elementwise ``{op}`` comparison, broadcasting; a bool tensor (not differentiable).\n\n"
+                       "    Raises:\n        ShapeError: the shapes do not broadcast.\n")
+    return compare
+
+
+eq = _comparison("eq", "equal")
+ne = _comparison("ne", "not_equal")
+lt = _comparison("lt", "less")
+le = _comparison("le", "less_equal")
+gt = _comparison("gt", "greater")
+ge = _comparison("ge", "greater_equal")
+greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
+
+
+def _logical(op, ufunc):
+    def logical(input, other):
+        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
+    logical.__name__ = logical.__qualname__ = op
+    logical.__doc__ = (f"Elementwise {op.split('_')[1].upper()} of the truth values (nonzero is true); "
+                       "a bool tensor.\n")
+    return logical
+
+
+logical_and = _logical("logical_and", "logical_and")
+logical_or = _logical("logical_or", "logical_or")
+logical_xor = _logical("logical_xor", "logical_xor")
+
+
+def logical_not(input):
+    """Elementwise NOT of the truth values (nonzero is true); a bool tensor."""
+    check_tensor("logical_not", "input", input)
+    xp = backend.array_module(input.array)
+    return Tensor._wrap(xp.logical_not(input.array))
+
+
+def _bitwise(op, ufunc):
+    def bitwise(input, other):
+        xp, av, bv = _arrays(op, input, other)
+        for v in (av, bv):
+            if getattr(v, "dtype", numpy.dtype(numpy.int64)).kind not in "biu" or isinstance(v, float):
+                raise DTypeError(f"{op}: operands must be bool or integer, got "
+                                 f"{getattr(v, 'dtype', type(v).__name__)}")
+        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
+    bitwise.__name__ = bitwise.__qualname__ = op
+    bitwise.__doc__ = f"Elementwise {op.split('_')[1].upper()} of bool or integer tensors (``&``, ``|``, ``^``).\n"
+    return bitwise
+
+
+bitwise_and = _bitwise("bitwise_and", "bitwise_and")
+bitwise_or = _bitwise("bitwise_or", "bitwise_or")
+bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
+
+
+def bitwise_not(input):
+    """Elementwise NOT of a bool or integer tensor (``~``).
+
+    Raises:
+        DTypeError: a float tensor.
+    """
+    check_tensor("bitwise_not", "input", input)
+    if input.array.dtype.kind not in "biu":
+        raise DTypeError(f"bitwise_not: expected a bool or integer tensor, got {input.dtype}")
+    xp = backend.array_module(input.array)
+    return Tensor._wrap(xp.invert(input.array))
+
+
+def _test(op, fn, doc):
+    def test(input):
+        check_tensor(op, "input", input)
+        xp = backend.array_module(input.array)
+        return Tensor._wrap(fn(xp, input.array))
+    test.__name__ = test.__qualname__ = op
+    test.__doc__ = doc
+    return test
+
+
+isnan = _test("isnan", lambda xp, a: xp.isnan(a), "True where the value is NaN.")
+isinf = _test("isinf", lambda xp, a: xp.isinf(a), "True where the value is +inf or -inf.")
+isfinite = _test("isfinite", lambda xp, a: xp.isfinite(a), "True where the value is neither inf nor NaN.")
+isposinf = _test("isposinf", lambda xp, a: xp.isposinf(a), "True where the value is +inf.")
+isneginf = _test("isneginf", lambda xp, a: xp.isneginf(a), "True where the value is -inf.")
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (a bool tensor).
+
+    Raises:
+        ArgumentTypeError: operands are not tensors. DTypeError: different dtypes (as PyTorch).
+        ShapeError: the shapes do not broadcast.
+    """
+    check_tensor("isclose", "input", input)
+    check_tensor("isclose", "other", other)
+    if input.dtype != other.dtype:
+        raise DTypeError(f"isclose: input ({input.dtype}) and other ({other.dtype}) must have the same dtype")
+    return _elementwise("isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan),
+                        input, other)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """True when :func:`isclose` holds for every element (a Python bool)."""
+    return bool(isclose(input, other, rtol, atol, equal_nan).array.all())
+
+
+def equal(input, other):
+    """True when both tensors have the same shape and the same values (a Python bool)."""
+    check_tensor("equal", "input", input)
+    check_tensor("equal", "other", other)
+    if input.shape != other.shape:
+        return False
+    xp, a, b = _arrays("equal", input, other)
+    return bool(xp.array_equal(a, b))
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an arithmetic op on the two would produce (PyTorch's promotion)."""
+    return dtypes.result_type(array_of(tensor1), array_of(tensor2))

@@ -1,0 +1,200 @@
+"""Conversions: dtype casts, moves between devices, ``clone`` and ``contiguous``.
+
+A cast between float dtypes is differentiable (the gradient is cast back); a move
+between the CPU and a GPU too (the gradient moves back). Casting to an integer or bool
+dtype gives a tensor that does not require grad.
+"""
+import builtins
+
+from .. import backend, devices, dtypes
+from ..autograd import Op
+from ..errors import ArgumentError, ArgumentTypeError
+from ..tensor import Tensor
+from .util import check_tensor, is_graph
+
+
+class Cast(Op):
+    name = "to_dtype"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, xp, x):
+        self.in_dtype = x.dtype
+        return x.astype(self.dtype)
+
+    def backward(self, xp, gy):
+        return (xp.astype(gy, self.in_dtype) if is_graph(xp) else gy.astype(self.in_dtype),)
+
+
+class ToDevice(Op):
+    name = "to_device"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, device):
+        self.device = device
+
+    def forward(self, xp, x):
+        self.source = devices.of_array(x)
+        return backend.to_device(x, self.device)
+
+    def backward(self, xp, gy):
+        return (ToDevice(self.source).call(xp, gy) if is_graph(xp) else backend.to_device(gy, self.source),)
+
+
+class Clone(Op):
+    name = "clone"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def forward(self, xp, x):
+        return xp.array(x, copy=True, order="C")
+
+    def backward(self, xp, gy):
+        return (gy,)
+
+
+# ---- public functions -----------------------------------------------------------------
+def _parse_to(args, kwargs):
+    """(device, dtype, copy) from the three call forms of ``Tensor.to``."""
+    device = kwargs.pop("device", None)
+    dtype = kwargs.pop("dtype", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise ArgumentTypeError(f"to: unexpected keyword arguments {sorted(kwargs)}")
+    args = list(args)
+    if args and isinstance(args[0], Tensor):  # to(other): other's device and dtype
+        other = args.pop(0)
+        device, dtype = other.device, other.dtype
+    while args:
+        a = args.pop(0)
+        if isinstance(a, builtins.bool):  # to(dtype, non_blocking, copy) positional flags
+            if args:
+                copy = args.pop(0)
+            continue
+        if isinstance(a, str) and device is None and not _is_device_string(a):
+            dtype = a  # tinynet also takes dtype names such as "float64"
+        elif isinstance(a, (str, devices.device, builtins.int)) and device is None:
+            device = a
+        elif dtype is None:
+            dtype = a
+        else:
+            raise ArgumentTypeError(f"to: could not understand the argument {a!r}")
+    return device, dtype, copy
+
+
+def _is_device_string(s):
+    try:
+        devices.device(s)
+        return True
+    except Exception:
+        return False
+
+
+def to(input, *args, **kwargs):
+    """``input`` on another device and/or dtype; ``input`` itself when nothing changes.
+
+    Call forms (PyTorch's): ``to(dtype)``, ``to(device, dtype=None)``, ``to(other)`` (take
+    ``other``'s device and dtype); keywords ``device``, ``dtype``, ``non_blocking``
+    (accepted; copies are synchronous), ``copy`` (always copy).
+
+    Raises:
+        DeviceError: an unknown device, or cuda without a GPU. DTypeError: an unknown dtype.
+    """
+    check_tensor("to", "input", input)
+    device, dtype, copy = _parse_to(args, dict(kwargs))
+    out = input
+    if device is not None:
+        dev = devices.resolve(device, "to")
+        if dev != input.device:
+            out = ToDevice(dev).apply(out)
+    if dtype is not None:
+        dt = dtypes.as_dtype(dtype, "to")
+        if dt != out.dtype:
+            out = Cast(dt).apply(out)
+    if copy and out is input:
+        out = Clone().apply(input)
+    return out
+
+
+def type(input, dtype=None, non_blocking=False):
+    """Cast to ``dtype``; without one, the type name (``"tinynet.FloatTensor"``)."""
+    if dtype is None:
+        kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[input.dtype.name]
+        return f"tinynet.{'cuda.' if input.is_cuda else ''}{kind}Tensor"
+    return to(input, dtype=dtype)
+
+
+def type_as(input, other):
+    """``input`` cast to ``other``'s dtype."""
+    return to(input, dtype=check_tensor("type_as", "other", other).dtype)
+
+
+def _caster(name, dt):
+    def cast(input, memory_format=None):
+        return to(input, dtype=dt)
+    cast.__name__ = cast.__qualname__ = name
+    cast.__doc__ = f"``input.to({dt.name})``."
+    return cast
+
+
+float = _caster("float", dtypes.float32)
+double = _caster("double", dtypes.float64)
+half = _caster("half", dtypes.float16)
+long = _caster("long", dtypes.int64)
+int = _caster("int", dtypes.int32)
+short = _caster("short", dtypes.int16)
+char = _caster("char", dtypes.int8)
+byte = _caster("byte", dtypes.uint8)
+bool = _caster("bool", dtypes.bool_)
+
+
+def cpu(input, memory_format=None):
+    """``input`` on the CPU (itself if it is there)."""
+    return to(input, "cpu")
+
+
+def cuda(input, device=None, non_blocking=False, memory_format=None):
+    """``input`` on GPU ``device`` (default the current one).
+
+    Raises:
+        DeviceError: no GPU is usable.
+    """
+    if device is None:
+        device = "cuda"
+    elif isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
+        device = devices.device("cuda", device)
+    return to(input, device)
+
+
+def clone(input, *, memory_format=None):
+    """A copy with its own memory (C-ordered); differentiable (the gradient passes through)."""
+    check_tensor("clone", "input", input)
+    return Clone().apply(input)
+
+
+def contiguous(input, memory_format=None):
+    """``input`` itself when its memory is C-ordered, else a C-ordered copy."""
+    check_tensor("contiguous", "input", input)
+    return input if input.array.flags.c_contiguous else Clone().apply(input)
+
+
+def view_dtype(input, dtype):
+    """The same bytes read as ``dtype`` (``x.view(tinynet.int32)``); not differentiable.
+
+    Raises:
+        ArgumentError: the last dimension's byte size does not divide into ``dtype``'s.
+    """
+    dt = dtypes.as_dtype(dtype, "view")
+    a = input.array
+    if dt.itemsize != a.dtype.itemsize and (a.ndim == 0 or (a.shape[-1] * a.dtype.itemsize) % dt.itemsize):
+        raise ArgumentError(f"view: cannot view {a.dtype} of shape {input.shape} as {dt}")
+    out = Tensor._wrap(a.view(dt))
+    out._vc = input._vc
+    return out

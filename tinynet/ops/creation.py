@@ -1,0 +1,288 @@
+"""Tensor creation: ``tensor``, ``as_tensor``, ``from_numpy``, ``zeros``/``ones``/``empty``/
+``full`` and their ``*_like`` forms, ``arange``, ``linspace``, ``logspace``, ``eye``,
+``from_dlpack``, and the predicates ``is_tensor``/``numel``.
+
+Defaults follow PyTorch: Python floats give the default float dtype (float32), ints
+int64, bools bool; factories make float32 unless told otherwise, ``full`` takes its
+dtype from the fill value. Tensors go to the default device (see :mod:`tinynet.backend`)
+unless ``device=`` says otherwise.
+"""
+import math
+import numbers
+
+import numpy
+
+from .. import backend, devices, dtypes
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError
+from ..tensor import Tensor
+from .util import check_tensor, sizes
+
+
+def _infer_dtype(data):
+    """PyTorch's rule for Python data: floats -> default float, ints -> int64, bools -> bool."""
+    arr = numpy.asarray(data)
+    if arr.dtype.kind == "f":
+        return dtypes.get_default_dtype()
+    if arr.dtype.kind in "iu":
+        return dtypes.int64
+    if arr.dtype.kind == "b":
+        return dtypes.bool_
+    raise DTypeError(f"tensor: cannot build a tensor from data of dtype {arr.dtype}")
+
+
+def _place(arr, device, dtype=None, copy=True):
+    """``arr`` (host or GPU array) on ``device`` as ``dtype``, copied when ``copy``."""
+    dev = devices.resolve(device, "tensor")
+    arr = backend.to_device(arr, dev)
+    xp = backend.array_module(arr)
+    if dev.type == "cuda":
+        with backend.cupy.cuda.Device(dev.index):
+            return xp.array(arr, dtype=dtype, copy=True) if copy else xp.asarray(arr, dtype=dtype)
+    return xp.array(arr, dtype=dtype, copy=True) if copy else xp.asarray(arr, dtype=dtype)
+
+
+def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """Build a tensor from array-like ``data`` (list, number, NumPy/CuPy array, Tensor).
+
+    Args:
+        data: values. Arrays keep their dtype; Python floats become the default float
+            dtype, ints int64 (PyTorch's rule).
+        dtype: target dtype (``tinynet.float32`` ...). Default: inferred as above.
+        device: ``"cpu"``, ``"cuda"``, ``"cuda:1"`` or a :class:`tinynet.device`; default
+            the default device.
+        requires_grad (bool): record ops on this tensor for autograd. Default False.
+        pin_memory (bool): accepted for PyTorch's sake; ignored.
+
+    Returns:
+        Tensor: a new leaf tensor holding a copy of ``data``.
+
+    Raises:
+        DTypeError: unknown dtype, non-numeric data, or ``requires_grad`` on a non-float dtype.
+        DeviceError: ``device="cuda"`` without a usable GPU.
+    """
+    dt = dtypes.as_dtype(dtype, "tensor")
+    if isinstance(data, Tensor):
+        data = data.array
+    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
+        data = _nested_values(data)
+    if isinstance(data, numpy.generic):
+        data = numpy.asarray(data)  # NumPy scalars keep their dtype, as in PyTorch
+    if hasattr(data, "dtype") and hasattr(data, "shape") and not isinstance(data, numbers.Number):
+        arr = data
+        if arr.dtype.kind not in "biuf":
+            raise DTypeError(f"tensor: unsupported array dtype {arr.dtype}")
+    else:
+        try:
+            arr = numpy.asarray(data, dtype=dt if dt is not None else _infer_dtype(data))
+        except (ValueError, TypeError) as exc:
+            raise DTypeError(f"tensor: cannot convert {type(data).__name__} to a tensor ({exc})") from None
+    out = Tensor._wrap(_place(arr, device, dt))
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
+
+
+def _flat(data):
+    for v in data:
+        if isinstance(v, (list, tuple)):
+            yield from _flat(v)
+        else:
+            yield v
+
+
+def _nested_values(data):
+    """Nested lists that hold tensors (of one element each, or of equal shapes) as host values."""
+    def conv(v):
+        if isinstance(v, Tensor):
+            return v.numpy(force=True)
+        if isinstance(v, (list, tuple)):
+            return [conv(u) for u in v]
+        return v
+    return numpy.asarray(conv(data))
+
+
+def as_tensor(data, dtype=None, device=None):
+    """Like :func:`tensor`, but shares memory when ``data`` already is a tensor or array of
+    the right dtype and device."""
+    dt = dtypes.as_dtype(dtype, "as_tensor")
+    if isinstance(data, Tensor):
+        dev = devices.resolve(device, "as_tensor") if device is not None else data.device
+        from .conversion import to
+        return to(data, dev, dtype=dt)
+    if isinstance(data, (numpy.ndarray, backend._CUPY_NDARRAY)) and data.dtype.kind in "biuf":
+        dev = devices.resolve(device, "as_tensor")
+        if devices.of_array(data) == dev and (dt is None or data.dtype == dt):
+            return Tensor._wrap(data)
+    return tensor(data, dtype=dt, device=device)
+
+
+asarray = as_tensor
+
+
+def from_numpy(ndarray):
+    """A CPU tensor sharing ``ndarray``'s memory (changes show in both).
+
+    Raises:
+        ArgumentTypeError: not a NumPy array. DTypeError: an unsupported dtype.
+    """
+    if not isinstance(ndarray, numpy.ndarray):
+        raise ArgumentTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
+    if ndarray.dtype.kind not in "biuf":
+        raise DTypeError(f"from_numpy: unsupported dtype {ndarray.dtype} (bool, integer and float only)")
+    return Tensor._wrap(ndarray)
+
+
+def _make(op, fill, size, dtype, device, requires_grad):
+    shape = sizes(op, size)
+    if any(s < 0 for s in shape):
+        raise ArgumentError(f"{op}: sizes must be non-negative, got {shape}")
+    dev = devices.resolve(device, op)
+    dt = dtypes.as_dtype(dtype, op) or dtypes.get_default_dtype()
+    xp = backend.module_for(dev)
+    if dev.type == "cuda":
+        with backend.cupy.cuda.Device(dev.index):
+            out = Tensor._wrap(fill(xp, shape, dt))
+    else:
+        out = Tensor._wrap(fill(xp, shape, dt))
+    return out.requires_grad_() if requires_grad else out
+
+
+def zeros(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros of shape ``size`` (ints, or one sequence); float32 by default.
+
+    Raises:
+        ArgumentError: a negative size. ArgumentTypeError: a non-integer size.
+    """
+    return _make("zeros", lambda xp, s, d: xp.zeros(s, d), size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones of shape ``size``; float32 by default."""
+    return _make("ones", lambda xp, s, d: xp.ones(s, d), size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False):
+    """An uninitialised tensor of shape ``size``; float32 by default."""
+    return _make("empty", lambda xp, s, d: xp.empty(s, d), size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value
+    (bool, int64, or the default float) unless given."""
+    if dtype is None:
+        dtype = dtypes.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    size = (size,) if isinstance(size, (numbers.Integral, numpy.integer)) else tuple(size)
+    return _make("full", lambda xp, s, d: xp.full(s, value, dtype=d), size, dtype, device, requires_grad)
+
+
+def _like(name, maker):
+    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+        check_tensor(name, "input", input)
+        return maker(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+                     requires_grad=requires_grad)
+    like.__name__ = like.__qualname__ = name
+    like.__doc__ = f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of ``input``."
+    return like
+
+
+zeros_like = _like("zeros_like", zeros)
+ones_like = _like("ones_like", ones)
+empty_like = _like("empty_like", empty)
+
+
+def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+    """``full(input.shape, fill_value)`` with ``input``'s dtype and device by default."""
+    check_tensor("full_like", "input", input)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
+                requires_grad=requires_grad)
+
+
+def _number(op, name, v):
+    if isinstance(v, Tensor):
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+        raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
+    return v
+
+
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+    """Values ``start, start + step, ...`` up to (not including) ``end``: ``ceil((end - start) / step)``
+    of them; int64 when all three are ints, else the default float dtype.
+
+    Raises:
+        ArgumentError: ``step`` is 0, or its sign points away from ``end``.
+    """
+    if end is None:
+        start, end = 0, start
+    start, end, step = (_number("arange", n, v) for n, v in (("start", start), ("end", end), ("step", step)))
+    if step == 0:
+        raise ArgumentError("arange: step must be nonzero")
+    if (end - start) * step < 0:
+        raise ArgumentError(f"arange: the bounds are inconsistent with the step's sign (start {start}, "
+                            f"end {end}, step {step})")
+    ints = all(isinstance(v, (numbers.Integral, numpy.integer)) for v in (start, end, step))
+    dt = dtypes.as_dtype(dtype, "arange") or (dtypes.int64 if ints else dtypes.get_default_dtype())
+    n = max(0, math.ceil((end - start) / step))
+    return _make("arange", lambda xp, s, d: (start + step * xp.arange(n, dtype=numpy.float64)).astype(d)
+                 if not ints else xp.arange(start, start + n * step, step, dtype=numpy.int64).astype(d),
+                 (n,), dt, device, requires_grad)
+
+
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` evenly spaced values from ``start`` to ``end`` inclusive (default float dtype).
+
+    Raises:
+        ArgumentError: ``steps`` is negative.
+    """
+    from .util import check_int
+    start, end = _number("linspace", "start", start), _number("linspace", "end", end)
+    steps = check_int("linspace", "steps", steps, 0)
+    dt = dtypes.as_dtype(dtype, "linspace") or dtypes.get_default_dtype()
+    return _make("linspace", lambda xp, s, d: xp.linspace(start, end, steps, dtype=numpy.float64).astype(d),
+                 (steps,), dt, device, requires_grad)
+
+
+def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
+    """``steps`` values ``base ** linspace(start, end, steps)`` (default float dtype)."""
+    from .util import check_int
+    start, end = _number("logspace", "start", start), _number("logspace", "end", end)
+    steps = check_int("logspace", "steps", steps, 0)
+    base = _number("logspace", "base", base)
+    dt = dtypes.as_dtype(dtype, "logspace") or dtypes.get_default_dtype()
+    return _make("logspace", lambda xp, s, d: (base ** xp.linspace(start, end, steps, dtype=numpy.float64)).astype(d),
+                 (steps,), dt, device, requires_grad)
+
+
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+    """The ``n x m`` identity matrix (``m`` defaults to ``n``).
+
+    Raises:
+        ArgumentError: a negative size.
+    """
+    from .util import check_int
+    n = check_int("eye", "n", n, 0)
+    m = n if m is None else check_int("eye", "m", m, 0)
+    return _make("eye", lambda xp, s, d: xp.eye(n, m, dtype=d), (n, m), dtype, device, requires_grad)
+
+
+def from_dlpack(ext_tensor):
+    """Wrap an object exporting ``__dlpack__`` (NumPy, CuPy, PyTorch, ...) without copying."""
+    if hasattr(ext_tensor, "__dlpack_device__") and ext_tensor.__dlpack_device__()[0] == 2:  # kDLCUDA
+        return Tensor._wrap(backend.require_cupy("from_dlpack").from_dlpack(ext_tensor))
+    return Tensor._wrap(numpy.from_dlpack(ext_tensor))
+
+
+def is_tensor(obj):
+    """True when ``obj`` is a tinynet Tensor."""
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input):
+    """True when ``input`` has a floating-point dtype."""
+    return check_tensor("is_floating_point", "input", input).array.dtype.kind == "f"
+
+
+def numel(input):
+    """Number of elements of ``input``."""
+    return int(check_tensor("numel", "input", input).array.size)

@@ -1,0 +1,208 @@
+"""Indexing: ``x[index]``, ``gather``, ``scatter``/``scatter_add``, ``index_select``,
+``masked_fill``, ``masked_select``, ``take_along_dim``, ``nonzero``.
+
+Reading by index and adding into zeros at the same index are each other's gradient:
+:class:`GetItem` / :class:`IndexAddInto` for ``x[index]``, :class:`Gather` /
+:class:`ScatterAddInto` for ``gather`` along a dim. Each backward is the other op, so
+both can be differentiated again. Repeated indices accumulate (``add.at``).
+
+Indices are checked against the sizes on the CPU; on the GPU they are not (the check would
+wait for the device every call), as in PyTorch's asynchronous CUDA errors.
+"""
+import numpy
+
+from .. import backend
+from ..autograd import Op
+from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..tensor import Tensor
+from .util import check_tensor, dim_index, is_graph, unbroadcast
+
+
+def _add_at(xp, dst, index, values):
+    """``dst[index] += values`` with repeated indices accumulating."""
+    if xp is numpy:
+        numpy.add.at(dst, index, values)
+    else:
+        import cupyx
+        cupyx.scatter_add(dst, index, values)
+
+
+def _is_basic(index):
+    items = index if isinstance(index, tuple) else (index,)
+    return all(i is None or i is Ellipsis or isinstance(i, (int, slice, numpy.integer)) for i in items)
+
+
+class GetItem(Op):
+    name = "getitem"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, index):
+        self.index = index
+        self.is_view = _is_basic(index)
+
+    def forward(self, xp, x):
+        self.shape = x.shape
+        return x[self.index]
+
+    def backward(self, xp, gy):
+        return (IndexAddInto(self.shape, self.index).call(xp, gy),)
+
+
+class IndexAddInto(Op):
+    """Zeros of ``shape`` with ``g`` added at ``index`` (the gradient of ``x[index]``).
+    ``unique=True`` promises that ``index`` names no element twice (a plain store then
+    does, instead of the slower accumulating ``add.at``)."""
+    name = "index_add_into"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, shape, index, unique=False):
+        self.shape, self.index, self.unique = shape, index, unique
+
+    def forward(self, xp, g):
+        out = xp.zeros(self.shape, dtype=g.dtype)
+        if self.unique or _is_basic(self.index):
+            out[self.index] = g
+        else:
+            _add_at(xp, out, self.index, g)
+        return out
+
+    def backward(self, xp, gg):
+        return (GetItem(self.index).call(xp, gg),)
+
+
+class IndexPut(Op):
+    """``x`` with ``x[index] = v`` (``v`` broadcast): the op behind ``x[index] = v`` on a
+    tensor that takes part in autograd. ``dx = g`` zeroed at ``index``, ``dv = g[index]``
+    summed to ``v``'s shape."""
+    name = "index_put"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, index):
+        self.index = index
+
+    def forward(self, xp, x, v):
+        y = x.copy()
+        y[self.index] = v
+        self.v_shape = getattr(v, "shape", None)
+        return y
+
+    def backward(self, xp, gy):
+        gx = gv = None
+        if self.needs_input_grad[0]:  # a constant mask: False where the values were replaced
+            arr = gy.array if is_graph(xp) else gy
+            mask = backend.array_module(arr).ones(arr.shape, dtype=bool)
+            mask[self.index] = False
+            gx = gy * (Tensor._wrap(mask) if is_graph(xp) else mask)
+        if self.needs_input_grad[1] and self.v_shape is not None:
+            gv = unbroadcast(xp, GetItem(self.index).call(xp, gy), self.v_shape)
+        return gx, gv
+
+
+# ---- index conversion --------------------------------------------------------------------
+def to_index(index, xp, shape=None, op="getitem"):
+    """An index expression with tensors/lists replaced by arrays on ``xp``'s device.
+
+    Raises:
+        DTypeError: a float tensor used as an index.
+    """
+    items = index if isinstance(index, tuple) else (index,)
+    out = []
+    for i in items:
+        if isinstance(i, Tensor):
+            a = i.array
+            if a.dtype.kind == "f":
+                raise DTypeError(f"{op}: tensors used as indices must be long, int, bool or uint8, got {a.dtype}")
+            if a.ndim == 0 and a.dtype.kind in "iu":
+                i = int(a)
+            elif backend.array_module(a) is xp:
+                i = a
+            else:  # an index on the other device: copied over, as PyTorch allows
+                i = xp.asarray(a) if xp is not numpy else backend.cupy.asnumpy(a)
+        elif isinstance(i, list):
+            i = xp.asarray(numpy.asarray(i))
+        elif isinstance(i, numpy.ndarray) and xp is not numpy:
+            i = xp.asarray(i)
+        out.append(i)
+    return tuple(out) if isinstance(index, tuple) else out[0]
+
+
+def getitem(input, index):
+    """``input[index]``: ints, slices, None, Ellipsis, bool masks and integer arrays/tensors.
+    Basic indexing (ints, slices) gives a view; advanced indexing a copy.
+
+    Raises:
+        IndexOutOfRangeError: an index is out of range (names the shape).
+        DTypeError: a float tensor used as an index.
+    """
+    xp = backend.array_module(input.array)
+    idx = to_index(index, xp)
+    try:
+        return GetItem(idx).apply(input)
+    except IndexError as exc:
+        raise IndexOutOfRangeError(f"getitem: index {index!r} is invalid for a tensor of shape "
+                                   f"{input.shape} ({exc})") from None
+
+
+def _index_tensor(op, name, index, integer=True):
+    check_tensor(op, name, index)
+    if integer and index.array.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: {name} must be an integer (int64) tensor, got {index.dtype}")
+    return index
+
+
+def _check_range(op, index, size, dim):
+    a = index.array
+    if isinstance(a, numpy.ndarray) and a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < -size or hi >= size:
+            bad = lo if lo < -size else hi
+            raise IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
+
+
+def index_select(input, dim, index):
+    """The entries of ``input`` at the 1-D ``index`` along ``dim``.
+
+    Raises:
+        ShapeError: ``index`` is not 1-D. DTypeError / IndexOutOfRangeError: as :func:`gather`.
+    """
+    check_tensor("index_select", "input", input)
+    _index_tensor("index_select", "index", index)
+    if index.ndim > 1:
+        raise ShapeError(f"index_select: index must be 0-D or 1-D, got shape {index.shape}")
+    d = dim_index("index_select", dim, input.ndim)
+    _check_range("index_select", index, input.shape[d] if input.ndim else 1, d)
+    idx = (slice(None),) * d + (index.array.reshape(-1),)
+    return GetItem(idx).apply(input)
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the nonzero elements: an int64 (count, ndim) tensor, or with
+    ``as_tuple=True`` one 1-D tensor per dimension (not differentiable)."""
+    check_tensor("nonzero", "input", input)
+    a = input.array
+    xp = backend.array_module(a)
+    if as_tuple:
+        parts = xp.nonzero(a) if a.ndim else xp.nonzero(a.reshape(1))
+        return tuple(Tensor._wrap(p.astype(numpy.int64, copy=False)) for p in parts)
+    return Tensor._wrap(xp.argwhere(a).astype(numpy.int64, copy=False))
+
+
+def argwhere(input):
+    """``nonzero(input)``: an int64 (count, ndim) tensor of the nonzero positions."""
+    return nonzero(input)
+
+
+def put_index(op, input, index, value):
+    """Checked pieces of ``input[index] = value``: the converted index and value."""
+    xp = backend.array_module(input.array)
+    idx = to_index(index, xp, op=op)
+    if isinstance(value, Tensor):
+        if value.is_cuda != input.is_cuda:
+            from ..errors import DeviceMismatchError
+            raise DeviceMismatchError(f"{op}: value is on {value.device} but the tensor on {input.device}")
+    elif not isinstance(value, (int, float, bool, numpy.number, numpy.bool_)):
+        value = Tensor._wrap(xp.asarray(value, dtype=input.array.dtype))
+    return idx, value

@@ -1,0 +1,306 @@
+"""In-place ops (``add_``, ``mul_``, ``zero_``, ``copy_``, ``x[i] = v``, ...) and autograd's
+rules for them, which are PyTorch's:
+
+* An in-place op on a leaf that requires grad raises (outside ``no_grad``): it would
+  change the value the gradient is taken at.
+* An in-place op on a tensor in the graph rewrites its history: the tensor takes the
+  place of the op's output, and the op's input is the tensor as it was. So
+  ``y = x * 2; y.add_(1); y.sum().backward()`` works.
+* Every in-place op bumps the tensor's version counter (shared by the views of one
+  storage). When an op saved the tensor for backward, backward notices the change and
+  raises, naming the op, instead of computing a wrong gradient:
+  ``y = x.sigmoid(); y.mul_(2); y.sum().backward()`` raises.
+* Not supported (tinynet raises a clear error where PyTorch rewrites the base's history):
+  an in-place op on a *view* of a tensor that requires grad, such as
+  ``y[0].mul_(2)`` or ``y[:, :2] += 1``; index assignment on ``y`` itself
+  (``y[0] = 0``) works.
+
+Without recording (no tensor involved requires grad, or under ``no_grad``) the result is
+written straight into the tensor's memory. Results are cast to the tensor's dtype, with
+PyTorch's rule (no float into an integer tensor), and must have its shape.
+"""
+import numbers
+
+import numpy
+
+from .. import backend, dtypes
+from ..autograd import grad_mode
+from ..autograd.node import bump_version
+from ..errors import ArgumentError, AutogradError, DTypeError, ShapeError
+from ..tensor import Tensor
+from . import arith, unary
+from .util import array_of, check_tensor
+
+
+def check_inplace(op, t):
+    """Raise when ``t`` may not be changed in place now."""
+    check_tensor(op, "self", t)
+    if grad_mode._grad_enabled.get():
+        if t.requires_grad and t._grad_fn is None and t._base is None:
+            raise AutogradError(f"{op}: a leaf tensor that requires grad is being used in an in-place "
+                                "operation; wrap the update in tinynet.no_grad() or use an out-of-place op")
+        if t._base is not None and (t.requires_grad or t._base.requires_grad):
+            raise AutogradError(f"{op}: in-place operations on a view of a tensor that requires grad are not "
+                                "supported by tinynet (PyTorch rewrites the base's history); change the base "
+                                "tensor with index assignment (x[idx] = v) or use out-of-place ops")
+    flags = t.array.flags
+    if not getattr(flags, "writeable", True):
+        raise ArgumentError(f"{op}: the tensor is a read-only view (e.g. from expand, where several elements "
+                            "share one memory location); clone() it first")
+
+
+def _write(op, t, src):
+    """Copy array ``src`` (the op's result) into ``t``'s memory and bump its version."""
+    if src.shape != t.array.shape:
+        raise ShapeError(f"{op}: the result has shape {tuple(src.shape)} but the tensor being changed in "
+                         f"place has shape {t.shape} (the other operands must broadcast to it)")
+    if src.dtype != t.array.dtype and not dtypes.can_cast(src.dtype, t.array.dtype):
+        raise DTypeError(f"{op}: result type {src.dtype} can't be cast to the tensor's dtype {t.dtype}")
+    t.array[...] = src
+    bump_version(t)
+
+
+def _shadow(t):
+    """A new tensor object standing for ``t`` as it is now (same memory, same history)."""
+    s = Tensor._wrap(t.array)
+    s.requires_grad, s._grad_fn, s._output_nr = t.requires_grad, t._grad_fn, t._output_nr
+    s._vc, s._base = t._vc, t._base
+    return s
+
+
+def inplace_apply(op, t, compute):
+    """Run ``compute`` (a function of one tensor returning the new value as a new tensor)
+    on ``t`` and write the result into ``t``, with autograd's in-place rules; returns ``t``."""
+    check_inplace(op, t)
+    if not grad_mode._grad_enabled.get():
+        _write(op, t, compute(t).array)
+        return t
+    old = _shadow(t)
+    r = compute(old)
+    node = r._grad_fn
+    if node is not None and node.saved:
+        _preserve(node, old, r)
+    _write(op, t, r.array)
+    if r.requires_grad:
+        t.requires_grad, t._grad_fn, t._output_nr = True, node, r._output_nr
+        if node is not None and node._out_state:  # t now holds that output (same version cell)
+            import weakref
+            state = list(node._out_state)
+            _, cell, oid = state[r._output_nr]
+            state[r._output_nr] = (weakref.ref(t), t._vc, oid)
+            node._out_state = tuple(state)
+        if t._retains_grad and node is not None:
+            node.retain(r._output_nr, t)
+    return t
+
+
+def _preserve(node, old, out):
+    """When ``node`` saved ``old``'s memory, which the write is about to change, give it a
+    copy taken now (so backward sees the values it was computed from)."""
+    arr = old.array
+    if not any(hasattr(s, "shape") and s is arr for s in node.saved):
+        return
+    copy = arr.copy()
+    node.saved = tuple(copy if s is arr else s for s in node.saved)
+    old.array, old._vc, old._base = copy, [0, 0], None
+
+
+def _direct(op, t, ufunc, other):
+    """``ufunc(t, other, out=t)``: the unrecorded fast path of add_/sub_/mul_/div_."""
+    check_inplace(op, t)
+    o = array_of(other)
+    if hasattr(o, "shape"):
+        if backend.array_module(o) is not backend.array_module(t.array):
+            from ..errors import DeviceMismatchError
+            raise DeviceMismatchError(f"{op}: expected all tensors on the same device, got {t.device} and "
+                                      f"{other.device}")
+        try:
+            if numpy.broadcast_shapes(o.shape, t.shape) != t.shape:
+                raise ValueError
+        except ValueError:
+            raise ShapeError(f"{op}: operand of shape {tuple(o.shape)} does not broadcast to the tensor's shape "
+                             f"{t.shape}") from None
+    res = dtypes.result_type(t.array, o)
+    if op == "div_":
+        res = dtypes.float_for(res)
+    if res != t.array.dtype and not dtypes.can_cast(res, t.array.dtype):
+        raise DTypeError(f"{op}: result type {res} can't be cast to the tensor's dtype {t.dtype}")
+    xp = backend.array_module(t.array)
+    getattr(xp, ufunc)(t.array, o, out=t.array, casting="unsafe")
+    bump_version(t)
+    return t
+
+
+def _recording(*ts):
+    return grad_mode._grad_enabled.get() and any(isinstance(x, Tensor) and x.requires_grad for x in ts)
+
+
+# ---- the in-place methods ------------------------------------------------------------------
+def add_(self, other, *, alpha=1):
+    """``self += alpha * other`` in place; returns self."""
+    from .arith import add
+    if not _recording(self, other):
+        if alpha != 1:
+            other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
+        return _direct("add_", self, "add", other)
+    return inplace_apply("add_", self, lambda s: add(s, other, alpha=alpha))
+
+
+def sub_(self, other, *, alpha=1):
+    """``self -= alpha * other`` in place; returns self."""
+    from .arith import sub
+    if not _recording(self, other):
+        if alpha != 1:
+            other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
+        return _direct("sub_", self, "subtract", other)
+    return inplace_apply("sub_", self, lambda s: sub(s, other, alpha=alpha))
+
+
+def mul_(self, other):
+    """``self *= other`` in place; returns self."""
+    from .arith import mul
+    if not _recording(self, other):
+        return _direct("mul_", self, "multiply", other)
+    return inplace_apply("mul_", self, lambda s: mul(s, other))
+
+
+def div_(self, other, *, rounding_mode=None):
+    """``self /= other`` in place (``rounding_mode`` as :func:`tinynet.div`); returns self."""
+    from .arith import div
+    if rounding_mode is None and not _recording(self, other):
+        return _direct("div_", self, "true_divide", other)
+    return inplace_apply("div_", self, lambda s: div(s, other, rounding_mode=rounding_mode))
+
+
+def pow_(self, exponent):
+    """``self **= exponent`` in place; returns self."""
+    from .arith import pow
+    return inplace_apply("pow_", self, lambda s: pow(s, exponent))
+
+
+def _fill(op, self, make):
+    """Overwrite every element with ``make()`` (a tensor or number): the old values get no gradient."""
+    from .select import Where
+    check_inplace(op, self)
+    value = make()
+    if not _recording(self, value):
+        src = array_of(value)
+        if hasattr(src, "shape") and backend.array_module(src) is not backend.array_module(self.array):
+            src = backend.to_device(src, self.device)
+        if hasattr(src, "shape") and src.dtype != self.array.dtype and not dtypes.can_cast(src.dtype, self.dtype):
+            raise DTypeError(f"{op}: can't write {src.dtype} values into a {self.dtype} tensor")
+        try:
+            self.array[...] = src
+        except ValueError:
+            raise ShapeError(f"{op}: values of shape {getattr(src, 'shape', ())} do not broadcast to {self.shape}") \
+                from None
+        bump_version(self)
+        return self
+    xp = backend.array_module(self.array)
+    everywhere = xp.ones((), dtype=bool)
+    return inplace_apply(op, self, lambda s: Where(s.array.dtype).apply(everywhere, value, s))
+
+
+def zero_(self):
+    """Fill with zeros in place; returns self."""
+    return _fill("zero_", self, lambda: 0)
+
+
+def fill_(self, value):
+    """Fill with ``value`` (a number or 0-d tensor) in place; returns self."""
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape {value.shape}")
+    return _fill("fill_", self, lambda: value)
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, cast, and moved across devices) into self; differentiable
+    with respect to ``src``. Returns self."""
+    from .conversion import to
+    check_tensor("copy_", "src", src)
+    return _fill("copy_", self, lambda: to(src, self.device) if src.device != self.device else src)
+
+
+def clamp_(self, min=None, max=None):
+    """Clip to ``[min, max]`` in place; returns self."""
+    from .unary import clamp
+    return inplace_apply("clamp_", self, lambda s: clamp(s, min, max))
+
+
+clip_ = clamp_
+
+
+def uniform_(self, a=0.0, b=1.0, *, generator=None):
+    """Fill with samples from U[a, b) in place; returns self."""
+    from .sampling import rand
+    return _fill("uniform_", self, lambda: rand(*self.shape, generator=generator, dtype=self.dtype,
+                                                 device=self.device) * (b - a) + a)
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with samples from N(mean, std^2) in place; returns self."""
+    from .sampling import randn
+    return _fill("normal_", self, lambda: randn(*self.shape, generator=generator, dtype=self.dtype,
+                                                 device=self.device) * std + mean)
+
+
+def masked_fill_(self, mask, value):
+    """Set ``value`` where the bool ``mask`` (broadcast) is true, in place; returns self."""
+    from .select import masked_fill
+    return inplace_apply("masked_fill_", self, lambda s: masked_fill(s, mask, value))
+
+
+def scatter_(self, dim, index, src=None, *, value=None):
+    """In-place :func:`tinynet.scatter`; returns self."""
+    from .gather import scatter
+    return inplace_apply("scatter_", self, lambda s: scatter(s, dim, index, src, value=value))
+
+
+def scatter_add_(self, dim, index, src):
+    """In-place :func:`tinynet.scatter_add`; returns self."""
+    from .gather import scatter_add
+    return inplace_apply("scatter_add_", self, lambda s: scatter_add(s, dim, index, src))
+
+
+def setitem(self, index, value):
+    """``self[index] = value`` (numbers, tensors or arrays; broadcast and cast to self's dtype)."""
+    from .indexing import IndexPut, put_index
+    check_inplace("setitem", self)
+    idx, value = put_index("setitem", self, index, value)
+    if not _recording(self, value):
+        v = array_of(value)
+        if hasattr(v, "dtype") and v.dtype != self.array.dtype and not dtypes.can_cast(v.dtype, self.array.dtype):
+            raise DTypeError(f"setitem: can't assign {v.dtype} values to a {self.dtype} tensor")
+        try:
+            self.array[idx] = v
+        except IndexError as exc:
+            from ..errors import IndexOutOfRangeError
+            raise IndexOutOfRangeError(f"setitem: index {index!r} is invalid for a tensor of shape {self.shape} "
+                                       f"({exc})") from None
+        except ValueError as exc:
+            raise ShapeError(f"setitem: cannot assign values of shape {getattr(v, 'shape', ())} to "
+                             f"{self.shape}[{index!r}] ({exc})") from None
+        bump_version(self)
+        return
+    inplace_apply("setitem", self, lambda s: IndexPut(idx).apply(s, value))
+
+
+def _unary_inplace(name, fn):
+    def method(self):
+        return inplace_apply(name, self, fn)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place :func:`tinynet.{name[:-1]}`; returns self."
+    return method
+
+
+exp_ = _unary_inplace("exp_", unary.exp)
+log_ = _unary_inplace("log_", unary.log)
+sqrt_ = _unary_inplace("sqrt_", unary.sqrt)
+abs_ = _unary_inplace("abs_", unary.abs)
+neg_ = _unary_inplace("neg_", arith.neg)
+floor_ = _unary_inplace("floor_", unary.floor)
+ceil_ = _unary_inplace("ceil_", unary.ceil)
+round_ = _unary_inplace("round_", unary.round)
+sign_ = _unary_inplace("sign_", unary.sign)
+reciprocal_ = _unary_inplace("reciprocal_", unary.reciprocal)
+square_ = _unary_inplace("square_", unary.square)

@@ -1,0 +1,120 @@
+"""The Tensor's math methods and operators, attached once to :class:`tinynet.Tensor`.
+
+``x.exp()`` is ``tinynet.exp(x)``, ``x + y`` is ``tinynet.add(x, y)``, and so on: every
+method is the function of the same name in :mod:`tinynet.ops` with the tensor as its
+first argument (DeZero's way), so a method needs no code of its own and the ops need not
+import :mod:`tinynet.tensor` back. Methods whose signature differs from the function
+(``view(*shape)``, ``permute(*dims)``, ``where(condition, other)``) are small adapters here.
+"""
+from ..tensor import Tensor
+from . import (activation, arith, compare, conversion, creation, gather, indexing, inplace, linalg, reduction, select,
+               shape, stats, unary)
+
+# name -> function taking the tensor first; attached as is
+SAME_SIGNATURE = {
+    arith: ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg", "negative"],
+    select: ["maximum", "minimum", "masked_fill", "masked_select"],
+    unary: ["exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "abs",
+            "absolute", "sin", "cos", "tan", "erf", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip"],
+    activation: ["sigmoid", "tanh", "relu", "softmax", "log_softmax", "relu_", "sigmoid_", "tanh_"],
+    compare: ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
+              "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+              "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
+              "allclose", "equal"],
+    reduction: ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
+                "count_nonzero"],
+    stats: ["var", "std", "logsumexp", "norm"],
+    shape: ["reshape", "view", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
+            "movedim", "moveaxis", "flatten", "unflatten", "squeeze", "unsqueeze", "expand", "expand_as",
+            "broadcast_to"],
+    indexing: ["index_select", "nonzero", "argwhere"],
+    gather: ["gather", "scatter", "scatter_add", "take_along_dim"],
+    linalg: ["matmul"],
+    conversion: ["to", "type", "type_as", "float", "double", "half", "long", "int", "short", "char", "byte", "bool",
+                 "cpu", "cuda", "clone", "contiguous"],
+    inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
+              "normal_", "masked_fill_", "scatter_", "scatter_add_", "exp_", "log_",
+              "sqrt_", "abs_", "neg_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "square_"],
+}
+
+
+def _where(self, condition, other):
+    """``tinynet.where(condition, self, other)``."""
+    return select.where(condition, self, other)
+
+
+def _new(maker):
+    def new(self, *size, dtype=None, device=None, requires_grad=False):
+        return maker(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+    new.__doc__ = f"``tinynet.{maker.__name__}(size)`` with this tensor's dtype and device by default."
+    return new
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """``tinynet.full(size, fill_value)`` with this tensor's dtype and device by default."""
+    return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+                         requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
+    """``tinynet.tensor(data)`` with this tensor's dtype and device by default."""
+    return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                           requires_grad=requires_grad)
+
+
+def _iter(self):
+    if self.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return (indexing.getitem(self, i) for i in range(self.shape[0]))
+
+
+def _contains(self, element):
+    return bool(compare.eq(self, element).array.any())
+
+
+def _floordiv_(self, other):
+    return inplace.div_(self, other, rounding_mode="floor")
+
+
+OPERATORS = {
+    "__add__": arith.add, "__radd__": lambda s, o: arith.add(o, s),
+    "__sub__": arith.sub, "__rsub__": lambda s, o: arith.sub(o, s),
+    "__mul__": arith.mul, "__rmul__": lambda s, o: arith.mul(o, s),
+    "__truediv__": arith.div, "__rtruediv__": lambda s, o: arith.div(o, s),
+    "__floordiv__": arith.floor_divide, "__rfloordiv__": lambda s, o: arith.floor_divide(o, s),
+    "__mod__": arith.remainder, "__rmod__": lambda s, o: arith.remainder(o, s),
+    "__pow__": arith.pow, "__rpow__": lambda s, o: arith.pow(o, s),
+    "__matmul__": linalg.matmul, "__rmatmul__": lambda s, o: linalg.matmul(o, s),
+    "__neg__": arith.neg, "__pos__": lambda s: s, "__abs__": unary.abs, "__invert__": compare.bitwise_not,
+    "__and__": compare.bitwise_and, "__rand__": lambda s, o: compare.bitwise_and(o, s),
+    "__or__": compare.bitwise_or, "__ror__": lambda s, o: compare.bitwise_or(o, s),
+    "__xor__": compare.bitwise_xor, "__rxor__": lambda s, o: compare.bitwise_xor(o, s),
+    "__eq__": compare.eq, "__ne__": compare.ne, "__lt__": compare.lt, "__le__": compare.le,
+    "__gt__": compare.gt, "__ge__": compare.ge,
+    "__getitem__": indexing.getitem, "__setitem__": inplace.setitem,
+    "__iadd__": inplace.add_, "__isub__": inplace.sub_, "__imul__": inplace.mul_, "__itruediv__": inplace.div_,
+    "__ifloordiv__": _floordiv_, "__ipow__": inplace.pow_,
+    "__iter__": _iter, "__contains__": _contains,
+}
+
+ADAPTERS = {
+    "where": _where, "new_zeros": _new(creation.zeros), "new_ones": _new(creation.ones),
+    "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
+}
+
+PROPERTIES = {"T": shape.T, "mT": shape.mT}
+
+
+def attach():
+    """Attach every method, operator and property to :class:`tinynet.Tensor` (once, at import)."""
+    for module, names in SAME_SIGNATURE.items():
+        for name in names:
+            setattr(Tensor, name, getattr(module, name))
+    for name, fn in {**OPERATORS, **ADAPTERS}.items():
+        setattr(Tensor, name, fn)
+    for name, fn in PROPERTIES.items():
+        setattr(Tensor, name, property(fn, doc=fn.__doc__))
+    Tensor.__hash__ = object.__hash__  # __eq__ is elementwise; tensors hash by identity
+
+
+attach()

@@ -1,0 +1,136 @@
+"""Elementwise selection: ``maximum``, ``minimum``, ``where``, ``masked_fill`` and
+``masked_select``, with broadcasting and PyTorch's type promotion (see :mod:`tinynet.ops.arith`).
+
+Gradients: ``where`` sends ``gy`` to the input chosen at each element; ``maximum`` and
+``minimum`` to the larger/smaller input, split evenly on ties (as PyTorch does).
+"""
+import numpy
+
+from ..autograd import Op
+from .. import backend
+from ..errors import DTypeError, ShapeError
+from ..tensor import Tensor
+from .arith import _Binary, _promote, _reduce, _run
+from .indexing import GetItem, nonzero
+from .shape import expand
+from .util import array_of, check_tensor, grad_for
+
+
+class _Extremum(_Binary):
+    """maximum/minimum; on ties the gradient is split evenly (as PyTorch does)."""
+
+    def forward(self, xp, a, b):
+        a, b = self._operands(a, b)
+        self.save_for_backward(a, b)
+        return self.compute(xp, a, b)
+
+    def backward(self, xp, gy):
+        a, b = self.saved
+        win = (a > b) if self.name == "maximum" else (a < b)
+        share = xp.where(win, xp.ones_like(gy), xp.where(a == b, xp.ones_like(gy) * 0.5, xp.zeros_like(gy)))
+        ga = grad_for(xp, gy * share, a) if self.needs_input_grad[0] else None
+        gb = grad_for(xp, gy * (1 - share), b) if self.needs_input_grad[1] else None
+        return ga, gb
+
+
+class Maximum(_Extremum):
+    name = "maximum"
+    compute = staticmethod(lambda xp, a, b: xp.maximum(a, b))
+
+
+class Minimum(_Extremum):
+    name = "minimum"
+    compute = staticmethod(lambda xp, a, b: xp.minimum(a, b))
+
+
+class Where(Op):
+    name = "where"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, dtype):
+        self.dtype = dtype
+
+    def forward(self, xp, cond, a, b):
+        a = a.astype(self.dtype) if hasattr(a, "dtype") and a.dtype != self.dtype else a
+        b = b.astype(self.dtype) if hasattr(b, "dtype") and b.dtype != self.dtype else b
+        self.save_for_backward(cond)
+        return xp.where(cond, a, b).astype(self.dtype, copy=False)
+
+    def backward(self, xp, gy):
+        (cond,) = self.saved
+        _, a, b = self.inputs
+        sa, sb = getattr(a, "shape", None), getattr(b, "shape", None)
+        zero = xp.zeros_like(gy)
+        ga = _reduce(xp, xp.where(cond, gy, zero), sa) if self.needs_input_grad[1] else None
+        gb = _reduce(xp, xp.where(cond, zero, gy), sb) if self.needs_input_grad[2] else None
+        return None, ga, gb
+
+
+
+def maximum(input, other):
+    """Elementwise maximum (gradient split evenly on ties)."""
+    a, b, dt, _ = _promote("maximum", input, other)
+    return _run("maximum", Maximum(dt), a, b)
+
+
+def minimum(input, other):
+    """Elementwise minimum (gradient split evenly on ties)."""
+    a, b, dt, _ = _promote("minimum", input, other)
+    return _run("minimum", Minimum(dt), a, b)
+
+
+def where(condition, input=None, other=None):
+    """``input`` where ``condition`` is true, else ``other`` (all three broadcast).
+
+    With only ``condition`` it is ``nonzero(condition, as_tuple=True)``.
+
+    Raises:
+        DTypeError: ``condition`` is not a bool tensor. ShapeError: shapes do not broadcast.
+    """
+    if input is None and other is None:
+        return nonzero(condition, as_tuple=True)
+    cond = array_of(condition)
+    if getattr(cond, "dtype", None) != numpy.bool_:
+        raise DTypeError(f"where: condition must be a bool tensor, got {getattr(cond, 'dtype', type(cond).__name__)}")
+    a, b, dt, _ = _promote("where", input, other)
+    return _run("where", Where(dt), condition, a, b)
+
+
+def masked_fill(input, mask, value):
+    """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask`` (broadcast) is true.
+
+    Raises:
+        DTypeError: ``mask`` is not bool. ShapeError: mask does not broadcast to input.
+    """
+    check_tensor("masked_fill", "input", input)
+    check_tensor("masked_fill", "mask", mask)
+    if mask.array.dtype != numpy.bool_:
+        raise DTypeError(f"masked_fill: mask must be a bool tensor, got {mask.dtype}")
+    if isinstance(value, Tensor) and value.ndim:
+        raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+    try:
+        if numpy.broadcast_shapes(mask.shape, input.shape) != input.shape:
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}") from None
+    return Where(input.array.dtype).apply(mask, value, input)
+
+
+def masked_select(input, mask):
+    """The elements of ``input`` where ``mask`` is true, as a 1-D tensor (both broadcast).
+
+    Raises:
+        DTypeError: ``mask`` is not bool. ShapeError: the shapes do not broadcast.
+    """
+    check_tensor("masked_select", "input", input)
+    check_tensor("masked_select", "mask", mask)
+    if mask.array.dtype != numpy.bool_:
+        raise DTypeError(f"masked_select: mask must be a bool tensor, got {mask.dtype}")
+    try:
+        shape = numpy.broadcast_shapes(mask.shape, input.shape)
+    except ValueError:
+        raise ShapeError(f"masked_select: mask {mask.shape} and input {input.shape} do not broadcast") from None
+    x = input if input.shape == shape else expand(input, shape)
+    m = mask.array if mask.shape == shape else backend.array_module(mask.array).broadcast_to(mask.array, shape)
+    return GetItem(m).apply(x)

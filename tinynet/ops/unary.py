@@ -1,0 +1,197 @@
+"""Elementwise math functions of one tensor, each with its derivative formula.
+
+Every op here is a :class:`Pointwise`: ``f`` computes ``y = f(x)`` and ``df`` gives
+``dy/dx`` from ``x`` or from ``y`` (``uses``), so the backward is ``gy * df``. Written with
+``xp`` functions only, each backward can be recorded for second derivatives.
+
+Functions with a float result (``exp``, ``log``, ``sqrt``, ``sin``, ...) turn integer
+inputs into the default float dtype first, as PyTorch does; ``abs``, ``neg``, ``sign``,
+``square`` and the rounding functions keep integer dtypes.
+
+Derivatives: exp' = exp, log' = 1/x, log2' = 1/(x ln 2), log10' = 1/(x ln 10),
+log1p' = 1/(1+x), expm1' = y + 1, sqrt' = 1/(2y), rsqrt' = -y^3/2, reciprocal' = -y^2,
+square' = 2x, abs' = sign(x), sin' = cos, cos' = -sin, tan' = 1 + y^2,
+erf' = 2/sqrt(pi) e^{-x^2}; sign, floor, ceil, round and trunc have derivative 0.
+"""
+import math
+
+from .. import backend, dtypes
+from ..autograd import Op
+from ..errors import ArgumentError, DTypeError
+from .util import check_tensor, is_graph
+
+
+def _erf(xp, x):
+    """The error function on arrays (SciPy/CuPy special) or tensors (graph namespace)."""
+    return xp.erf(x) if is_graph(xp) else backend.special(xp).erf(x)
+
+
+class Pointwise(Op):
+    """``y = f(x)`` elementwise, ``dx = gy * df(x or y)``."""
+    twice_differentiable = True
+    gpu_saves_generic = True
+    uses = "x"  # what df reads: "x", "y", or "" (a constant derivative)
+
+    def forward(self, xp, x):
+        y = self.f(xp, x)
+        if self.needs_input_grad[0] and self.uses:
+            self.save_for_backward(x if self.uses == "x" else y)
+        return y
+
+    def backward(self, xp, gy):
+        v = self.saved[0] if self.uses else gy
+        return (gy * self.df(xp, v),)
+
+
+def _pointwise(name, f, df, uses="x"):
+    return type(name.capitalize(), (Pointwise,), {"name": name, "f": staticmethod(f), "df": staticmethod(df),
+                                                  "uses": uses})
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+Exp = _pointwise("exp", lambda xp, x: xp.exp(x), lambda xp, y: y, "y")
+Log = _pointwise("log", lambda xp, x: xp.log(x), lambda xp, x: 1 / x)
+Log2 = _pointwise("log2", lambda xp, x: xp.log2(x), lambda xp, x: 1 / (x * _LN2))
+Log10 = _pointwise("log10", lambda xp, x: xp.log10(x), lambda xp, x: 1 / (x * _LN10))
+Log1p = _pointwise("log1p", lambda xp, x: xp.log1p(x), lambda xp, x: 1 / (x + 1))
+Expm1 = _pointwise("expm1", lambda xp, x: xp.expm1(x), lambda xp, y: y + 1, "y")
+Sqrt = _pointwise("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, y: 0.5 / y, "y")
+Rsqrt = _pointwise("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda xp, y: -0.5 * y * y * y, "y")
+Reciprocal = _pointwise("reciprocal", lambda xp, x: 1 / x, lambda xp, y: -(y * y), "y")
+Square = _pointwise("square", lambda xp, x: x * x, lambda xp, x: 2 * x)
+Abs = _pointwise("abs", lambda xp, x: xp.abs(x), lambda xp, x: xp.sign(x))
+Sin = _pointwise("sin", lambda xp, x: xp.sin(x), lambda xp, x: xp.cos(x))
+Cos = _pointwise("cos", lambda xp, x: xp.cos(x), lambda xp, x: -xp.sin(x))
+Tan = _pointwise("tan", lambda xp, x: xp.tan(x), lambda xp, y: 1 + y * y, "y")
+Erf = _pointwise("erf", lambda xp, x: _erf(xp, x),
+                 lambda xp, x: xp.exp(-(x * x)) * (2 / math.sqrt(math.pi)))
+
+
+class _ZeroGrad(Pointwise):
+    """Step functions (sign, floor, ...): the derivative is zero almost everywhere."""
+    uses = ""
+
+    def backward(self, xp, gy):
+        return (xp.zeros_like(gy),)
+
+
+def _step(name, f):
+    return type(name.capitalize(), (_ZeroGrad,), {"name": name, "f": staticmethod(f)})
+
+
+Sign = _step("sign", lambda xp, x: xp.sign(x))
+Floor = _step("floor", lambda xp, x: xp.floor(x))
+Ceil = _step("ceil", lambda xp, x: xp.ceil(x))
+Trunc = _step("trunc", lambda xp, x: xp.trunc(x))
+
+
+class Round(_ZeroGrad):
+    name = "round"
+
+    def __init__(self, decimals):
+        self.decimals = decimals
+
+    def f(self, xp, x):  # NumPy and CuPy round half to even, as PyTorch does
+        return xp.round(x, self.decimals) if self.decimals else xp.round(x)
+
+
+class Clamp(Op):
+    """``min(max(x, lo), hi)``; the gradient passes where ``lo <= x <= hi``."""
+    name = "clamp"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def forward(self, xp, x, lo, hi):
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x, lo, hi)
+        if lo is not None and hi is not None:
+            return xp.minimum(xp.maximum(x, lo), hi).astype(x.dtype, copy=False)
+        if lo is not None:
+            return xp.maximum(x, lo).astype(x.dtype, copy=False)
+        return xp.minimum(x, hi).astype(x.dtype, copy=False)
+
+    def backward(self, xp, gy):
+        x, lo, hi = self.saved
+        keep = gy
+        if lo is not None:
+            keep = xp.where(x >= lo, keep, xp.zeros_like(gy))
+        if hi is not None:
+            keep = xp.where(x <= hi, keep, xp.zeros_like(gy))
+        return keep, None, None
+
+
+# ---- public functions -----------------------------------------------------------------
+def _float_op(cls, op, input):
+    check_tensor(op, "input", input)
+    if input.array.dtype.kind != "f":
+        input = input.to(dtypes.float_for(input.array.dtype))
+    return cls().apply(input)
+
+
+def _same_dtype_op(cls, op, input):
+    check_tensor(op, "input", input)
+    return cls().apply(input)
+
+
+def _doc(f, text):
+    f.__doc__ = text + "\n\n    Raises:\n        ArgumentTypeError: ``input`` is not a Tensor.\n"
+    return f
+
+
+exp = _doc(lambda input: _float_op(Exp, "exp", input), "Elementwise ``e ** input``.")
+log = _doc(lambda input: _float_op(Log, "log", input), "Elementwise natural logarithm.")
+log2 = _doc(lambda input: _float_op(Log2, "log2", input), "Elementwise base-2 logarithm.")
+log10 = _doc(lambda input: _float_op(Log10, "log10", input), "Elementwise base-10 logarithm.")
+log1p = _doc(lambda input: _float_op(Log1p, "log1p", input), "Elementwise ``log(1 + input)``, exact near 0.")
+expm1 = _doc(lambda input: _float_op(Expm1, "expm1", input), "Elementwise ``exp(input) - 1``, exact near 0.")
+sqrt = _doc(lambda input: _float_op(Sqrt, "sqrt", input), "Elementwise square root.")
+rsqrt = _doc(lambda input: _float_op(Rsqrt, "rsqrt", input), "Elementwise ``1 / sqrt(input)``.")
+reciprocal = _doc(lambda input: _float_op(Reciprocal, "reciprocal", input), "Elementwise ``1 / input``.")
+sin = _doc(lambda input: _float_op(Sin, "sin", input), "Elementwise sine (radians).")
+cos = _doc(lambda input: _float_op(Cos, "cos", input), "Elementwise cosine (radians).")
+tan = _doc(lambda input: _float_op(Tan, "tan", input), "Elementwise tangent (radians).")
+erf = _doc(lambda input: _float_op(Erf, "erf", input),
+           "Elementwise error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``.")
+square = _doc(lambda input: _same_dtype_op(Square, "square", input), "Elementwise ``input * input``.")
+abs = _doc(lambda input: _same_dtype_op(Abs, "abs", input), "Elementwise absolute value (gradient sign(x), 0 at 0).")
+sign = _doc(lambda input: _same_dtype_op(Sign, "sign", input), "Elementwise sign: -1, 0 or 1 (gradient 0).")
+floor = _doc(lambda input: _same_dtype_op(Floor, "floor", input), "Round down elementwise (gradient 0).")
+ceil = _doc(lambda input: _same_dtype_op(Ceil, "ceil", input), "Round up elementwise (gradient 0).")
+trunc = _doc(lambda input: _same_dtype_op(Trunc, "trunc", input), "Round toward zero elementwise (gradient 0).")
+for _name, _f in (("exp", exp), ("log", log), ("log2", log2), ("log10", log10), ("log1p", log1p),
+                  ("expm1", expm1), ("sqrt", sqrt), ("rsqrt", rsqrt), ("reciprocal", reciprocal), ("sin", sin),
+                  ("cos", cos), ("tan", tan), ("erf", erf), ("square", square), ("abs", abs), ("sign", sign),
+                  ("floor", floor), ("ceil", ceil), ("trunc", trunc)):
+    _f.__name__ = _f.__qualname__ = _name
+absolute = abs
+
+
+def round(input, *, decimals=0):
+    """Round to ``decimals`` decimal places, halves to even (as PyTorch); gradient 0.
+
+    Raises:
+        ArgumentTypeError: ``input`` is not a Tensor or ``decimals`` is not an int.
+    """
+    check_tensor("round", "input", input)
+    from .util import check_int
+    return Round(check_int("round", "decimals", decimals)).apply(input)
+
+
+def clamp(input, min=None, max=None):
+    """Clip ``input`` to ``[min, max]`` (numbers or tensors that broadcast); the gradient
+    passes to ``input`` where ``min <= input <= max`` (tensor bounds get none, unlike
+    PyTorch). With ``min > max`` every value becomes ``max``.
+
+    Raises:
+        ArgumentError: both bounds are None. DTypeError: a float bound on an integer tensor.
+    """
+    check_tensor("clamp", "input", input)
+    if min is None and max is None:
+        raise ArgumentError("clamp: at least one of min and max must be given")
+    for name, v in (("min", min), ("max", max)):
+        if isinstance(v, float) and input.array.dtype.kind in "iub" and not v.is_integer():
+            raise DTypeError(f"clamp: {name}={v} is a float but input is {input.dtype}")
+    return Clamp().apply(input, min, max)
+
+
+clip = clamp

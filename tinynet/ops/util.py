@@ -1,0 +1,136 @@
+"""Argument checks and small helpers shared by the ops.
+
+Every public op validates its arguments here and raises a typed
+:mod:`tinynet.errors` error naming the op, the argument and expected vs actual, before
+any array code runs.
+"""
+import numbers
+import types
+
+import numpy
+
+from .. import backend
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError
+from ..tensor import Tensor
+
+
+def is_graph(xp):
+    """True when ``xp`` is the graph namespace of a ``create_graph`` backward (tensors, not
+    arrays) rather than the ``numpy``/``cupy`` module."""
+    return not isinstance(xp, types.ModuleType)
+
+
+def check_tensor(op, name, t):
+    """Raise ArgumentTypeError unless ``t`` is a Tensor."""
+    if not isinstance(t, Tensor):
+        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    return t
+
+
+def check_float(op, name, t):
+    """Raise ArgumentTypeError/DTypeError unless ``t`` is a floating-point Tensor."""
+    check_tensor(op, name, t)
+    if t.array.dtype.kind != "f":
+        raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
+    return t
+
+
+def check_int(op, name, v, minimum=None):
+    """``v`` as an int; ArgumentTypeError for non-ints, ArgumentError below ``minimum``."""
+    if isinstance(v, bool) or not isinstance(v, (numbers.Integral, numpy.integer)):
+        if isinstance(v, Tensor) and v.array.size == 1 and v.array.dtype.kind in "iu":
+            v = int(v.item())
+        else:
+            raise ArgumentTypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
+    v = int(v)
+    if minimum is not None and v < minimum:
+        raise ArgumentError(f"{op}: {name} must be >= {minimum}, got {v}")
+    return v
+
+
+def dim_index(op, dim, ndim):
+    """Normalise one dimension index to ``0 <= dim < ndim`` (a 0-d tensor has dims -1 and 0).
+
+    Raises:
+        ArgumentTypeError: ``dim`` is not an int.
+        IndexOutOfRangeError: ``dim`` is outside ``[-ndim, ndim - 1]``.
+    """
+    if isinstance(dim, bool) or not isinstance(dim, (numbers.Integral, numpy.integer)):
+        raise ArgumentTypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexOutOfRangeError(f"{op}: dimension out of range (expected to be in range of "
+                                   f"[{-n}, {n - 1}], but got {dim})")
+    return int(dim) % n
+
+
+def dims_tuple(op, dim, ndim):
+    """``None`` (all dims), an int or a sequence of ints as a sorted tuple of distinct dims."""
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, (numbers.Integral, numpy.integer)) else tuple(dim)
+    out = tuple(sorted({dim_index(op, d, ndim) for d in dims}))
+    if len(out) != len(dims):
+        raise ArgumentError(f"{op}: dim {dim} repeats a dimension")
+    return out if ndim else ()
+
+
+def sizes(op, args, name="size"):
+    """Sizes given as ``*ints`` or as one sequence, as a tuple of non-negative ints."""
+    if len(args) == 1 and isinstance(args[0], (tuple, list)):
+        args = tuple(args[0])
+    out = []
+    for s in args:
+        if isinstance(s, Tensor) and s.array.size == 1:
+            s = s.item()
+        if isinstance(s, bool) or not isinstance(s, (numbers.Integral, numpy.integer)):
+            raise ArgumentTypeError(f"{op}: {name} must be ints, got {tuple(args)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+def operand(op, x):
+    """A Tensor or a Python number stays; a NumPy/CuPy array becomes a Tensor."""
+    if isinstance(x, (Tensor, numbers.Number)):
+        return x
+    if hasattr(x, "shape") and hasattr(x, "dtype"):
+        return Tensor._wrap(x if isinstance(x, (numpy.ndarray, backend._CUPY_NDARRAY)) else numpy.asarray(x))
+    raise ArgumentTypeError(f"{op}: unsupported operand type {type(x).__name__}")
+
+
+def array_of(x):
+    """The array of a Tensor, anything else unchanged."""
+    return x.array if isinstance(x, Tensor) else x
+
+
+def unbroadcast(xp, g, shape):
+    """Sum ``g`` down to ``shape``: the gradient of broadcasting an input of that shape."""
+    shape = tuple(shape)
+    if g.shape == shape:
+        return g
+    extra = g.ndim - len(shape)
+    if extra > 0:
+        g = xp.sum(g, axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and g.shape[i] != 1)
+    if axes:
+        g = xp.sum(g, axis=axes, keepdims=True)
+    return g
+
+
+def cast(xp, g, dtype):
+    """``g`` converted to ``dtype`` (arrays and tensors alike)."""
+    if g.dtype == dtype:
+        return g
+    return xp.astype(g, dtype) if is_graph(xp) else g.astype(dtype)
+
+
+def grad_for(xp, g, a):
+    """Gradient ``g`` reduced to the shape and dtype of input ``a`` (None for a Python number)."""
+    if not hasattr(a, "shape"):
+        return None
+    return cast(xp, unbroadcast(xp, g, a.shape), a.dtype)
+
+
+def module_of(*xs):
+    """The array module shared by the tensors/arrays among ``xs`` (DeviceMismatchError if mixed)."""
+    return backend.common_module("op", [array_of(x) for x in xs if hasattr(array_of(x), "shape")])
