@@ -75,7 +75,7 @@ def test_cudnn_matches_torch_float64_reference(name, no_tf32):
     ty = torch.nn.functional.conv2d(tx, tw, **kw)
     ty.backward(torch.tensor(gy, dtype=torch.float64, device="cuda"))
     for ours, ref in ((y, ty), (xt.grad, tx.grad), (wt.grad, tw.grad)):
-        assert _rel(ours.numpy().astype(numpy.float64), ref.detach().cpu().numpy()) <= 1e-5
+        assert _rel(ours.detach().numpy().astype(numpy.float64), ref.detach().cpu().numpy()) <= 1e-5
 
 
 @gpu

@@ -3,7 +3,8 @@
 A device is ``cpu`` (a NumPy array in host memory) or ``cuda:<index>`` (a CuPy array on
 GPU ``index``). Strings such as ``"cpu"``, ``"cuda"`` and ``"cuda:1"`` are accepted
 wherever a device is. Unlike PyTorch, a device also compares equal to a string naming it
-(``t.device == "cpu"``), which is convenient in tests and scripts.
+(``t.device == "cpu"``; ``"cuda"`` matches every GPU), which is convenient in tests and
+scripts.
 """
 import builtins
 
@@ -69,11 +70,12 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
+        if isinstance(other, str):  # tinynet's convenience: "cuda" matches any GPU, "cuda:1" only GPU 1
             try:
                 other = device(other)
             except DeviceError:
                 return False
+            return self.type == other.type and (other.index is None or self.index == other.index)
         if not isinstance(other, device):
             return NotImplemented
         return self.type == other.type and self.index == other.index

@@ -66,6 +66,7 @@ class Linear(Op):
             return self.forward(xp, x, w, b)
         need_x, need_w = self.needs_input_grad[:2]
         self.save_for_backward(x if need_w else None, w if need_x else None)  # the originals
+        self.in_shape = x.shape
         x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
         b = None if b is None else xp.ascontiguousarray(b)
         y = gpu_ops.matmul(x.reshape(-1, x.shape[-1]), w, trans_b=True, bias=b)
