@@ -268,4 +268,4 @@ def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     y.sum().backward()
     numpy.testing.assert_allclose(x.grad.numpy(), numpy.tile(lin.weight.detach().numpy().sum(0), (6, 1)), rtol=1e-5)
     empty = lin(tinynet.zeros(0, 4, device="cuda", requires_grad=True))
-    assert not empty._ctx.direct and empty.shape == (0, 3)
+    assert not empty.grad_fn.direct and empty.shape == (0, 3)
