@@ -75,3 +75,64 @@ def torch_grads(fn, arrays, which=None):
     r = torch.tensor(rng(99).standard_normal(tuple(out.shape)))
     (out * r).sum().backward()
     return out.detach().numpy(), [t.grad.numpy() if t.grad is not None else None for t in ts]
+
+
+_TORCH_DTYPES = {}
+
+
+def _torch_dtype(dt):
+    if not _TORCH_DTYPES and torch is not None:
+        _TORCH_DTYPES.update({numpy.dtype(numpy.float32): torch.float32, numpy.dtype(numpy.float64): torch.float64,
+                              numpy.dtype(numpy.float16): torch.float16, numpy.dtype(numpy.int64): torch.int64,
+                              numpy.dtype(numpy.int32): torch.int32, numpy.dtype(numpy.bool_): torch.bool,
+                              numpy.dtype(numpy.uint8): torch.uint8})
+    return _TORCH_DTYPES[numpy.dtype(dt)]
+
+
+TOLERANCE = {"float32": (1e-5, 1e-6), "float64": (1e-10, 1e-12)}
+
+
+def check_op(device, ours, theirs, inputs, *, diff=None, dtypes=("float32", "float64"), grad=True,
+             second_order=False, gradcheck_inputs=None, tol=None):
+    """One op against PyTorch on the same inputs, on ``device``.
+
+    ``ours``/``theirs`` map tinynet/torch tensors to one tensor; ``inputs`` are NumPy
+    arrays: float arrays become tensors of each dtype in ``dtypes``, others (indices,
+    masks) keep their dtype. For each dtype: the forward values and dtype match
+    PyTorch's, and (``grad``) so do the gradients of ``sum(out * r)`` for a random ``r``
+    with respect to the inputs in ``diff`` (default: every float input). Then
+    ``tinynet.autograd.gradcheck`` in float64, and ``gradgradcheck`` with ``second_order``.
+    """
+    if torch is None:
+        import pytest
+        pytest.skip("PyTorch not installed: reference unavailable")
+    arrays = [numpy.asarray(a) for a in inputs]
+    floats = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
+    diff = floats if diff is None else list(diff)
+    for dt in dtypes:
+        rtol, atol = tol or TOLERANCE[dt]
+        cast = [a.astype(dt) if i in floats else a for i, a in enumerate(arrays)]
+        ts = [tinynet.tensor(a, device=device, requires_grad=grad and i in diff) for i, a in enumerate(cast)]
+        tt = [torch.tensor(a, requires_grad=grad and i in diff) for i, a in enumerate(cast)]
+        out, ref = ours(*ts), theirs(*tt)
+        assert out.device == device, f"output on {out.device}, inputs on {device}"
+        assert _torch_dtype(out.dtype) == ref.dtype, f"{dt}: dtype {out.dtype} vs PyTorch's {ref.dtype}"
+        assert_close(out, ref, rtol=rtol, atol=atol, what=f"forward ({dt})")
+        if not grad:
+            assert not out.requires_grad
+            continue
+        r = rng(7).standard_normal(out.shape).astype(dt)
+        (out * tinynet.tensor(r, device=device)).sum().backward()
+        (ref * torch.tensor(r)).sum().backward()
+        for i in diff:
+            expected = tt[i].grad if tt[i].grad is not None else torch.zeros_like(tt[i])
+            assert ts[i].grad is not None, f"input {i} got no gradient ({dt})"
+            assert ts[i].grad.dtype == ts[i].dtype
+            assert_close(ts[i].grad, expected, rtol=rtol, atol=atol, what=f"gradient of input {i} ({dt})")
+    if not grad:
+        return
+    x64 = [tinynet.tensor(a.astype(numpy.float64) if i in floats else a, device=device,
+                          requires_grad=i in diff) for i, a in enumerate(arrays)]
+    tinynet.autograd.gradcheck(ours, tuple(x64), **(gradcheck_inputs or {}))
+    if second_order:
+        tinynet.autograd.gradgradcheck(ours, tuple(x64), **(gradcheck_inputs or {}))

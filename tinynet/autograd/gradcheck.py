@@ -8,7 +8,7 @@ one from one backward per output element. They must agree elementwise within
 import numpy
 
 from ..errors import DTypeError, GradcheckError
-from . import grad_mode, node
+from . import node
 from .engine import grad as _grad
 
 
@@ -22,27 +22,26 @@ def _outputs(func, inputs):
 
 
 def _flat(outputs):
-    return numpy.concatenate([o.numpy().reshape(-1).astype(numpy.float64) for o in outputs]) \
+    return numpy.concatenate([o.numpy(force=True).reshape(-1).astype(numpy.float64) for o in outputs]) \
         if outputs else numpy.zeros(0)
 
 
 def _numerical(func, inputs, diff, eps):
     """Columns of the numerical Jacobian, one list (per differentiable input) of arrays."""
     jac = []
-    with grad_mode.no_grad():
-        for i in diff:
-            arr = inputs[i].array
-            cols = []
-            for j in range(arr.size):
-                idx = numpy.unravel_index(j, arr.shape)
-                orig = arr[idx].item()
-                arr[idx] = orig + eps
-                plus = _flat(_outputs(func, inputs))
-                arr[idx] = orig - eps
-                minus = _flat(_outputs(func, inputs))
-                arr[idx] = orig
-                cols.append((plus - minus) / (2 * eps))
-            jac.append(numpy.stack(cols, axis=1) if cols else numpy.zeros((0, 0)))
+    for i in diff:  # recording stays on: func may itself take gradients (gradgradcheck)
+        arr = inputs[i].array
+        cols = []
+        for j in range(arr.size):
+            idx = numpy.unravel_index(j, arr.shape)
+            orig = arr[idx].item()
+            arr[idx] = orig + eps
+            plus = _flat(_outputs(func, inputs))
+            arr[idx] = orig - eps
+            minus = _flat(_outputs(func, inputs))
+            arr[idx] = orig
+            cols.append((plus - minus) / (2 * eps))
+        jac.append(numpy.stack(cols, axis=1) if cols else numpy.zeros((0, 0)))
     return jac
 
 
@@ -63,7 +62,7 @@ def _analytic(outputs, inputs, diff):
             grads = _grad(o, [inputs[i] for i in diff], g, retain_graph=True, allow_unused=True)
             for k, gk in enumerate(grads):
                 if gk is not None:
-                    jac[k][row] = gk.numpy().reshape(-1)
+                    jac[k][row] = gk.numpy(force=True).reshape(-1)
             row += 1
     return jac
 

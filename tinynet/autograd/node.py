@@ -134,6 +134,10 @@ class Op:
         y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
         if type(y) is tuple:
             out = tuple(Tensor._wrap(a) for a in y)
+            if self.is_view:  # views of the first argument, e.g. the pieces of split()
+                src = args[0]
+                for o in out:
+                    o._vc, o._base = src._vc, src._base if src._base is not None else src
             if record:
                 self._record_several(args, out)
             return out
