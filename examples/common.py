@@ -11,8 +11,9 @@ from rich.table import Table
 
 import tinynet
 import tinynet.nn.functional as F
-from tinynet.data import DataLoader, datasets, transforms
+from tinynet.data import datasets, transforms
 from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
+from tinynet.utils.data import DataLoader
 
 console = Console()
 

@@ -1,4 +1,4 @@
-"""tinynet.data: DataLoader, transforms, and the dataset loaders with their download path,
+"""tinynet.data: transforms, and the dataset loaders with their download path,
 tested against a real HTTP server on 127.0.0.1 (good, corrupt and dropped responses)."""
 import gzip
 import hashlib
@@ -12,53 +12,23 @@ import threading
 import numpy
 import pytest
 
-import tinynet
 from tinynet.data import DataLoader, Dataset, TensorDataset, datasets, transforms
 from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
 
 
-
-# ---- DataLoader ------------------------------------------------------------------------
-def test_dataloader_batches_and_drop_last(device):
-    x, y = numpy.arange(10, dtype=numpy.float32)[:, None], numpy.arange(10)
-    dl = DataLoader(TensorDataset(x, y), batch_size=4, device=device)
-    batches = list(dl)
-    assert len(dl) == 3 and [b[0].shape for b in batches] == [(4, 1), (4, 1), (2, 1)]
-    assert batches[0][0].device == device and batches[0][1].dtype == numpy.int64
-    assert len(list(DataLoader(TensorDataset(x, y), batch_size=4, drop_last=True))) == 2
+# ---- tinynet.data re-exports tinynet.utils.data (its DataLoader tests: tests/test_utils_data.py) ----
+def test_data_reexports_utils_data():
+    import tinynet.utils.data as tud
+    assert (DataLoader, Dataset, TensorDataset) == (tud.DataLoader, tud.Dataset, tud.TensorDataset)
+    assert issubclass(datasets.MNIST, tud.Dataset)
 
 
-def test_shuffle_repeatable_under_manual_seed():
-    ds = TensorDataset(numpy.arange(100))
-    tinynet.manual_seed(3)
-    a = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True)])
-    tinynet.manual_seed(3)
-    b = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True)])
-    assert (a == b).all() and sorted(a.tolist()) == list(range(100)) and (a != numpy.arange(100)).any()
-    c = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
-    d = numpy.concatenate([b[0].detach().numpy() for b in DataLoader(ds, 10, shuffle=True, seed=5)])
-    assert (c == d).all()
-
-
-def test_plain_dataset_items_are_stacked():
-    class Squares(Dataset):
-        def __len__(self):
-            return 5
-
-        def __getitem__(self, i):
-            return numpy.float32(i * i), i
-
-    (x, y), = list(DataLoader(Squares(), batch_size=5))
-    assert x.tolist() == [0, 1, 4, 9, 16] and y.tolist() == [0, 1, 2, 3, 4]
-
-
-def test_dataloader_bad_arguments():
-    with pytest.raises(ValueError, match="batch_size"):
-        DataLoader(TensorDataset(numpy.zeros(3)), batch_size=0)
-    with pytest.raises(TypeError, match="__len__"):
-        DataLoader(object())
-    with pytest.raises(ValueError, match="same length"):
-        TensorDataset(numpy.zeros(3), numpy.zeros(4))
+def test_mnist_loader_batches_with_workers(mnist_dir):
+    ds = datasets.MNIST(mnist_dir, train=False, transform=transforms.mnist_normalize())
+    one = [(x.numpy(), y.numpy()) for x, y in DataLoader(ds, batch_size=500, device="cpu")]
+    two = [(x.numpy(), y.numpy()) for x, y in DataLoader(ds, batch_size=500, num_workers=2, device="cpu")]
+    assert len(one) == len(two) == 20 and one[0][0].shape == (500, 1, 28, 28) and one[0][1].tolist()[:3] == [7, 2, 1]
+    assert all((a == c).all() and (b == d).all() for (a, b), (c, d) in zip(one, two))
 
 
 def test_transforms_single_and_batch():

@@ -5,7 +5,7 @@ Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by 
 :mod:`tinynet.backend`. The names here are PyTorch's ``torch.*``: the functions come from
 :mod:`tinynet.ops`, the layers from :mod:`tinynet.nn`.
 """
-from . import backend, errors
+from . import backend, devices, errors
 from .devices import device
 from .dtypes import (bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16, int32,
                      int64, long, set_default_dtype, short, uint8)
@@ -31,12 +31,17 @@ from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, eye, f
 from .ops.gather import gather, scatter, scatter_add, take_along_dim
 from .ops.indexing import argwhere, index_select, nonzero
 from .ops.join import cat, concat, concatenate, hstack, stack, vstack
-from .ops.linalg import matmul
+from .ops.einsum import einsum
+from .ops.linalg import addbmm, addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer
+from .ops.rearrange import diag, diagonal, flip, repeat_interleave, roll, tril, triu
 from .ops.reduction import all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min, prod, sum
+from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .ops.select import masked_fill, masked_select, maximum, minimum, where
 from .ops.stats import logsumexp, norm, std, var
 from .ops.sampling import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn,
                            randn_like, randperm)
+from .ops.split import chunk, narrow, split, tensor_split, unbind
+from .ops.sorting import argsort, kthvalue, median, msort, sort, topk
 from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, reshape, squeeze, swapaxes,
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
@@ -58,8 +63,7 @@ def __getattr__(name):
 
 def get_default_device():
     """The device factories use when none is given (``cuda:<current>`` on the CuPy backend, else ``cpu``)."""
-    from .devices import default_device
-    return default_device()
+    return devices.default_device()
 
 
 def is_nonzero(input):

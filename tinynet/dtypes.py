@@ -11,6 +11,13 @@ tensor of the same kind (``float32 * 2.5`` and ``float32 + float64_0d`` stay flo
 an integer tensor meeting a float scalar becomes the *default* float dtype
 (``arange(3) * 0.5`` is float32), and ints meeting floats take the float's width
 (``int64 + float16`` is float16).
+
+``tests/test_ops_elementwise.py`` checks every pair of (tensor, 0-d tensor, Python number)
+x (bool, uint8, int32, int64, float16, float32, float64) for the arithmetic, comparison,
+bitwise, logical, ``where``, ``maximum`` and ``clamp`` ops against PyTorch: the result
+dtypes agree everywhere. Where PyTorch refuses a pair tinynet raises too, except that
+tinynet's ``maximum``/``minimum``/``logical_*`` and the comparison functions also take a
+Python number (PyTorch's take tensors only), and ``clamp`` of a bool tensor by a bool.
 """
 import numpy
 

@@ -21,6 +21,7 @@ SerializationError       ValueError
 DatasetNotFoundError     FileNotFoundError
 ChecksumError            OSError
 DownloadError            OSError
+WorkerError              RuntimeError
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -94,6 +95,12 @@ class ChecksumError(TinynetError, OSError):
 
 class DownloadError(TinynetError, OSError):
     """Every mirror failed while downloading a file."""
+
+
+class WorkerError(TinynetError, RuntimeError):
+    """A DataLoader worker process exited unexpectedly, a batch did not arrive within the
+    loader's ``timeout``, or a worker's error could not be rebuilt in the main process
+    (PyTorch raises a plain ``RuntimeError`` in these cases)."""
 
 
 def check_type(op, name, value, types, expected):

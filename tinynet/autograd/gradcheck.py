@@ -27,7 +27,8 @@ def _flat(outputs):
 
 
 def _numerical(func, inputs, diff, eps):
-    """Columns of the numerical Jacobian, one list (per differentiable input) of arrays."""
+    """The numerical Jacobian (outputs x input elements) of each differentiable input."""
+    n_out = _flat(_outputs(func, inputs)).size
     jac = []
     for i in diff:  # recording stays on: func may itself take gradients (gradgradcheck)
         arr = inputs[i].array
@@ -41,7 +42,7 @@ def _numerical(func, inputs, diff, eps):
             minus = _flat(_outputs(func, inputs))
             arr[idx] = orig
             cols.append((plus - minus) / (2 * eps))
-        jac.append(numpy.stack(cols, axis=1) if cols else numpy.zeros((0, 0)))
+        jac.append(numpy.stack(cols, axis=1) if cols else numpy.zeros((n_out, 0)))
     return jac
 
 

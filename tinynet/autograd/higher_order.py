@@ -25,7 +25,7 @@ class _NotTwiceDifferentiable(Op):
         self.op_name, self.results = name, results
 
     def forward(self, xp, *grads):
-        return tuple(self.results)
+        return self.results[0] if len(self.results) == 1 else tuple(self.results)
 
     def backward(self, xp, *grads):
         raise AutogradError(
@@ -39,9 +39,12 @@ def graph_backward(op, gys, xp):
     if not op.twice_differentiable:
         arrays = op.run_backward(xp, [g.array for g in gys])
         present = [a for a in arrays if a is not None]
-        if present and any(g.requires_grad for g in gys) and grad_mode.is_grad_enabled():
-            outs = iter(_NotTwiceDifferentiable(op.name, present).apply(*gys) if len(present) > 1
-                        else (_NotTwiceDifferentiable(op.name, present).apply(*gys),))
+        # the results depend on the gradients and on the op's inputs: a stand-in op takes both, so
+        # differentiating them with respect to either reaches it, and it raises
+        sources = list(gys) + [i for i in op.inputs if isinstance(i, Tensor) and i.requires_grad]
+        if present and any(s.requires_grad for s in sources) and grad_mode.is_grad_enabled():
+            res = _NotTwiceDifferentiable(op.name, present).apply(*sources)
+            outs = iter(res if len(present) > 1 else (res,))
         else:
             outs = iter(Tensor._wrap(a) for a in present)
         return tuple(None if a is None else next(outs) for a in arrays)

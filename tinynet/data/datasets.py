@@ -18,7 +18,7 @@ import tarfile
 import numpy
 
 from ..errors import ChecksumError, DatasetNotFoundError, DownloadError
-from .dataset import Dataset
+from ..utils.data.dataset import Dataset
 from .download import download, md5_of
 
 

@@ -8,13 +8,14 @@ max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
 """
 import math
 
+from .. import dtypes
 from ..autograd import Op
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
 from .inplace import inplace_apply
 from .unary import _erf
-from .util import check_float, dim_index
+from .util import check_float, check_tensor, dim_index
 
 
 def _check(op, x):
@@ -241,13 +242,19 @@ def bias_relu(input, bias):
 
 
 def relu(input, inplace=False):
-    """Rectified linear unit ``max(x, 0)``; any shape, float dtype.
+    """Rectified linear unit ``max(x, 0)``; any shape; float and integer tensors (an
+    integer result, like PyTorch's, carries no gradient).
 
     Args:
         inplace (bool): write the result into ``input`` (see :func:`tinynet.ops.inplace`
             for autograd's rules on in-place ops). Default False.
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: a bool tensor.
     """
-    _check("relu", input)
+    check_tensor("relu", "input", input)
+    if input.array.dtype.kind == "b":
+        raise DTypeError("relu: not implemented for bool tensors")
     if inplace:
         return relu_(input)
     return ReLU().apply(input)
@@ -259,16 +266,21 @@ def leaky_relu(input, negative_slope=0.01, inplace=False):
     return LeakyReLU(float(negative_slope)).apply(input)
 
 
+def _to_float(op, input):
+    """Integer and bool tensors become the default float dtype (PyTorch's rule for ops
+    with a float result)."""
+    check_tensor(op, "input", input)
+    return input if input.array.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+
+
 def sigmoid(input):
-    """Logistic function ``1 / (1 + exp(-x))``."""
-    _check("sigmoid", input)
-    return Sigmoid().apply(input)
+    """Logistic function ``1 / (1 + exp(-x))`` (integer inputs give the default float dtype)."""
+    return Sigmoid().apply(_to_float("sigmoid", input))
 
 
 def tanh(input):
-    """Hyperbolic tangent."""
-    _check("tanh", input)
-    return Tanh().apply(input)
+    """Hyperbolic tangent (integer inputs give the default float dtype)."""
+    return Tanh().apply(_to_float("tanh", input))
 
 
 def gelu(input, approximate="none"):

@@ -9,12 +9,17 @@ of integers is a float. Each backward sums the gradient back to its input's shap
 
 Derivatives: ``d(a*b) = b da + a db``, ``d(a/b) = da/b - a/b^2 db``,
 ``d(a^b) = b a^(b-1) da + a^b ln(a) db``, ``d rem(a, b) = da - floor(a/b) db``.
+
+Differences from PyTorch: ``floor_divide`` has a zero gradient (PyTorch records it but
+raises in backward); a uint8 tensor meeting an out-of-range Python int follows NumPy
+(PyTorch wraps the int around).
 """
+import math
 import numbers
 
 import numpy
 
-from .. import backend, dtypes
+from .. import dtypes
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
@@ -123,7 +128,7 @@ class Pow(_Binary):
 
     def forward(self, xp, a, b):
         a, b = self._operands(a, b)
-        y = a ** b
+        y = xp.asarray(a ** b).astype(self.dtype, copy=False)  # bool ** bool is int8 in NumPy
         self.save_for_backward(a, b, y if self.needs_input_grad[1] else None)
         return y
 
@@ -131,13 +136,25 @@ class Pow(_Binary):
         a, b, y = self.saved
         sa, sb = self.shapes()
         ga = gb = None
-        if self.needs_input_grad[0]:
-            ga = _reduce(xp, gy * b * a ** (b - 1), sa)
+        if self.needs_input_grad[0]:  # b a^(b-1), and 0 where b == 0 (PyTorch's rule: no 0 * inf)
+            if hasattr(b, "shape"):
+                ga = _reduce(xp, xp.where(b == 0, xp.zeros_like(gy), gy * b * a ** (b - 1)), sa)
+            else:
+                ga = _reduce(xp, xp.zeros_like(gy) if b == 0 else gy * b * a ** (b - 1), sa)
         if self.needs_input_grad[1]:
-            # d/db a^b = a^b ln a; PyTorch takes 0 where a == 0 (and b >= 0) instead of nan
-            ga_log = xp.where(a == 0, xp.zeros_like(a), xp.log(xp.where(a == 0, xp.ones_like(a), a)))
-            gb = _reduce(xp, gy * y * ga_log, sb)
+            gb = _reduce(xp, _exponent_grad(xp, gy, a, b, y), sb)
         return ga, gb
+
+
+def _exponent_grad(xp, gy, a, b, y):
+    """``gy a^b ln a``, 0 where ``a == 0`` and ``b >= 0`` (PyTorch's rule)."""
+    if not hasattr(a, "shape"):  # a Python number as the base
+        if a == 0:
+            return xp.where(b >= 0, xp.zeros_like(gy), gy * y * -math.inf)
+        return gy * y * (math.log(a) if a > 0 else math.nan)
+    zero = (a == 0) & (b >= 0)
+    log_a = xp.log(xp.where(zero, xp.ones_like(a), a))
+    return xp.where(zero, xp.zeros_like(gy), gy * y * log_a)
 
 
 class Remainder(_Binary):
@@ -155,6 +172,31 @@ class Remainder(_Binary):
         ga = _reduce(xp, gy, sa) if self.needs_input_grad[0] else None
         gb = _reduce(xp, -gy * xp.floor(a / b), sb) if self.needs_input_grad[1] else None
         return ga, gb
+
+
+class RoundedDiv(_Binary):
+    """Division rounded toward zero (``"trunc"``) or down (``"floor"``). Its derivative is
+    zero almost everywhere; like PyTorch the result requires grad and gets zeros."""
+    name = "div"
+
+    def __init__(self, dtype, mode):
+        self.dtype, self.cast, self.mode = dtype, True, mode
+
+    def forward(self, xp, a, b):
+        a, b = self._operands(a, b)
+        if self.dtype.kind in "iu":
+            q = xp.floor_divide(a, b)
+            if self.mode == "trunc":  # floor and trunc differ where the signs differ and it does not divide
+                q = q + ((q < 0) & (xp.remainder(a, b) != 0))
+        else:
+            q = xp.floor(a / b) if self.mode == "floor" else xp.trunc(a / b)
+        return xp.asarray(q).astype(self.dtype, copy=False)
+
+    def backward(self, xp, gy):
+        sa, sb = self.shapes()
+        zero = xp.zeros_like(gy)
+        return (_reduce(xp, zero, sa) if self.needs_input_grad[0] else None,
+                _reduce(xp, zero, sb) if self.needs_input_grad[1] else None)
 
 
 class Neg(Op):
@@ -190,8 +232,22 @@ def _promote(op, a, b):
 
 
 def _check_alpha(op, alpha, dtype):
-    if isinstance(alpha, float) and dtype.kind in "biu" and not float(alpha).is_integer():
-        raise DTypeError(f"{op}: a float alpha ({alpha}) needs a floating-point result, got {dtype}")
+    """PyTorch's rules for ``alpha``: a number; no float alpha for an integer or bool result,
+    a bool alpha only for a bool result. Returns alpha (a bool for a bool result)."""
+    if isinstance(alpha, Tensor) and alpha.array.size == 1:
+        alpha = alpha.item()
+    if not isinstance(alpha, (numbers.Number, numpy.number, numpy.bool_)):
+        raise ArgumentTypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
+    is_bool = isinstance(alpha, (bool, numpy.bool_))
+    if dtype.kind in "biu" and isinstance(alpha, (float, numpy.floating)):
+        raise DTypeError(f"{op}: for integral input tensors, alpha must not be a float, got {alpha}")
+    if is_bool and dtype.kind != "b":
+        raise DTypeError(f"{op}: a bool alpha ({alpha}) is only supported for bool results, got {dtype}")
+    return bool(alpha) if dtype.kind == "b" else alpha
+
+
+def _is_bool(x):
+    return isinstance(x, (bool, numpy.bool_)) or getattr(array_of(x), "dtype", None) == numpy.bool_
 
 
 def add(input, other, *, alpha=1):
@@ -199,36 +255,38 @@ def add(input, other, *, alpha=1):
 
     Args:
         input, other: tensors or Python numbers.
-        alpha (number): multiplier of ``other``. Default 1.
+        alpha (number): multiplier of ``other``. Default 1. Must not be a float when the
+            result is an integer or bool tensor, nor a bool when it is not bool.
 
     Returns:
-        Tensor of the broadcast shape.
+        Tensor of the broadcast shape (two bool tensors add to their logical OR).
 
     Raises:
         ShapeError: the shapes do not broadcast. DeviceMismatchError: cpu and cuda mixed.
+        DTypeError: an alpha of the wrong kind. ArgumentTypeError: alpha is not a number.
     """
     a, b, dt, cast = _promote("add", input, other)
-    _check_alpha("add", alpha, dt)
-    if dt.kind == "b" and alpha != 1:
-        dt, cast = dtypes.int64, True
+    alpha = _check_alpha("add", alpha, dt)
     return _run("add", Add(dt, cast, alpha), a, b)
 
 
 def sub(input, other, *, alpha=1):
-    """``input - alpha * other`` with broadcasting (bool tensors cannot be subtracted).
+    """``input - alpha * other`` with broadcasting.
 
     Raises:
-        DTypeError: both operands are bool. ShapeError: shapes do not broadcast.
+        DTypeError: an operand is bool (as PyTorch: use ``~`` or ``logical_not``), or an
+            alpha of the wrong kind. ShapeError: shapes do not broadcast.
     """
     a, b, dt, cast = _promote("sub", input, other)
-    if dt.kind == "b":
-        raise DTypeError("sub: subtracting bool tensors is not supported; use logical_xor or ~")
-    _check_alpha("sub", alpha, dt)
+    if _is_bool(a) or _is_bool(b):
+        raise DTypeError("sub: subtraction with a bool operand is not supported; to invert a mask use ~ or "
+                         "logical_not")
+    alpha = _check_alpha("sub", alpha, dt)
     return _run("sub", Sub(dt, cast, alpha), a, b)
 
 
 def mul(input, other):
-    """``input * other`` with broadcasting."""
+    """``input * other`` with broadcasting (two bool tensors multiply to their logical AND)."""
     a, b, dt, cast = _promote("mul", input, other)
     return _run("mul", Mul(dt, cast), a, b)
 
@@ -238,10 +296,12 @@ def div(input, other, *, rounding_mode=None):
 
     Args:
         rounding_mode: ``None`` (true division: integers give the default float dtype),
-            ``"trunc"`` (round toward zero) or ``"floor"`` (round down, ``floor_divide``).
+            ``"trunc"`` (round toward zero) or ``"floor"`` (round down, ``floor_divide``);
+            the rounded forms keep the promoted dtype and have a zero gradient.
 
     Raises:
-        ArgumentError: unknown rounding_mode. ShapeError: shapes do not broadcast.
+        ArgumentError: unknown rounding_mode; an integer division by zero (checked on the CPU).
+        DTypeError: a rounded division of bools. ShapeError: shapes do not broadcast.
     """
     if rounding_mode not in (None, "trunc", "floor"):
         raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
@@ -249,54 +309,69 @@ def div(input, other, *, rounding_mode=None):
     if rounding_mode is None:
         fdt = dtypes.float_for(dt)
         return _run("div", Div(fdt, cast or fdt != dt), a, b)
-    _check_shapes("div", a, b)
-    return _rounded_div(a, b, dt, rounding_mode)
+    _integer_checks(f"div (rounding_mode={rounding_mode!r})", dt, b)
+    return _run("div", RoundedDiv(dt, rounding_mode), a, b)
 
 
 true_divide = div
 
 
-def _rounded_div(a, b, dt, mode):
-    """Division rounded toward zero or down; not differentiable (its gradient is zero
-    almost everywhere), so the result does not require grad."""
-    av, bv = array_of(a), array_of(b)
-    xp = backend.common_module("div", [v for v in (av, bv) if hasattr(v, "shape")])
-    av = av.astype(dt, copy=False) if hasattr(av, "astype") else av
-    bv = bv.astype(dt, copy=False) if hasattr(bv, "astype") else bv
+def _integer_checks(op, dt, divisor):
+    """Bools cannot be divided (PyTorch raises too); integer division by zero raises
+    (checked for CPU tensors only: on the GPU the check would wait for the device)."""
+    if dt.kind == "b":
+        raise DTypeError(f"{op}: not implemented for bool operands")
     if dt.kind in "iu":
-        q = xp.floor_divide(av, bv)
-        if mode == "trunc":  # floor and trunc differ where the signs differ and it does not divide
-            q = q + ((q < 0) & (xp.remainder(av, bv) != 0))
-    else:
-        q = xp.floor(av / bv) if mode == "floor" else xp.trunc(av / bv)
-    return Tensor._wrap(xp.asarray(q).astype(dt, copy=False))
+        d = array_of(divisor)
+        if (d == 0 if not hasattr(d, "shape") else isinstance(d, numpy.ndarray) and not d.all()):
+            raise ArgumentError(f"{op}: integer division by zero")
 
 
 def floor_divide(input, other):
-    """``floor(input / other)`` elementwise (``//``); not differentiable."""
+    """``floor(input / other)`` elementwise (``//``); its gradient is zero (PyTorch's raises).
+
+    Raises:
+        As :func:`div` with ``rounding_mode="floor"``.
+    """
     return div(input, other, rounding_mode="floor")
 
 
 def pow(input, exponent):
-    """``input ** exponent``; ``d/da = b a^(b-1)``, ``d/db = a^b ln a`` (0 where a == 0).
+    """``input ** exponent``; ``d/da = b a^(b-1)`` (0 where b == 0), ``d/db = a^b ln a``
+    (0 where a == 0 and b >= 0), as PyTorch.
 
     Raises:
-        ShapeError: shapes do not broadcast.
+        ArgumentError: an integer tensor to a negative integer power.
+        DTypeError: bool base and bool exponent tensors (a bool tensor to a Python bool
+            power is a bool tensor). ShapeError: shapes do not broadcast.
     """
     a, b, dt, _ = _promote("pow", input, exponent)
     if isinstance(b, numbers.Integral) and b < 0 and dt.kind in "iu":
         raise ArgumentError(f"pow: integers to negative integer powers are not allowed, got exponent {b}")
+    if dt.kind == "b" and not (isinstance(a, Tensor) and isinstance(b, (bool, numpy.bool_))):
+        raise DTypeError("pow: not implemented for a bool base with a bool exponent tensor")
     return _run("pow", Pow(dt), a, b)
 
 
 def remainder(input, other):
-    """Elementwise ``input mod other`` with the divisor's sign (Python's ``%``)."""
+    """Elementwise ``input mod other`` with the divisor's sign (Python's ``%``);
+    ``d/dinput = 1``, ``d/dother = -floor(input / other)``.
+
+    Raises:
+        DTypeError: bool operands. ArgumentError: integer division by zero (on the CPU).
+        ShapeError: shapes do not broadcast.
+    """
     a, b, dt, _ = _promote("remainder", input, other)
+    _integer_checks("remainder", dt, b)
     return _run("remainder", Remainder(dt), a, b)
 
 
 def neg(input):
-    """``-input``."""
+    """``-input``.
+
+    Raises:
+        DTypeError: a bool tensor (use ``~`` or ``logical_not``).
+    """
     if isinstance(input, Tensor) and input.array.dtype.kind == "b":
         raise DTypeError("neg: negation of a bool tensor is not supported; use logical_not or ~")
     return Neg().apply(operand("neg", input))

@@ -2,11 +2,16 @@
 
 All return bool tensors (``bitwise_*`` keep integer dtypes) and are not differentiable:
 their outputs never require grad. Operands broadcast and mix dtypes as in PyTorch.
+
+Differences from PyTorch: the functions (``eq``, ``logical_and``, ...) also take a Python
+number as the first operand or as both tensors' partner where PyTorch's want tensors;
+comparing a uint8 tensor with a negative number compares values (PyTorch wraps the
+number around to uint8 first).
 """
 import numpy
 
 from .. import backend, dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .util import array_of, check_tensor, operand
 
@@ -70,12 +75,15 @@ def _bitwise(op, ufunc):
     def bitwise(input, other):
         xp, av, bv = _arrays(op, input, other)
         for v in (av, bv):
-            if getattr(v, "dtype", numpy.dtype(numpy.int64)).kind not in "biu" or isinstance(v, float):
+            if isinstance(v, float) or getattr(v, "dtype", numpy.dtype(numpy.int64)).kind not in "biu":
                 raise DTypeError(f"{op}: operands must be bool or integer, got "
                                  f"{getattr(v, 'dtype', type(v).__name__)}")
-        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
+        dt = dtypes.result_type(av, bv)  # PyTorch's promotion, not NumPy's
+        av, bv = (v.astype(dt, copy=False) if hasattr(v, "dtype") else v for v in (av, bv))
+        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b).astype(dt, copy=False), av, bv)
     bitwise.__name__ = bitwise.__qualname__ = op
-    bitwise.__doc__ = f"Elementwise {op.split('_')[1].upper()} of bool or integer tensors (``&``, ``|``, ``^``).\n"
+    bitwise.__doc__ = (f"Elementwise {op.split('_')[1].upper()} of bool or integer tensors (``&``, ``|``, ``^``),\n"
+                       "    in the promoted dtype.\n\n    Raises:\n        DTypeError: a float operand.\n")
     return bitwise
 
 
@@ -115,27 +123,40 @@ isneginf = _test("isneginf", lambda xp, a: xp.isneginf(a), "True where the value
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """``|input - other| <= atol + rtol * |other|`` elementwise (a bool tensor).
+    """``|input - other| <= atol + rtol * |other|`` elementwise (a bool tensor); equal
+    infinities are close, NaNs only with ``equal_nan``.
 
     Raises:
         ArgumentTypeError: operands are not tensors. DTypeError: different dtypes (as PyTorch).
-        ShapeError: the shapes do not broadcast.
+        ArgumentError: a negative rtol or atol. ShapeError: the shapes do not broadcast.
     """
     check_tensor("isclose", "input", input)
     check_tensor("isclose", "other", other)
     if input.dtype != other.dtype:
         raise DTypeError(f"isclose: input ({input.dtype}) and other ({other.dtype}) must have the same dtype")
+    for name, v in (("rtol", rtol), ("atol", atol)):
+        if v < 0:
+            raise ArgumentError(f"isclose: {name} must be >= 0, got {v}")
     return _elementwise("isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan),
                         input, other)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
-    """True when :func:`isclose` holds for every element (a Python bool)."""
+    """True when :func:`isclose` holds for every element (a Python bool).
+
+    Raises:
+        As :func:`isclose`.
+    """
     return bool(isclose(input, other, rtol, atol, equal_nan).array.all())
 
 
 def equal(input, other):
-    """True when both tensors have the same shape and the same values (a Python bool)."""
+    """True when both tensors have the same shape and the same values (a Python bool;
+    dtypes may differ, NaN is never equal).
+
+    Raises:
+        ArgumentTypeError: an operand is not a Tensor.
+    """
     check_tensor("equal", "input", input)
     check_tensor("equal", "other", other)
     if input.shape != other.shape:

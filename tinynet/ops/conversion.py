@@ -3,6 +3,9 @@
 A cast between float dtypes is differentiable (the gradient is cast back); a move
 between the CPU and a GPU too (the gradient moves back). Casting to an integer or bool
 dtype gives a tensor that does not require grad.
+
+Differences from PyTorch: ``to`` also takes a dtype name (``x.to("float64")``); there is
+no complex dtype.
 """
 import builtins
 
@@ -46,12 +49,17 @@ class ToDevice(Op):
 
 
 class Clone(Op):
+    """A copy: ``order="K"`` keeps the memory layout (PyTorch's ``preserve_format``),
+    ``"C"`` makes it C-contiguous."""
     name = "clone"
     twice_differentiable = True
     gpu_saves_generic = True
 
+    def __init__(self, order="K"):
+        self.order = order
+
     def forward(self, xp, x):
-        return xp.array(x, copy=True, order="C")
+        return xp.array(x, copy=True, order=self.order)
 
     def backward(self, xp, gy):
         return (gy,)
@@ -118,16 +126,32 @@ def to(input, *args, **kwargs):
         if dt != out.dtype:
             out = Cast(dt).apply(out)
     if copy and out is input:
-        out = Clone().apply(input)
+        out = Clone("K").apply(input)
     return out
 
 
+_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+
+
 def type(input, dtype=None, non_blocking=False):
-    """Cast to ``dtype``; without one, the type name (``"tinynet.FloatTensor"``)."""
+    """Cast to ``dtype`` (a dtype, or a type name such as ``"torch.DoubleTensor"``, also
+    spelled ``tinynet.``); without one, the type name (``"tinynet.FloatTensor"``).
+
+    Raises:
+        DTypeError: an unknown dtype or type name.
+    """
+    check_tensor("type", "input", input)
     if dtype is None:
-        kind = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}[input.dtype.name]
-        return f"tinynet.{'cuda.' if input.is_cuda else ''}{kind}Tensor"
+        return f"tinynet.{'cuda.' if input.is_cuda else ''}{_TYPE_NAMES[input.dtype.name]}Tensor"
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        kind = dtype.rsplit(".", 1)[-1][:-len("Tensor")]
+        names = {v: k for k, v in _TYPE_NAMES.items()}
+        if kind not in names:
+            from ..errors import DTypeError
+            raise DTypeError(f"type: unknown tensor type {dtype!r}")
+        out = to(input, dtype=names[kind])
+        return to(out, "cuda") if ".cuda." in dtype else out
     return to(input, dtype=dtype)
 
 
@@ -174,15 +198,18 @@ def cuda(input, device=None, non_blocking=False, memory_format=None):
 
 
 def clone(input, *, memory_format=None):
-    """A copy with its own memory (C-ordered); differentiable (the gradient passes through)."""
+    """A copy with its own memory, laid out like ``input`` (PyTorch's default
+    ``preserve_format``; ``memory_format=tinynet.contiguous_format`` or ``"contiguous"``
+    gives C order); differentiable (the gradient passes through)."""
     check_tensor("clone", "input", input)
-    return Clone().apply(input)
+    keep = memory_format is None or "preserve" in str(memory_format)
+    return Clone("K" if keep else "C").apply(input)
 
 
 def contiguous(input, memory_format=None):
     """``input`` itself when its memory is C-ordered, else a C-ordered copy."""
     check_tensor("contiguous", "input", input)
-    return input if input.array.flags.c_contiguous else Clone().apply(input)
+    return input if input.array.flags.c_contiguous else Clone("C").apply(input)
 
 
 def view_dtype(input, dtype):

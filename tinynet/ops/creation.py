@@ -6,6 +6,9 @@ Defaults follow PyTorch: Python floats give the default float dtype (float32), i
 int64, bools bool; factories make float32 unless told otherwise, ``full`` takes its
 dtype from the fill value. Tensors go to the default device (see :mod:`tinynet.backend`)
 unless ``device=`` says otherwise.
+
+Differences from PyTorch: ``tensor([t1, t2])`` of equal-shaped multi-element tensors stacks
+them (PyTorch raises); ``full`` also takes an int size; there are no complex dtypes.
 """
 import math
 import numbers
@@ -18,16 +21,35 @@ from ..tensor import Tensor
 from .util import check_tensor, sizes
 
 
+def _leaf_dtype(v):
+    """The dtype one element of Python data stands for (PyTorch's rule): a bool, int or
+    float its kind's dtype (floats the default float dtype); a tensor, NumPy scalar or
+    array its own dtype."""
+    if isinstance(v, Tensor):
+        return v.array.dtype
+    if isinstance(v, (numpy.generic, numpy.ndarray)) and v.dtype.kind in "biuf":
+        return v.dtype
+    if isinstance(v, (bool, int, float)):
+        return dtypes.scalar_dtype(v)
+    raise DTypeError(f"tensor: cannot build a tensor from a {type(v).__name__} (bool, integer and float data only)")
+
+
 def _infer_dtype(data):
-    """PyTorch's rule for Python data: floats -> default float, ints -> int64, bools -> bool."""
-    arr = numpy.asarray(data)
-    if arr.dtype.kind == "f":
-        return dtypes.get_default_dtype()
-    if arr.dtype.kind in "iu":
-        return dtypes.int64
-    if arr.dtype.kind == "b":
-        return dtypes.bool_
-    raise DTypeError(f"tensor: cannot build a tensor from data of dtype {arr.dtype}")
+    """The dtype of (nested) Python data: its elements' dtypes promoted (``[1, 2.5]`` is
+    the default float, ``[tensor(1), 2]`` int64, ``[numpy.float64(1.5)]`` float64); an
+    empty list gives the default float dtype."""
+    if not isinstance(data, (list, tuple)):
+        return _leaf_dtype(data)
+    out = None
+    for kind in {type(v) for v in _flat(data)} - {Tensor, numpy.ndarray}:  # Python numbers: one per type
+        if issubclass(kind, (bool, int, float)) and not issubclass(kind, numpy.generic):
+            d = dtypes.scalar_dtype(kind(1))
+            out = d if out is None else dtypes.promote_types(out, d)
+    for v in _flat(data):
+        if isinstance(v, (Tensor, numpy.generic, numpy.ndarray)) or not isinstance(v, (bool, int, float)):
+            d = _leaf_dtype(v)
+            out = d if out is None else dtypes.promote_types(out, d)
+    return out if out is not None else dtypes.get_default_dtype()
 
 
 def _place(arr, device, dtype=None, copy=True):
@@ -37,8 +59,8 @@ def _place(arr, device, dtype=None, copy=True):
     xp = backend.array_module(arr)
     if dev.type == "cuda":
         with backend.cupy.cuda.Device(dev.index):
-            return xp.array(arr, dtype=dtype, copy=True) if copy else xp.asarray(arr, dtype=dtype)
-    return xp.array(arr, dtype=dtype, copy=True) if copy else xp.asarray(arr, dtype=dtype)
+            return xp.array(arr, dtype=dtype, copy=True, order="C") if copy else xp.asarray(arr, dtype=dtype)
+    return xp.array(arr, dtype=dtype, copy=True, order="C") if copy else xp.asarray(arr, dtype=dtype)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -63,8 +85,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     dt = dtypes.as_dtype(dtype, "tensor")
     if isinstance(data, Tensor):
         data = data.array
-    elif isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
-        data = _nested_values(data)
+    elif isinstance(data, range):
+        data = list(data)
     if isinstance(data, numpy.generic):
         data = numpy.asarray(data)  # NumPy scalars keep their dtype, as in PyTorch
     if hasattr(data, "dtype") and hasattr(data, "shape") and not isinstance(data, numbers.Number):
@@ -72,8 +94,13 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         if arr.dtype.kind not in "biuf":
             raise DTypeError(f"tensor: unsupported array dtype {arr.dtype}")
     else:
+        target = dt if dt is not None else _infer_dtype(data)
+        if isinstance(data, (list, tuple)) and any(isinstance(v, Tensor) for v in _flat(data)):
+            data = _nested_values(data)
         try:
-            arr = numpy.asarray(data, dtype=dt if dt is not None else _infer_dtype(data))
+            arr = numpy.asarray(data, dtype=target)
+        except OverflowError as exc:
+            raise ArgumentError(f"tensor: a value does not fit {target} ({exc})") from None
         except (ValueError, TypeError) as exc:
             raise DTypeError(f"tensor: cannot convert {type(data).__name__} to a tensor ({exc})") from None
     out = Tensor._wrap(_place(arr, device, dt))

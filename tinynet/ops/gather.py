@@ -6,6 +6,9 @@ For dim 1 of a 3-D tensor: ``gather`` reads ``out[i][j][k] = input[i][index[i][j
 into zeros at the same positions are each other's gradient (:class:`Gather` /
 :class:`ScatterAddInto`), so both can be differentiated again; repeated indices
 accumulate (``add.at``).
+
+Difference from PyTorch: a ``src`` of another dtype is cast to the input's (PyTorch
+requires equal dtypes).
 """
 import numpy
 
@@ -108,7 +111,7 @@ class Scatter(Op):
         if self.needs_input_grad[2] and self.src_shape is not None:
             part = Gather(self.dim).call(xp, gy, index)
             if part.shape != self.src_shape:
-                from .shape import Pad
+                from .join import Pad
                 widths = tuple((0, s - p) for s, p in zip(self.src_shape, part.shape))
                 part = Pad(widths, "constant", 0).call(xp, part)
             gsrc = part
@@ -130,16 +133,20 @@ def gather(input, dim, index, *, sparse_grad=False):
         DTypeError: ``index`` is not an integer tensor. ShapeError: dims or sizes do not fit.
         IndexOutOfRangeError: an index is out of range (checked on the CPU).
     """
-    check_tensor("gather", "input", input)
-    _index_tensor("gather", "index", index)
-    d = dim_index("gather", dim, input.ndim)
+    return _gather("gather", input, dim, index)
+
+
+def _gather(op, input, dim, index, negative=False):
+    check_tensor(op, "input", input)
+    _index_tensor(op, "index", index)
+    d = dim_index(op, dim, input.ndim)
     if index.ndim != input.ndim:
-        raise ShapeError(f"gather: index must have as many dims as input ({input.ndim}), got {index.ndim}")
+        raise ShapeError(f"{op}: index must have as many dims as input ({input.ndim}), got {index.ndim}")
     for k in range(input.ndim):
         if k != d and index.shape[k] > input.shape[k]:
-            raise ShapeError(f"gather: index size {index.shape[k]} exceeds input size {input.shape[k]} in dim {k}")
-    _check_range("gather", index, input.shape[d] if input.ndim else 1, d)
-    return Gather(d).apply(input, index.array if not index.requires_grad else index)
+            raise ShapeError(f"{op}: index size {index.shape[k]} exceeds input size {input.shape[k]} in dim {k}")
+    _check_range(op, index, input.shape[d] if input.ndim else 1, d, negative)
+    return Gather(d).apply(input, index.array)
 
 
 def _scatter(op, input, dim, index, src, add):
@@ -166,9 +173,8 @@ def scatter(input, dim, index, src=None, *, value=None):
         ArgumentError: neither or both of src and value. Others as :func:`gather`.
     """
     if (src is None) == (value is None):
-        src = src if src is not None else value
-        if src is None:
-            raise ArgumentError("scatter: give src (a tensor or number) or value")
+        raise ArgumentError("scatter: give exactly one of src (a tensor or number) and value, got "
+                            f"{'both' if src is not None else 'neither'}")
     return _scatter("scatter", input, dim, index, src if src is not None else value, add=False)
 
 
@@ -180,12 +186,17 @@ def scatter_add(input, dim, index, src):
 
 def take_along_dim(input, indices, dim=None):
     """Values of ``input`` at ``indices`` along ``dim`` (NumPy's ``take_along_axis``, with
-    broadcasting); with ``dim=None`` both are flattened first."""
+    broadcasting outside ``dim``; negative indices count from the end); with ``dim=None``
+    both are flattened first (and, as in PyTorch, negative indices are out of range).
+
+    Raises:
+        As :func:`gather`; ShapeError: the shapes do not broadcast outside ``dim``.
+    """
     from .shape import expand, flatten
     check_tensor("take_along_dim", "input", input)
     _index_tensor("take_along_dim", "indices", indices)
     if dim is None:
-        return gather(flatten(input), 0, flatten(indices))
+        return _gather("take_along_dim", flatten(input), 0, flatten(indices))  # PyTorch: no negatives here
     d = dim_index("take_along_dim", dim, input.ndim)
     if indices.ndim != input.ndim:
         raise ShapeError(f"take_along_dim: indices must have input's number of dims ({input.ndim}), "
@@ -203,6 +214,6 @@ def take_along_dim(input, indices, dim=None):
     x = input if tuple(xs) == input.shape else expand(input, tuple(xs))
     idx = indices if tuple(ix) == indices.shape else Tensor._wrap(
         backend.array_module(indices.array).broadcast_to(indices.array, tuple(ix)))
-    return gather(x, d, idx)
+    return _gather("take_along_dim", x, d, idx, negative=True)
 
 

@@ -8,6 +8,9 @@ both can be differentiated again. Repeated indices accumulate (``add.at``).
 
 Indices are checked against the sizes on the CPU; on the GPU they are not (the check would
 wait for the device every call), as in PyTorch's asynchronous CUDA errors.
+
+Differences from PyTorch: slices may have negative steps (``x[::-1]``, NumPy's; PyTorch
+raises); an index with two Ellipses raises.
 """
 import numpy
 
@@ -19,12 +22,8 @@ from .util import check_tensor, dim_index, is_graph, unbroadcast
 
 
 def _add_at(xp, dst, index, values):
-    """``dst[index] += values`` with repeated indices accumulating."""
-    if xp is numpy:
-        numpy.add.at(dst, index, values)
-    else:
-        import cupyx
-        cupyx.scatter_add(dst, index, values)
+    """``dst[index] += values`` with repeated indices accumulating (NumPy's and CuPy's ``add.at``)."""
+    xp.add.at(dst, index, values)
 
 
 def _is_basic(index):
@@ -38,8 +37,11 @@ class GetItem(Op):
     gpu_saves_generic = True
 
     def __init__(self, index):
-        self.index = index
         self.is_view = _is_basic(index)
+        if self.is_view:  # a trailing Ellipsis makes NumPy return a 0-d view, not a scalar copy
+            items = index if isinstance(index, tuple) else (index,)
+            index = items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
+        self.index = index
 
     def forward(self, xp, x):
         self.shape = x.shape
@@ -105,9 +107,16 @@ class IndexPut(Op):
 def to_index(index, xp, shape=None, op="getitem"):
     """An index expression with tensors/lists replaced by arrays on ``xp``'s device.
 
+    As PyTorch: a list holding lists, tensors, slices, None or Ellipsis stands for a tuple
+    (``x[[0, 1], [2, 0]]`` and ``x[[[0, 1], [2, 0]]]`` are the same), and a uint8 tensor is
+    a mask.
+
     Raises:
         DTypeError: a float tensor used as an index.
     """
+    if isinstance(index, list) and any(i is None or i is Ellipsis or isinstance(i, (list, tuple, slice, Tensor))
+                                       for i in index):
+        index = tuple(index)
     items = index if isinstance(index, tuple) else (index,)
     out = []
     for i in items:
@@ -115,6 +124,8 @@ def to_index(index, xp, shape=None, op="getitem"):
             a = i.array
             if a.dtype.kind == "f":
                 raise DTypeError(f"{op}: tensors used as indices must be long, int, bool or uint8, got {a.dtype}")
+            if a.dtype == numpy.uint8:
+                a = a.astype(bool)
             if a.ndim == 0 and a.dtype.kind in "iu":
                 i = int(a)
             elif backend.array_module(a) is xp:
@@ -148,17 +159,20 @@ def getitem(input, index):
 
 def _index_tensor(op, name, index, integer=True):
     check_tensor(op, name, index)
-    if integer and index.array.dtype.kind not in "iu":
-        raise DTypeError(f"{op}: {name} must be an integer (int64) tensor, got {index.dtype}")
+    if integer and index.array.dtype.kind != "i":
+        raise DTypeError(f"{op}: {name} must be an int64 (or int32) tensor, got {index.dtype}")
     return index
 
 
-def _check_range(op, index, size, dim):
+def _check_range(op, index, size, dim, negative=False):
+    """Raise IndexOutOfRangeError for an index outside ``[0, size)`` (``[-size, size)`` with
+    ``negative``); checked for CPU tensors only (on the GPU it would wait for the device)."""
     a = index.array
     if isinstance(a, numpy.ndarray) and a.size:
         lo, hi = int(a.min()), int(a.max())
-        if lo < -size or hi >= size:
-            bad = lo if lo < -size else hi
+        low = -size if negative else 0
+        if lo < low or hi >= size:
+            bad = lo if lo < low else hi
             raise IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")
 
 

@@ -83,11 +83,13 @@ def inplace_apply(op, t, compute):
     _write(op, t, r.array)
     if r.requires_grad:
         t.requires_grad, t._grad_fn, t._output_nr = True, node, r._output_nr
-        if node is not None and node._out_state:  # t now holds that output (same version cell)
+        if node is not None and node._out_state:
+            # t now stands for that output in a create_graph backward; the saved result itself is
+            # r's own array (t got a copy of it), so the version check keeps r's cell
             import weakref
             state = list(node._out_state)
             _, cell, oid = state[r._output_nr]
-            state[r._output_nr] = (weakref.ref(t), t._vc, oid)
+            state[r._output_nr] = (weakref.ref(t), cell, oid)
             node._out_state = tuple(state)
         if t._retains_grad and node is not None:
             node.retain(r._output_nr, t)

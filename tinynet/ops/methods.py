@@ -9,6 +9,8 @@ import :mod:`tinynet.tensor` back. Methods whose signature differs from the func
 from ..tensor import Tensor
 from . import (activation, arith, compare, conversion, creation, gather, indexing, inplace, linalg, reduction, select,
                shape, stats, unary)
+from . import rearrange, scan, sorting
+from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
 SAME_SIGNATURE = {
@@ -29,9 +31,13 @@ SAME_SIGNATURE = {
             "broadcast_to"],
     indexing: ["index_select", "nonzero", "argwhere"],
     gather: ["gather", "scatter", "scatter_add", "take_along_dim"],
-    linalg: ["matmul"],
+    linalg: ["matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "addmm", "addmv", "baddbmm", "addbmm"],
     conversion: ["to", "type", "type_as", "float", "double", "half", "long", "int", "short", "char", "byte", "bool",
                  "cpu", "cuda", "clone", "contiguous"],
+    split_ops: ["chunk", "split", "unbind", "tensor_split", "narrow", "unfold"],
+    sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median"],
+    scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
+    rearrange: ["repeat", "repeat_interleave", "flip", "roll", "tril", "triu", "diag", "diagonal"],
     inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
               "normal_", "masked_fill_", "scatter_", "scatter_add_", "exp_", "log_",
               "sqrt_", "abs_", "neg_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "square_"],

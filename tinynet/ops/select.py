@@ -3,11 +3,14 @@
 
 Gradients: ``where`` sends ``gy`` to the input chosen at each element; ``maximum`` and
 ``minimum`` to the larger/smaller input, split evenly on ties (as PyTorch does).
+
+Difference from PyTorch: ``maximum``/``minimum`` also take a Python number for either
+operand (PyTorch's take tensors only).
 """
 import numpy
 
 from ..autograd import Op
-from .. import backend
+from .. import backend, dtypes
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import _Binary, _promote, _reduce, _run
@@ -83,7 +86,9 @@ def minimum(input, other):
 def where(condition, input=None, other=None):
     """``input`` where ``condition`` is true, else ``other`` (all three broadcast).
 
-    With only ``condition`` it is ``nonzero(condition, as_tuple=True)``.
+    With only ``condition`` it is ``nonzero(condition, as_tuple=True)``; with two numbers
+    the result has ``condition``'s shape and the numbers' dtype (``where(c, 1.0, 0.0)`` is
+    the default float dtype).
 
     Raises:
         DTypeError: ``condition`` is not a bool tensor. ShapeError: shapes do not broadcast.
@@ -93,6 +98,9 @@ def where(condition, input=None, other=None):
     cond = array_of(condition)
     if getattr(cond, "dtype", None) != numpy.bool_:
         raise DTypeError(f"where: condition must be a bool tensor, got {getattr(cond, 'dtype', type(cond).__name__)}")
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: their dtype, cond's shape
+        dt = dtypes.result_type(input, other)
+        return Where(dt).apply(condition, input, other)
     a, b, dt, _ = _promote("where", input, other)
     return _run("where", Where(dt), condition, a, b)
 

@@ -202,6 +202,9 @@ def movedim(input, source, destination):
     n = input.ndim
     src = [dim_index("movedim", d, n) for d in src]
     dst = [dim_index("movedim", d, n) for d in dst]
+    for name, ds in (("source", src), ("destination", dst)):
+        if len(set(ds)) != len(ds):
+            raise ArgumentError(f"movedim: repeated dim in {name} {ds}")
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)

@@ -7,8 +7,8 @@ the norm is 0; max/min of ``|x|`` for ``p = +-inf`` share the gradient among tie
 import math
 
 from .. import dtypes
-from ..errors import ArgumentError
-from .reduction import _check, _expand, _Reduction
+from ..errors import ArgumentError, DTypeError
+from .reduction import _all_dims, _check, _expand, _Reduction
 from .util import dims_tuple
 
 
@@ -32,23 +32,40 @@ class Var(_Reduction):
         return (g * centred * (2.0 / (n - self.correction)),)
 
 
-class LogSumExp(_Reduction):
+def _kept(xp, y, axes, keepdim):
+    """Output ``y`` with the reduced dims back as size 1."""
+    return xp.expand_dims(y, axes) if not keepdim and axes else y
+
+
+class _SavesOutput(_Reduction):
+    def _output(self, xp, x, y):
+        """Save ``x`` and the output itself (so a create_graph backward differentiates
+        through it) and return the output, ``y`` (reduced with keepdims) in the op's shape."""
+        if not self.keepdim:
+            y = y.reshape([n for i, n in enumerate(x.shape) if i not in self.axes])
+        self.save_for_backward(x, y)
+        return y
+
+
+class LogSumExp(_SavesOutput):
     name = "logsumexp"
 
     def forward(self, xp, x):
-        m = x.max(axis=self.axes, keepdims=True)
-        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        if x.size:
+            m = x.max(axis=self.axes, keepdims=True)
+            m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        else:  # log(0) = -inf over no elements
+            m = xp.zeros([1 if i in self.axes else n for i, n in enumerate(x.shape)], dtype=x.dtype)
         y = xp.log(xp.exp(x - m).sum(axis=self.axes, keepdims=True)) + m
-        self.save_for_backward(x, y)
-        return y if self.keepdim else y.reshape([n for i, n in enumerate(x.shape) if i not in self.axes])
+        return self._output(xp, x, y)
 
     def backward(self, xp, gy):
         x, y = self.saved
         g = _expand(xp, gy, x.shape, self.axes, self.keepdim)
-        return (g * xp.exp(x - y),)
+        return (g * xp.exp(x - _kept(xp, y, self.axes, self.keepdim)),)
 
 
-class Norm(_Reduction):
+class Norm(_SavesOutput):
     """Vector p-norm over axes: ``(sum |x|^p)^(1/p)``; ``inf``/``-inf`` give max/min ``|x|``."""
     name = "norm"
 
@@ -69,12 +86,11 @@ class Norm(_Reduction):
             y = xp.sqrt((x * x).sum(axis=self.axes, keepdims=True))
         else:
             y = (a ** p).sum(axis=self.axes, keepdims=True) ** (1.0 / p)
-        self.save_for_backward(x, y)
-        y = xp.asarray(y).astype(x.dtype, copy=False)
-        return y if self.keepdim else y.reshape([n for i, n in enumerate(x.shape) if i not in self.axes])
+        return self._output(xp, x, xp.asarray(y).astype(x.dtype, copy=False))
 
     def backward(self, xp, gy):
         x, y = self.saved
+        y = _kept(xp, y, self.axes, self.keepdim)
         p = self.p
         g = _expand(xp, gy, x.shape, self.axes, self.keepdim)
         zero = xp.zeros_like(x)
@@ -91,6 +107,8 @@ class Norm(_Reduction):
         if p == 2:
             return (xp.where(y == 0, zero, g * x / safe),)
         d = xp.sign(x) * xp.abs(x) ** (p - 1) / safe ** (p - 1)
+        if p < 1:  # |x|^(p-1) is infinite at x = 0: PyTorch takes 0 there
+            d = xp.where(x == 0, zero, d)
         return (xp.where(y == 0, zero, g * d),)
 
 
@@ -102,23 +120,38 @@ def _correction(op, unbiased, correction):
     return 1 if unbiased in (None, True) else 0
 
 
+def _float_input(op, input):
+    _check(op, input)
+    if input.array.dtype.kind != "f":
+        raise DTypeError(f"{op}: only floating-point tensors are supported (as in PyTorch), got {input.dtype}")
+    return input
+
+
 def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """Variance ``sum((x - mean)^2) / (N - correction)`` over ``dim`` (Bessel's, correction 1,
-    by default; ``unbiased=False`` means correction 0)."""
-    _check("var", input)
+    """Variance ``sum((x - mean)^2) / (N - correction)`` over ``dim`` (an int, a tuple, or
+    None/() for all); Bessel's correction 1 by default, ``unbiased=False`` means 0. The
+    legacy forms ``var(x, unbiased)`` and ``var(x, dim, unbiased, keepdim)`` work too.
+
+    Raises:
+        DTypeError: a non-float input. ArgumentError: both unbiased and correction.
+    """
+    _float_input("var", input)
     if isinstance(dim, bool):  # var(x, False): the legacy unbiased flag in dim's place
         dim, unbiased = None, dim
-    return Var(dims_tuple("var", dim, input.ndim), keepdim, _correction("var", unbiased, correction)).apply(input)
+    dims = dims_tuple("var", _all_dims(dim), input.ndim)
+    return Var(dims, keepdim, _correction("var", unbiased, correction)).apply(input)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: ``sqrt(var(...))`` with :func:`var`'s arguments."""
     from .unary import sqrt
+    _float_input("std", input)
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
 def logsumexp(input, dim, keepdim=False):
-    """``log(sum(exp(input)))`` over ``dim``, computed stably (the max is taken out first).
+    """``log(sum(exp(input)))`` over ``dim``, computed stably (the max is taken out first);
+    integer inputs give the default float dtype.
 
     Raises:
         IndexOutOfRangeError: a dim out of range.
@@ -138,6 +171,7 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         dim: int, tuple or None. keepdim (bool). dtype: cast the input to it first.
 
     Raises:
+        DTypeError: a non-float input (without a float ``dtype``).
         ArgumentError: ``p="nuc"`` or another string (matrix norms beyond Frobenius are
             not implemented).
     """
@@ -148,8 +182,5 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         p = 2
     if dtype is not None:
         input = input.to(dtypes.as_dtype(dtype, "norm"))
-    elif input.array.dtype.kind != "f":
-        input = input.to(dtypes.get_default_dtype())
-    return Norm(dims_tuple("norm", dim, input.ndim), keepdim, float(p)).apply(input)
-
-
+    _float_input("norm", input)
+    return Norm(dims_tuple("norm", _all_dims(dim), input.ndim), keepdim, float(p)).apply(input)

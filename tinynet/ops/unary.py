@@ -14,16 +14,21 @@ square' = 2x, abs' = sign(x), sin' = cos, cos' = -sin, tan' = 1 + y^2,
 erf' = 2/sqrt(pi) e^{-x^2}; sign, floor, ceil, round and trunc have derivative 0.
 """
 import math
+import numbers
+
+import numpy
 
 from .. import backend, dtypes
 from ..autograd import Op
-from ..errors import ArgumentError, DTypeError
-from .util import check_tensor, is_graph
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ..tensor import Tensor
+from .util import array_of, check_int, check_tensor, is_graph, unbroadcast
 
 
 def _erf(xp, x):
-    """The error function on arrays (SciPy/CuPy special) or tensors (graph namespace)."""
-    return xp.erf(x) if is_graph(xp) else backend.special(xp).erf(x)
+    """The error function on arrays (SciPy/CuPy special) or tensors (graph namespace), in
+    ``x``'s dtype (SciPy computes float16 in float64)."""
+    return xp.erf(x) if is_graph(xp) else backend.special(xp).erf(x).astype(x.dtype, copy=False)
 
 
 class Pointwise(Op):
@@ -79,7 +84,7 @@ def _step(name, f):
     return type(name.capitalize(), (_ZeroGrad,), {"name": name, "f": staticmethod(f)})
 
 
-Sign = _step("sign", lambda xp, x: xp.sign(x))
+Sign = _step("sign", lambda xp, x: x.copy() if x.dtype.kind == "b" else xp.sign(x))
 Floor = _step("floor", lambda xp, x: xp.floor(x))
 Ceil = _step("ceil", lambda xp, x: xp.ceil(x))
 Trunc = _step("trunc", lambda xp, x: xp.trunc(x))
@@ -96,28 +101,40 @@ class Round(_ZeroGrad):
 
 
 class Clamp(Op):
-    """``min(max(x, lo), hi)``; the gradient passes where ``lo <= x <= hi``."""
+    """``min(max(x, lo), hi)`` in the promoted dtype; ``lo``/``hi`` are numbers, tensors or
+    None. Gradients as PyTorch's: ``x`` where ``lo <= x <= hi``; ``lo`` where ``x < lo``
+    and ``lo < hi``; ``hi`` where ``x > hi`` or ``lo > hi`` (the output is ``hi`` then)."""
     name = "clamp"
     twice_differentiable = True
     gpu_saves_generic = True
 
+    def __init__(self, dtype):
+        self.dtype = dtype
+
     def forward(self, xp, x, lo, hi):
-        if self.needs_input_grad[0]:
+        x, lo, hi = (v.astype(self.dtype, copy=False) if hasattr(v, "dtype") else v for v in (x, lo, hi))
+        if True in self.needs_input_grad:
             self.save_for_backward(x, lo, hi)
-        if lo is not None and hi is not None:
-            return xp.minimum(xp.maximum(x, lo), hi).astype(x.dtype, copy=False)
-        if lo is not None:
-            return xp.maximum(x, lo).astype(x.dtype, copy=False)
-        return xp.minimum(x, hi).astype(x.dtype, copy=False)
+        y = x if lo is None else xp.maximum(x, lo)
+        y = y if hi is None else xp.minimum(y, hi)
+        return xp.asarray(y).astype(self.dtype, copy=False)
 
     def backward(self, xp, gy):
         x, lo, hi = self.saved
-        keep = gy
-        if lo is not None:
-            keep = xp.where(x >= lo, keep, xp.zeros_like(gy))
-        if hi is not None:
-            keep = xp.where(x <= hi, keep, xp.zeros_like(gy))
-        return keep, None, None
+        zero = xp.zeros_like(gy)
+        grads = [None, None, None]
+        if self.needs_input_grad[0]:
+            keep = x >= lo if lo is not None else None
+            if hi is not None:
+                keep = x <= hi if keep is None else keep & (x <= hi)
+            grads[0] = unbroadcast(xp, xp.where(keep, gy, zero), x.shape)
+        if self.needs_input_grad[1]:
+            low = x < lo if hi is None else (x < lo) & (lo < hi)
+            grads[1] = unbroadcast(xp, xp.where(low, gy, zero), lo.shape)
+        if self.needs_input_grad[2]:
+            high = x > hi if lo is None else (x > hi) | (lo > hi)
+            grads[2] = unbroadcast(xp, xp.where(high, gy, zero), hi.shape)
+        return tuple(grads)
 
 
 # ---- public functions -----------------------------------------------------------------
@@ -130,6 +147,11 @@ def _float_op(cls, op, input):
 
 def _same_dtype_op(cls, op, input):
     check_tensor(op, "input", input)
+    if input.array.dtype.kind == "b":
+        if op == "square":  # PyTorch squares bools as int64
+            input = input.to(dtypes.int64)
+        elif op != "sign":
+            raise DTypeError(f"{op}: not implemented for bool tensors")
     return cls().apply(input)
 
 
@@ -171,27 +193,36 @@ def round(input, *, decimals=0):
 
     Raises:
         ArgumentTypeError: ``input`` is not a Tensor or ``decimals`` is not an int.
+        DTypeError: a bool tensor.
     """
     check_tensor("round", "input", input)
-    from .util import check_int
+    if input.array.dtype.kind == "b":
+        raise DTypeError("round: not implemented for bool tensors")
     return Round(check_int("round", "decimals", decimals)).apply(input)
 
 
 def clamp(input, min=None, max=None):
-    """Clip ``input`` to ``[min, max]`` (numbers or tensors that broadcast); the gradient
-    passes to ``input`` where ``min <= input <= max`` (tensor bounds get none, unlike
-    PyTorch). With ``min > max`` every value becomes ``max``.
+    """Clip ``input`` to ``[min, max]``; the bounds are numbers or tensors that broadcast.
+    The result dtype is the promotion of all three (``clamp(int tensor, 0.5)`` is float);
+    with ``min > max`` every value becomes ``max``. Gradients as :class:`Clamp`.
 
     Raises:
-        ArgumentError: both bounds are None. DTypeError: a float bound on an integer tensor.
+        ArgumentError: both bounds are None. ArgumentTypeError: a bound that is neither a
+        number nor a Tensor. ShapeError: the shapes do not broadcast.
     """
     check_tensor("clamp", "input", input)
     if min is None and max is None:
         raise ArgumentError("clamp: at least one of min and max must be given")
     for name, v in (("min", min), ("max", max)):
-        if isinstance(v, float) and input.array.dtype.kind in "iub" and not v.is_integer():
-            raise DTypeError(f"clamp: {name}={v} is a float but input is {input.dtype}")
-    return Clamp().apply(input, min, max)
+        if v is not None and not isinstance(v, (Tensor, numbers.Number, numpy.number, numpy.bool_)):
+            raise ArgumentTypeError(f"clamp: {name} must be a number or a Tensor, got {type(v).__name__}")
+    dt = dtypes.result_type(input.array, *(array_of(v) for v in (min, max)))
+    try:
+        return Clamp(dt).apply(input, min, max)
+    except ValueError:
+        shapes = [v.shape for v in (input, min, max) if isinstance(v, Tensor)]
+        raise ShapeError(f"clamp: shapes {' and '.join(str(tuple(s)) for s in shapes)} cannot be "
+                         "broadcast together") from None
 
 
 clip = clamp
