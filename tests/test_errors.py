@@ -14,7 +14,7 @@ T = tinynet.tensor([0, 1, 2, 3])
 
 BAD = [
     ("conv2d 2-D input", lambda: F.conv2d(tinynet.zeros(28, 28), tinynet.zeros(10, 1, 5, 5)),
-     ShapeError, r"conv2d: expected input of shape \(N, C, H, W\), got \(28, 28\)"),
+     ShapeError, r"conv2d: expected input of shape \(C, H, W\) or \(N, C, H, W\), got \(28, 28\)"),
     ("conv2d channels", lambda: F.conv2d(X4, tinynet.zeros(4, 2, 3, 3)), ShapeError, "2 channels"),
     ("conv2d too small", lambda: F.conv2d(X4, tinynet.zeros(4, 3, 9, 9)), ShapeError, "too small"),
     ("conv2d stride", lambda: F.conv2d(X4, tinynet.zeros(4, 3, 3, 3), stride=0), ValueError, "stride"),

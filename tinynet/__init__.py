@@ -32,6 +32,11 @@ from .ops.gather import gather, scatter, scatter_add, take_along_dim
 from .ops.indexing import argwhere, index_select, nonzero
 from .ops.join import cat, concat, concatenate, hstack, stack, vstack
 from .ops.einsum import einsum
+from .ops.embedding import torch_embedding as embedding
+from .ops.layer_norm import torch_group_norm as group_norm, torch_instance_norm as instance_norm
+from .ops.layer_norm import torch_layer_norm as layer_norm
+from .ops.piecewise_activations import prelu
+from .ops.smooth_activations import celu, celu_, selu, selu_
 from .ops.linalg import addbmm, addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer
 from .ops.rearrange import diag, diagonal, flip, repeat_interleave, roll, tril, triu
 from .ops.reduction import all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min, prod, sum

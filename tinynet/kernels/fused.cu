@@ -1,5 +1,6 @@
 // Small fused kernels on the hot path: per-channel bias gradient and bias add, ReLU
-// forward/backward on contiguous arrays, and multi-tensor optimizer updates (one launch for up to 16 tensors;
+// forward/backward on contiguous arrays, and multi-tensor optimizer updates (SGD, Adam/AdamW, Adagrad,
+// Adadelta, RMSprop without centering; one launch for up to 16 tensors;
 // the pointer table is passed by value as a struct, so no host->device copy is needed).
 
 // Bias gradient of (N, C, L) memory in two deterministic stages (no atomics).
@@ -96,6 +97,68 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
     p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
 }
 
+// Adagrad: d = (maximize ? -g : g) + wd*p; sum += d*d; p -= clr*d / (sqrt(sum) + eps), clr the
+// decayed rate lr / (1 + (step-1)*lr_decay) computed on the host. See tinynet/optim/adaptive.py.
+template <typename T>
+__device__ void adagrad_multi(Tensors t, int n, T clr, T eps, T wd, int maximize) {
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
+    T* p = (T*)t.p[k];
+    const T* g = (const T*)t.g[k];
+    T* s = (T*)t.a[k];
+    T d = maximize ? -g[j] : g[j];
+    if (wd != (T)0) d += wd * p[j];
+    T sj = s[j] + d * d;
+    s[j] = sj;
+    p[j] -= clr * d / (sqrt(sj) + eps);
+}
+
+// Adadelta: d = (maximize ? -g : g) + wd*p; v = rho*v + (1-rho)*d*d;
+// delta = sqrt(u + eps) / sqrt(v + eps) * d; u = rho*u + (1-rho)*delta*delta; p -= lr*delta.
+template <typename T>
+__device__ void adadelta_multi(Tensors t, int n, T lr, T rho, T eps, T wd, int maximize) {
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
+    T* p = (T*)t.p[k];
+    const T* g = (const T*)t.g[k];
+    T* v = (T*)t.a[k];
+    T* u = (T*)t.b[k];
+    T d = maximize ? -g[j] : g[j];
+    if (wd != (T)0) d += wd * p[j];
+    T vj = rho * v[j] + ((T)1 - rho) * d * d;
+    T delta = sqrt(u[j] + eps) / sqrt(vj + eps) * d;
+    v[j] = vj;
+    u[j] = rho * u[j] + ((T)1 - rho) * delta * delta;
+    p[j] -= lr * delta;
+}
+
+// RMSprop, not centered: d = (maximize ? -g : g) + wd*p; v = alpha*v + (1-alpha)*d*d;
+// avg = sqrt(v) + eps; with momentum buf = mom*buf + d/avg and p -= lr*buf, else p -= lr*d/avg.
+template <typename T>
+__device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mom, int maximize) {
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
+    T* p = (T*)t.p[k];
+    const T* g = (const T*)t.g[k];
+    T* v = (T*)t.a[k];
+    T d = maximize ? -g[j] : g[j];
+    if (wd != (T)0) d += wd * p[j];
+    T vj = alpha * v[j] + ((T)1 - alpha) * d * d;
+    v[j] = vj;
+    T avg = sqrt(vj) + eps;
+    if (mom > (T)0) {
+        T* buf = (T*)t.b[k];
+        T bj = mom * buf[j] + d / avg;
+        buf[j] = bj;
+        p[j] -= lr * bj;
+    } else {
+        p[j] -= lr * d / avg;
+    }
+}
+
 #define FUSED_KERNELS(T, S)                                                                         \
 extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
@@ -114,7 +177,13 @@ extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T m
         int nesterov, int first) { sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first); }         \
 extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
         T wd, int decoupled, T bc1, T sqrt_bc2) {                                                    \
-    adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2); }
+    adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2); }                             \
+extern "C" __global__ void tinynet_adagrad_multi_fwd_##S(Tensors t, int n, T clr, T eps, T wd,       \
+        int maximize) { adagrad_multi<T>(t, n, clr, eps, wd, maximize); }                            \
+extern "C" __global__ void tinynet_adadelta_multi_fwd_##S(Tensors t, int n, T lr, T rho, T eps,      \
+        T wd, int maximize) { adadelta_multi<T>(t, n, lr, rho, eps, wd, maximize); }                 \
+extern "C" __global__ void tinynet_rmsprop_multi_fwd_##S(Tensors t, int n, T lr, T alpha, T eps,     \
+        T wd, T mom, int maximize) { rmsprop_multi<T>(t, n, lr, alpha, eps, wd, mom, maximize); }
 
 FUSED_KERNELS(float, f32)
 FUSED_KERNELS(double, f64)

@@ -77,3 +77,37 @@ def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled):
         _launch("tinynet_adam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
                                                   numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5)))
     return True
+
+
+def adagrad(params, grads, states, lr, lr_decay, eps, weight_decay, maximize):
+    """One Adagrad step; parameters are grouped by their step count (the decayed rate)."""
+    t = params[0].dtype.type
+    by_step = {}
+    for p, g, st in zip(params, grads, states):
+        by_step.setdefault(st["step"], []).append((p, g, st["sum"], None))
+    for step, items in by_step.items():
+        clr = lr / (1 + (step - 1) * lr_decay)
+        _launch("tinynet_adagrad_multi_fwd", items, (t(clr), t(eps), t(weight_decay), numpy.int32(bool(maximize))))
+    return True
+
+
+def adadelta(params, grads, states, lr, rho, eps, weight_decay, maximize):
+    """One Adadelta step (state: ``square_avg``, ``acc_delta``)."""
+    t = params[0].dtype.type
+    items = [(p, g, st["square_avg"], st["acc_delta"]) for p, g, st in zip(params, grads, states)]
+    _launch("tinynet_adadelta_multi_fwd", items, (t(lr), t(rho), t(eps), t(weight_decay), numpy.int32(bool(maximize))))
+    return True
+
+
+def rmsprop(params, grads, states, lr, alpha, eps, weight_decay, momentum, maximize):
+    """One RMSprop step without centering (state: ``square_avg``, ``momentum_buffer`` when
+    momentum > 0); returns False for ``centered`` state, which the kernel does not cover, and for
+    a momentum buffer missing (momentum set after the first step: the generic code raises)."""
+    if any("grad_avg" in st or (momentum > 0 and "momentum_buffer" not in st) for st in states):
+        return False
+    t = params[0].dtype.type
+    items = [(p, g, st["square_avg"], st.get("momentum_buffer") if momentum > 0 else None)
+             for p, g, st in zip(params, grads, states)]
+    _launch("tinynet_rmsprop_multi_fwd", items, (t(lr), t(alpha), t(eps), t(weight_decay), t(momentum),
+                                                 numpy.int32(bool(maximize))))
+    return True

@@ -4,25 +4,46 @@ where the op, its backward and its GPU path live.
 """
 from ..ops.activation import bias_relu, gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
 from ..ops.arith import add, div, mul, pow, remainder, sub
+from ..ops.attention import scaled_dot_product_attention
 from ..ops.select import maximum, minimum, where
-from ..ops.conv import conv2d
+from ..ops.conv import conv1d, conv2d
+from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d
+from ..ops.interpolate import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
+                               upsample_nearest)
 from ..ops.dropout import dropout, dropout2d
 from ..ops.linear import linear
 from ..ops.loss import cross_entropy, mse_loss, nll_loss
+from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
+                               margin_ranking_loss, soft_margin_loss)
+from ..ops.loss_pointwise import gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss
 from ..ops.normalization import batch_norm
+from ..ops.layer_norm import group_norm, instance_norm, layer_norm
+from ..ops.embedding import embedding, normalize, one_hot
+from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, mish, selu, selu_, silu, softmin,
+                                      softplus, softsign, tanhshrink)
+from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.reduction import amax, amin, argmax, argmin, max, mean, min, sum
 from ..ops.stats import var
-from ..ops.join import cat, pad, stack
+from ..ops.join import cat, stack
+from ..ops.pad import pad
 from ..ops.shape import expand, flatten, permute, reshape, squeeze, transpose, unsqueeze
 from ..ops.unary import abs, clamp, exp, log, sqrt
 
 __all__ = [
     "bias_relu", "gelu", "leaky_relu", "log_softmax", "relu", "sigmoid", "softmax", "tanh", "conv2d", "linear",
     "dropout", "dropout2d", "cross_entropy", "mse_loss", "nll_loss", "batch_norm", "adaptive_avg_pool2d",
-    "avg_pool2d", "max_pool2d", "pad",
+    "avg_pool2d", "max_pool2d", "pad", "scaled_dot_product_attention",
+    "layer_norm", "group_norm", "instance_norm", "embedding", "one_hot", "normalize", "silu", "softplus", "elu",
+    "elu_", "selu", "selu_", "celu", "celu_", "mish", "logsigmoid", "softsign", "tanhshrink", "glu", "softmin",
+    "hardtanh", "hardtanh_", "relu6", "hardswish", "hardsigmoid", "prelu",
+    "conv1d", "conv_transpose1d", "conv_transpose2d", "interpolate", "upsample", "upsample_nearest",
+    "upsample_bilinear", "pixel_shuffle", "pixel_unshuffle",
     # kept for code written against tinynet's earlier F namespace (PyTorch's F does not have these)
     "abs", "add", "amax", "amin", "argmax", "argmin", "cat", "clamp", "div", "exp", "expand", "flatten", "log",
     "max", "maximum", "mean", "min", "minimum", "mul", "permute", "pow", "remainder", "reshape", "sqrt", "squeeze",
     "stack", "sub", "sum", "transpose", "unsqueeze", "var", "where",
 ]
+__all__ += ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "margin_ranking_loss",
+            "soft_margin_loss", "gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss", "poisson_nll_loss",
+            "smooth_l1_loss"]

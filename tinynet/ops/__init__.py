@@ -11,6 +11,11 @@ from . import (activation, arith, compare, conv, conversion, creation, dropout, 
 from . import rearrange, split  # noqa: F401  (views along a dim, rearrangements)
 from . import scan, sorting  # noqa: F401  (cumulative ops, sorting and order statistics)
 from . import einsum  # noqa: F401  (Einstein summation)
+from . import attention  # noqa: F401  (scaled dot-product attention)
+from . import loss_binary, loss_pointwise  # noqa: F401  (the BCE family, margin, regression and divergence losses)
+from . import embedding, layer_norm  # noqa: F401  (layer/group/instance norm; embedding, one_hot, normalize)
+from . import piecewise_activations, smooth_activations  # noqa: F401  (hardtanh...prelu; silu...glu)
+from . import axis_map, conv_transpose, interpolate, pad  # noqa: F401  (transposed conv, resampling, padding)
 from .graph_xp import graph_xp
 from . import methods  # noqa: F401  (attaches the Tensor methods)
 
@@ -19,4 +24,4 @@ _higher_order.graph_xp = graph_xp
 __all__ = ["activation", "arith", "compare", "conv", "conversion", "creation", "dropout", "gather", "indexing",
            "inplace", "join", "linalg", "linear", "loss", "normalization", "pooling", "reduction", "sampling",
            "select", "shape", "stats", "unary", "window", "graph_xp", "rearrange", "split", "scan", "sorting",
-           "einsum"]
+           "einsum", "attention"]

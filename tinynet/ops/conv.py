@@ -1,5 +1,6 @@
-"""2-D convolution (NCHW), vectorised as im2col + one matrix product, and the choice of
-the implementation that runs it.
+"""2-D convolution (NCHW; unbatched (C, H, W) too), vectorised as im2col + one matrix
+product, and the choice of the implementation that runs it; 1-D convolution (``conv1d``)
+as the 2-D one on an (N, C, 1, L) view, so every path below serves it as well.
 
 Convolution is PyTorch's cross-correlation: for output channel ``o`` of group ``g``,
 ``y[n, o, i, j] = b[o] + sum_{c, p, q} w[o, c, p, q] * x_pad[n, g*Cg + c, i*sH + p*dH, j*sW + q*dW]``,
@@ -15,14 +16,18 @@ offset (col2im).
 (:class:`Conv2dIm2colGPU`), the batch-last fast path on the CPU where it was measured to
 win (:mod:`tinynet.ops.cpu.conv`), else :class:`Conv2dIm2col`.
 """
+import numpy
+
 from .. import backend, parallel
 from ..autograd import Op
 from ..backends import cudnn as settings
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
 from .cpu import conv as cpu_conv
 from .cpu.conv import split_bias_grad, with_bias
+from .shape import squeeze, unsqueeze
+from .util import check_tensor
 from .window import check_4d, col2im_add, conv_padding, out_size, pair, windows
 
 
@@ -183,28 +188,29 @@ class Conv2dCudnn(Conv2dIm2colGPU):
 _CONV_SPECS = {}  # validated (stride, padding, dilation, groups, out size) per argument set
 
 
-def _conv_spec(input, weight, bias, stride, padding, dilation, groups):
+def _conv_spec(input, weight, bias, stride, padding, dilation, groups, op="conv2d"):
     """Validate conv2d's arguments once per argument set; return the resolved
-    (stride, padding pairs, dilation, groups, (H_out, W_out))."""
-    check_4d("conv2d", "input", input, "(N, C, H, W)")
-    check_4d("conv2d", "weight", weight, "(C_out, C_in/groups, kH, kW)")
-    stride, dilation = pair("conv2d", "stride", stride), pair("conv2d", "dilation", dilation)
+    (stride, padding pairs, dilation, groups, (H_out, W_out)). ``op`` names the public
+    function in the messages (conv1d runs through here on its (N, C, 1, L) view)."""
+    check_4d(op, "input", input, "(C, H, W) or (N, C, H, W)")
+    check_4d(op, "weight", weight, "(C_out, C_in/groups, kH, kW)")
+    stride, dilation = pair(op, "stride", stride), pair(op, "dilation", dilation)
     if min(stride) < 1 or min(dilation) < 1:
-        raise ArgumentError(f"conv2d: stride and dilation must be >= 1, got {stride} and {dilation}")
-    if not isinstance(groups, int) or groups < 1:
-        raise ArgumentError(f"conv2d: groups must be a positive int, got {groups!r}")
+        raise ArgumentError(f"{op}: stride and dilation must be >= 1, got {stride} and {dilation}")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
     co, cg = weight.shape[:2]
     if co % groups:
-        raise ShapeError(f"conv2d: out_channels {co} is not divisible by groups {groups}")
+        raise ShapeError(f"{op}: out_channels {co} is not divisible by groups {groups}")
     if input.shape[1] != cg * groups:
-        raise ShapeError(f"conv2d: expected input with {cg * groups} channels for weight {weight.shape} "
+        raise ShapeError(f"{op}: expected input with {cg * groups} channels for weight {weight.shape} "
                          f"and groups={groups}, got input of shape {input.shape}")
     if bias is not None and bias.shape != (co,):
-        raise ShapeError(f"conv2d: expected bias of shape ({co},), got {bias.shape}")
-    pad = conv_padding("conv2d", padding, weight.shape[2:], dilation, stride)
+        raise ShapeError(f"{op}: expected bias of shape ({co},), got {bias.shape}")
+    pad = conv_padding(op, padding, weight.shape[2:], dilation, stride)
     kh, kw = weight.shape[2:]
-    out = (out_size("conv2d", input.shape[2], pad[0][0], pad[0][1], kh, stride[0], dilation[0]),
-           out_size("conv2d", input.shape[3], pad[1][0], pad[1][1], kw, stride[1], dilation[1]))
+    out = (out_size(op, input.shape[2], pad[0][0], pad[0][1], kh, stride[0], dilation[0]),
+           out_size(op, input.shape[3], pad[1][0], pad[1][1], kw, stride[1], dilation[1]))
     return stride, pad, dilation, groups, out
 
 
@@ -225,7 +231,7 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over an NCHW batch.
 
     Args:
-        input: float (N, C_in, H, W).
+        input: float (N, C_in, H, W), or unbatched (C_in, H, W) (the output then has no batch dim).
         weight: float (C_out, C_in / groups, kH, kW).
         bias: optional float (C_out,).
         stride, dilation: int or (h, w) pair, >= 1. Default 1.
@@ -234,14 +240,20 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         groups (int): input and output channels split into this many groups. Default 1.
 
     Returns:
-        Tensor (N, C_out, H_out, W_out),
+        Tensor (N, C_out, H_out, W_out) (or (C_out, H_out, W_out)),
         ``H_out = floor((H + 2*pH - dH*(kH-1) - 1) / sH) + 1``.
 
     Raises:
-        ShapeError: input not 4-D, channel counts inconsistent with weight and groups,
+        ShapeError: input not 3-D/4-D, channel counts inconsistent with weight and groups,
             or the output would be empty.
         ArgumentError: non-positive stride/dilation/groups, negative padding.
     """
+    if isinstance(input, Tensor) and input.ndim == 3:  # unbatched (C, H, W), as PyTorch 2.x
+        return squeeze(_conv2d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0)
+    return _conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
+def _conv2d(input, weight, bias, stride, padding, dilation, groups, op="conv2d"):
     key = spec = None
     if isinstance(input, Tensor) and isinstance(weight, Tensor):
         try:
@@ -251,8 +263,78 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         except TypeError:  # unhashable arguments (lists): the full checks below
             key = None
     if spec is None:
-        spec = _conv_spec(input, weight, bias, stride, padding, dilation, groups)
+        spec = _conv_spec(input, weight, bias, stride, padding, dilation, groups, op)
         if key is not None and len(_CONV_SPECS) < 4096:
             _CONV_SPECS[key] = spec
     fn = _conv_op(input, *spec, weight.shape)
     return fn.apply(input, weight, bias)
+
+
+def single(op, name, v):
+    """An int or a 1-tuple of an int as an int (the 1-D arguments of conv1d and friends).
+
+    Raises:
+        ArgumentTypeError: anything else.
+    """
+    if isinstance(v, (tuple, list)) and len(v) == 1:
+        v = v[0]
+    if isinstance(v, (int, numpy.integer)) and not isinstance(v, bool):
+        return int(v)
+    raise ArgumentTypeError(f"{op}: {name} must be an int or a tuple of one int, got {v!r}")
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-D convolution (cross-correlation) over an (N, C, L) batch, run as :func:`conv2d` on
+    the (N, C, 1, L) view (so cuDNN and the CPU's fast paths apply).
+
+    ``y[n, o, i] = b[o] + sum_{c, p} w[o, c, p] * x_pad[n, g*Cg + c, i*s + p*d]``.
+
+    Args:
+        input: float (N, C_in, L), or unbatched (C_in, L).
+        weight: float (C_out, C_in / groups, k).
+        bias: optional float (C_out,).
+        stride, dilation: int or 1-tuple, >= 1. Default 1.
+        padding: int, 1-tuple, ``'valid'`` or ``'same'`` (stride 1 only; an odd total is
+            padded one more on the right). Default 0.
+        groups (int): default 1.
+
+    Returns:
+        Tensor (N, C_out, L_out) (or (C_out, L_out)),
+        ``L_out = floor((L + 2*padding - dilation*(k-1) - 1) / stride) + 1``.
+
+    Raises:
+        ShapeError: input not 2-D/3-D, weight not 3-D, channel counts inconsistent with
+            weight and groups, bias not (C_out,), or the output would be empty.
+        ArgumentError: non-positive stride/dilation/groups, negative padding, an unknown
+            padding string, 'same' with a stride.
+        ArgumentTypeError: non-int arguments. DTypeError: a non-float input.
+    """
+    op = "conv1d"
+    check_tensor(op, "input", input)
+    check_tensor(op, "weight", weight)
+    if input.ndim == 2:
+        return squeeze(conv1d(unsqueeze(input, 0), weight, bias, stride, padding, dilation, groups), 0)
+    if input.ndim != 3:
+        raise ShapeError(f"{op}: expected input of shape (C, L) or (N, C, L), got {input.shape}")
+    if weight.ndim != 3:
+        raise ShapeError(f"{op}: expected weight of shape (C_out, C_in/groups, k), got {weight.shape}")
+    s, d = single(op, "stride", stride), single(op, "dilation", dilation)
+    if s < 1 or d < 1:
+        raise ArgumentError(f"{op}: stride and dilation must be >= 1, got {s} and {d}")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ArgumentError(f"{op}: padding must be an int, a 1-tuple, 'same' or 'valid', got {padding!r}")
+        if padding == "same" and s != 1:
+            raise ArgumentError(f"{op}: padding='same' requires stride 1, got stride {s}")
+        pad2 = padding
+    else:
+        pad2 = (0, single(op, "padding", padding))
+    co, cg = weight.shape[:2]
+    valid_groups = isinstance(groups, int) and not isinstance(groups, bool) and groups >= 1  # else _conv_spec raises
+    if valid_groups and input.shape[1] != cg * groups:
+        raise ShapeError(f"{op}: expected input with {cg * groups} channels for weight {weight.shape} "
+                         f"and groups={groups}, got input of shape {input.shape}")
+    if isinstance(bias, Tensor) and bias.shape != (co,):
+        raise ShapeError(f"{op}: expected bias of shape ({co},), got {bias.shape}")
+    y = _conv2d(unsqueeze(input, 2), unsqueeze(weight, 2), bias, (1, s), pad2, (1, d), groups, op)
+    return squeeze(y, 2)

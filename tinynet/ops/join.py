@@ -1,13 +1,14 @@
-"""Joining and padding: ``cat``, ``stack``, ``hstack``, ``vstack``, ``pad``.
+"""Joining: ``cat``, ``stack``, ``hstack``, ``vstack`` (``pad`` and its op ``Pad`` live in
+:mod:`.pad` and are re-exported here under their old names).
 
-Backwards split the gradient back into the pieces (``cat``, ``stack``) or cut the
-padding off it (``pad``, constant mode).
+Backwards split the gradient back into the pieces.
 """
 import numpy
 
 from ..autograd import Op
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
+from .pad import Pad, pad  # noqa: F401  (moved to ops/pad.py; importable from here as before)
 from .util import check_tensor, dim_index
 
 
@@ -41,38 +42,6 @@ class Stack(Op):
 
     def backward(self, xp, gy):
         return tuple(xp.take(gy, i, axis=self.axis) for i in range(self.count))
-
-
-class Pad(Op):
-    """Pad with ``widths`` ((before, after) per dim); in constant mode a negative width
-    crops instead (as PyTorch). Backward cuts the padding off the gradient and puts zeros
-    where the input was cropped."""
-    name = "pad"
-    twice_differentiable = True
-    gpu_saves_generic = True
-
-    def __init__(self, widths, mode, value):
-        self.widths, self.mode, self.value = widths, mode, value
-
-    def forward(self, xp, x):
-        self.in_shape = x.shape
-        crop = tuple(slice(max(-lo, 0), n - max(-hi, 0)) for (lo, hi), n in zip(self.widths, x.shape))
-        if any(lo < 0 or hi < 0 for lo, hi in self.widths):
-            x = x[crop]
-        grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in self.widths)
-        if self.mode == "constant":
-            return xp.pad(x, grow, mode="constant", constant_values=self.value)
-        return xp.pad(x, grow, mode=self.mode)
-
-    def backward(self, xp, gy):
-        if self.mode != "constant":
-            raise NotImplementedError("pad: backward is implemented for mode='constant' only")
-        sl = tuple(slice(max(lo, 0), gn - max(hi, 0)) for (lo, hi), gn in zip(self.widths, gy.shape))
-        g = gy[sl]
-        cropped = tuple((max(-lo, 0), max(-hi, 0)) for lo, hi in self.widths)
-        if any(lo or hi for lo, hi in cropped):
-            g = Pad(cropped, "constant", 0).call(xp, g)
-        return (g,)
 
 
 def _seq(op, tensors):
@@ -140,32 +109,3 @@ def vstack(tensors):
     """Concatenate along dim 0 (0-d and 1-D tensors become rows)."""
     ts = _seq("vstack", tensors)
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in ts], 0)
-
-
-def pad(input, pad, mode="constant", value=None):
-    """Pad ``input``; ``pad`` lists (left, right) pairs from the LAST dimension backwards.
-
-    ``F.pad(x, (1, 1, 2, 2))`` pads the last dim by 1 and the one before by 2, as in
-    PyTorch. ``mode``: ``"constant"`` (differentiable; a negative width crops), ``"reflect"``,
-    ``"replicate"``.
-
-    Raises:
-        ArgumentError: odd length of ``pad``, more pairs than dims, negative widths outside
-            constant mode or cropping more than a dimension holds, or an unknown mode.
-    """
-    check_tensor("pad", "input", input)
-    modes = {"constant": "constant", "reflect": "reflect", "replicate": "edge"}
-    if mode not in modes:
-        raise ArgumentError(f"pad: mode must be one of {sorted(modes)}, got {mode!r}")
-    if len(pad) % 2 or len(pad) // 2 > input.ndim:
-        raise ArgumentError(f"pad: expected an even number of at most {2 * input.ndim} values, got {tuple(pad)}")
-    if mode != "constant" and any(int(p) < 0 for p in pad):
-        raise ArgumentError(f"pad: negative padding (cropping) needs mode='constant', got {tuple(pad)}")
-    widths = [(0, 0)] * input.ndim
-    for i in range(len(pad) // 2):
-        d = input.ndim - 1 - i
-        lo, hi = int(pad[2 * i]), int(pad[2 * i + 1])
-        if input.shape[d] + min(lo, 0) + min(hi, 0) < 0:
-            raise ArgumentError(f"pad: padding {(lo, hi)} crops more than dimension {d} of size {input.shape[d]}")
-        widths[d] = (lo, hi)
-    return Pad(tuple(widths), modes[mode], 0.0 if value is None else value).apply(input)

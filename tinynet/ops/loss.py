@@ -1,4 +1,5 @@
-"""Loss functions: nll_loss, cross_entropy, mse_loss.
+"""Loss functions: nll_loss, cross_entropy, mse_loss, and the reduction helpers shared by
+the other loss modules (:mod:`.loss_pointwise`, :mod:`.loss_binary`).
 
 ``nll_loss`` picks ``-w[t] * input[n, t]`` for each target class ``t``; the ``mean``
 reduction divides by the summed weights of the non-ignored targets (PyTorch's rule).
@@ -6,6 +7,8 @@ reduction divides by the summed weights of the non-ignored targets (PyTorch's ru
 2016 ("Rethinking the Inception Architecture", arXiv:1512.00567): the target mixes
 ``1 - eps`` of the one-hot class with ``eps / C`` spread over all classes.
 """
+import warnings
+
 import numpy
 
 from ..autograd import Op
@@ -129,9 +132,60 @@ class CrossEntropyLoss(_PickLoss):
         return gx, None, None
 
 
-def _check_reduction(op, reduction):
-    if reduction not in _REDUCTIONS:
-        raise ArgumentError(f"{op}: reduction must be one of {_REDUCTIONS}, got {reduction!r}")
+def _check_reduction(op, reduction, allowed=_REDUCTIONS):
+    if not isinstance(reduction, str) or reduction not in allowed:
+        raise ArgumentError(f"{op}: reduction must be one of {allowed}, got {reduction!r}")
+
+
+def reduction_of(op, reduction, size_average=None, reduce=None, allowed=_REDUCTIONS):
+    """The reduction a loss applies.
+
+    PyTorch's deprecated ``size_average``/``reduce`` win when either is given (``reduce=False``
+    -> ``"none"``, else ``size_average=False`` -> ``"sum"``, else ``"mean"``), with PyTorch's
+    deprecation warning; otherwise ``reduction``, which must be one of ``allowed``.
+
+    Raises:
+        ArgumentError: ``reduction`` is not one of ``allowed``.
+    """
+    if size_average is None and reduce is None:
+        _check_reduction(op, reduction, allowed)
+        return reduction
+    reduce = True if reduce is None else reduce
+    size_average = True if size_average is None else size_average
+    legacy = "none" if not reduce else "mean" if size_average else "sum"
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{legacy}' instead.",
+                  stacklevel=3)
+    return legacy
+
+
+def reduce_loss(losses, reduction):
+    """``losses`` as they are (``"none"``), summed (``"sum"``) or averaged (``"mean"``)."""
+    if reduction == "none":
+        return losses
+    return R.sum(losses) if reduction == "sum" else R.mean(losses)
+
+
+def check_pair(op, input, target, names=("input", "target")):
+    """Raise ArgumentTypeError unless both are Tensors, ShapeError unless their shapes are equal
+    (tinynet's rule for elementwise losses: no broadcasting between input and target)."""
+    for name, t in zip(names, (input, target)):
+        if not isinstance(t, Tensor):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
+    if input.shape != target.shape:
+        raise ShapeError(f"{op}: {names[0]} shape {input.shape} and {names[1]} shape {target.shape} differ "
+                         "(tinynet does not broadcast them)")
+
+
+def check_elementwise_weight(op, weight, shape):
+    """``weight`` (None or a Tensor of exactly ``shape``, as PyTorch's mse/l1/huber require)."""
+    if weight is None:
+        return None
+    if not isinstance(weight, Tensor):
+        raise ArgumentTypeError(f"{op}: weight must be a Tensor or None, got {type(weight).__name__}")
+    if weight.shape != tuple(shape):
+        raise ShapeError(f"{op}: weights and input must have the same size: expected weight of shape "
+                         f"{tuple(shape)}, got {weight.shape}")
+    return weight
 
 
 def _to_rows(op, input, target, ignore_index):
@@ -163,7 +217,7 @@ def _to_rows(op, input, target, ignore_index):
     return input, t.reshape(-1), expected
 
 
-def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood loss on log-probabilities.
 
     Args:
@@ -175,6 +229,8 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
         ignore_index (int): targets equal to it contribute nothing. Default -100.
         reduction: ``"mean"`` (default; divides by the summed weights of counted targets),
             ``"sum"`` or ``"none"`` (shape of ``target``).
+        size_average, reduce: PyTorch's deprecated spelling of ``reduction``; when either is
+            given it decides the reduction (with PyTorch's deprecation warning).
 
     Returns:
         Tensor: scalar, or the per-element losses for ``reduction="none"``.
@@ -184,7 +240,7 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
             of range (CPU). DTypeError: float targets or integer input.
         ArgumentError: unknown reduction.
     """
-    _check_reduction("nll_loss", reduction)
+    reduction = reduction_of("nll_loss", reduction, size_average, reduce)
     rows, t, tshape = _to_rows("nll_loss", input, target, ignore_index)
     c = rows.shape[1]
     if weight is not None and (not isinstance(weight, Tensor) or weight.shape != (c,)):
@@ -196,15 +252,15 @@ def nll_loss(input, target, weight=None, ignore_index=-100, reduction="mean"):
     return out
 
 
-def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                  reduction="mean", label_smoothing=0.0):
     """Softmax cross-entropy: ``nll_loss(log_softmax(input, 1), target)``.
 
     Args:
         input: float (N, C) or (N, C, d1, ...) unnormalised scores (logits).
         target: int64 class indices of shape (N,) / (N, d1, ...), or float class
             probabilities of the input's shape.
-        weight, ignore_index, reduction: as in :func:`nll_loss`.
+        weight, size_average, ignore_index, reduce, reduction: as in :func:`nll_loss`.
         label_smoothing (float): ``eps`` in [0, 1]; the target becomes
             ``(1 - eps) * onehot + eps / C``. Default 0.
 
@@ -212,7 +268,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
         ArgumentError: ``label_smoothing`` outside [0, 1] or unknown reduction.
         ShapeError, DTypeError, IndexOutOfRangeError: as in :func:`nll_loss`.
     """
-    _check_reduction("cross_entropy", reduction)
+    reduction = reduction_of("cross_entropy", reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise ArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
     if not isinstance(input, Tensor) or input.ndim < 1:
@@ -241,7 +297,7 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
             return losses
         total = R.sum(losses)
         return total if reduction == "sum" else total / (input.shape[0] if input.ndim > 1 else 1)
-    nll = nll_loss(logp, target, weight, ignore_index, reduction)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return nll
     valid = Tensor._wrap((target.array != ignore_index).astype(logp.dtype))
@@ -259,20 +315,34 @@ def cross_entropy(input, target, weight=None, ignore_index=-100, reduction="mean
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 
-def mse_loss(input, target, reduction="mean"):
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target)^2``, reduced by ``reduction``.
 
+    Args:
+        input: float tensor of any shape. target: tensor of the same shape (an integer
+            target is promoted, as in PyTorch).
+        size_average, reduce: PyTorch's deprecated spelling of ``reduction``.
+        reduction: ``"mean"`` (default), ``"sum"`` or ``"none"`` (the input's shape).
+        weight: optional tensor of the input's shape, multiplied into each squared error; the
+            ``"mean"`` reduction then is ``sum(w * (x - y)^2) / sum(w)`` (PyTorch's rule).
+
+    Returns:
+        Tensor: a scalar, or the elementwise losses for ``reduction="none"``; dtype promoted
+        from input and target.
+
     Raises:
-        ShapeError: shapes differ (no silent broadcasting, unlike a raw subtraction; PyTorch
-            broadcasts with a warning). ArgumentError: unknown reduction.
+        ShapeError: shapes differ (tinynet does not broadcast them; PyTorch broadcasts with a
+            warning), or ``weight`` has another shape. ArgumentError: unknown reduction.
+        DTypeError: neither input nor target is floating point.
     """
-    _check_reduction("mse_loss", reduction)
-    if not isinstance(input, Tensor) or not isinstance(target, Tensor):
-        raise ArgumentTypeError("mse_loss: input and target must be Tensors")
-    if input.shape != target.shape:
-        raise ShapeError(f"mse_loss: input shape {input.shape} and target shape {target.shape} differ")
+    reduction = reduction_of("mse_loss", reduction, size_average, reduce)
+    check_pair("mse_loss", input, target)
+    weight = check_elementwise_weight("mse_loss", weight, input.shape)
     d = input - target
+    if d.dtype.kind != "f":
+        raise DTypeError(f"mse_loss: expected a floating-point input or target, got {input.dtype} and {target.dtype}")
     sq = d * d
-    if reduction == "none":
-        return sq
-    return R.sum(sq) if reduction == "sum" else R.mean(sq)
+    if weight is None:
+        return reduce_loss(sq, reduction)
+    sq = sq * weight
+    return R.sum(sq) / R.sum(weight) if reduction == "mean" else reduce_loss(sq, reduction)

@@ -1,6 +1,10 @@
-"""``tinynet.optim``: SGD, Adam, AdamW and learning-rate schedulers."""
+"""``tinynet.optim``: SGD, Adam, AdamW, Adadelta, Adagrad, RMSprop, NAdam, RAdam, Adamax and
+learning-rate schedulers."""
 from . import lr_scheduler
+from .adam_variants import Adamax, NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, RMSprop
 from .optimizer import Optimizer
 from .sgd import SGD, Adam, AdamW
 
-__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "lr_scheduler"]
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adadelta", "Adagrad", "RMSprop", "NAdam", "RAdam", "Adamax",
+           "lr_scheduler"]

@@ -1,162 +1,272 @@
-"""Learning-rate schedules (PyTorch's ``torch.optim.lr_scheduler`` names and formulas).
+"""Learning-rate schedules: PyTorch's ``torch.optim.lr_scheduler`` names, arguments and
+numbers (each ``step()`` computes the new rate the way PyTorch does, chainably from the
+current rate, so the printed rates are PyTorch's to the last bit; ``step(epoch)`` uses the
+closed form, as PyTorch does).
 
-* ``StepLR``: ``lr = base_lr * gamma ** (epoch // step_size)``.
+Here (``b`` a group's base rate, ``e`` the epoch):
+
+* ``LambdaLR``: ``b * lr_lambda(e)``; ``MultiplicativeLR``: ``lr *= lr_lambda(e)`` from epoch 1.
+* ``StepLR``: ``b * gamma ** (e // step_size)``; ``MultiStepLR``: ``b * gamma ** (milestones passed)``.
+* ``ConstantLR``: ``b * factor`` until ``total_iters``, then ``b``.
+* ``LinearLR``: ``b * (start_factor + (end_factor - start_factor) * min(e, total_iters) / total_iters)``.
+* ``ExponentialLR``: ``b * gamma ** e``; ``PolynomialLR``: ``b * (1 - min(e, total_iters) / total_iters) ** power``.
 * ``CosineAnnealingLR`` (Loshchilov & Hutter 2017, SGDR, arXiv:1608.03983):
-  ``lr = eta_min + (base_lr - eta_min) * (1 + cos(pi * t / T_max)) / 2``.
-* ``OneCycleLR`` (Smith & Topin 2018, arXiv:1708.07120): warm up from
-  ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of the steps, then anneal to
-  ``initial_lr / final_div_factor``; momentum cycles the opposite way.
+  ``eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2``.
+
+and in :mod:`.lr_scheduler_more` (importable from here): ``SequentialLR``,
+``ChainedScheduler``, ``ReduceLROnPlateau``, ``CosineAnnealingWarmRestarts``, ``OneCycleLR``.
+Every scheduler has ``step()``, ``get_last_lr()``, ``last_epoch``, ``base_lrs``,
+``state_dict()`` and ``load_state_dict()``.
 """
 import math
+import types
+from bisect import bisect_right
+from collections import Counter
 
-from .optimizer import Optimizer
+from ..errors import ArgumentError, ArgumentTypeError
+from .lr_scheduler_base import LRScheduler, _LRScheduler, group_values
+from .lr_scheduler_more import (ChainedScheduler, CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau,
+                                SequentialLR)
+
+__all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
+           "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
+           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler", "_LRScheduler"]
 
 
-class LRScheduler:
-    """Base class: call :meth:`step` once per epoch (or per batch for OneCycleLR)."""
+def _lambdas(name, optimizer, lr_lambda):
+    if isinstance(lr_lambda, (list, tuple)):
+        if len(lr_lambda) != len(optimizer.param_groups):
+            raise ArgumentError(f"{name}: expected {len(optimizer.param_groups)} lr_lambdas (one per parameter "
+                                f"group), got {len(lr_lambda)}")
+        fns = list(lr_lambda)
+    else:
+        fns = [lr_lambda] * len(optimizer.param_groups)
+    for fn in fns:
+        if not callable(fn):
+            raise ArgumentTypeError(f"{name}: lr_lambda must be a function, got {type(fn).__name__}")
+    return fns
 
-    def __init__(self, optimizer, last_epoch=-1):
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"{type(self).__name__}: expected an Optimizer, got {type(optimizer).__name__}")
-        self.optimizer = optimizer
-        for g in optimizer.param_groups:
-            g.setdefault("initial_lr", g["lr"])
-        self.base_lrs = [g["initial_lr"] for g in optimizer.param_groups]
-        self.last_epoch = last_epoch
-        self.step()
 
-    def get_lr(self):
-        raise NotImplementedError
-
-    def step(self):
-        """Advance one epoch/step and write the new learning rates into the optimizer."""
-        self.last_epoch += 1
-        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            g["lr"] = lr
-        self._last_lr = [g["lr"] for g in self.optimizer.param_groups]
-
-    def get_last_lr(self):
-        """The learning rates set by the last :meth:`step`."""
-        return list(self._last_lr)
+class _LambdaState:
+    """state_dict without the lambdas: a plain function is not saved (None), a callable
+    object's ``__dict__`` is (PyTorch's rule)."""
 
     def state_dict(self):
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+                               for fn in self.lr_lambdas]
+        return state
 
-    def load_state_dict(self, state):
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        fns = state.pop("lr_lambdas")
         self.__dict__.update(state)
+        for mine, saved in zip(self.lr_lambdas, fns):
+            if saved is not None:
+                mine.__dict__.update(saved)
+
+
+class LambdaLR(_LambdaState, LRScheduler):
+    """``lr = base_lr * lr_lambda(epoch)``; ``lr_lambda`` a function or one per group.
+
+    Raises:
+        ArgumentError: a list of lambdas whose length is not the number of groups.
+        ArgumentTypeError: a lambda that is not callable.
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas("LambdaLR", optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [b * fn(self.last_epoch) for fn, b in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaState, LRScheduler):
+    """``lr = lr * lr_lambda(epoch)`` at every step after the first.
+
+    Raises:
+        ArgumentError: a list of lambdas whose length is not the number of groups.
+        ArgumentTypeError: a lambda that is not callable.
+    """
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas("MultiplicativeLR", optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return group_values(self.optimizer, "lr")
+        return [g["lr"] * fn(self.last_epoch) for fn, g in zip(self.lr_lambdas, self.optimizer.param_groups)]
 
 
 class StepLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` (default 0.1) every ``step_size`` epochs.
 
     Raises:
-        ValueError: ``step_size`` < 1.
+        ArgumentError: ``step_size`` <= 0 (PyTorch fails later, dividing by zero).
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        if int(step_size) < 1:
-            raise ValueError(f"StepLR: step_size must be >= 1, got {step_size}")
-        self.step_size, self.gamma = int(step_size), gamma
+        if not step_size > 0:
+            raise ArgumentError(f"StepLR: step_size must be positive, got {step_size}")
+        self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
+            return group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
         return [b * self.gamma ** (self.last_epoch // self.step_size) for b in self.base_lrs]
 
 
-class CosineAnnealingLR(LRScheduler):
-    """Cosine decay from the base rate to ``eta_min`` (default 0) over ``T_max`` epochs.
+class MultiStepLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` (default 0.1) at each epoch in ``milestones``
+    (a milestone listed twice multiplies twice).
 
     Raises:
-        ValueError: ``T_max`` < 1.
+        ArgumentTypeError: ``milestones`` is not an iterable.
+    """
+
+    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+        try:
+            self.milestones = Counter(milestones)
+        except TypeError:
+            raise ArgumentTypeError(f"MultiStepLR: milestones must be a list of epochs, "
+                                    f"got {type(milestones).__name__}") from None
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch not in self.milestones:
+            return group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma ** self.milestones[self.last_epoch] for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        milestones = sorted(Counter(self.milestones).elements())  # a plain dict after tinynet.load
+        return [b * self.gamma ** bisect_right(milestones, self.last_epoch) for b in self.base_lrs]
+
+
+class ConstantLR(LRScheduler):
+    """Multiply the learning rate by ``factor`` (default 1/3) until epoch ``total_iters`` (default 5).
+
+    Raises:
+        ArgumentError: ``factor`` outside [0, 1].
+    """
+
+    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        if factor > 1.0 or factor < 0:
+            raise ArgumentError(f"ConstantLR: factor must be in [0, 1], got {factor}")
+        self.factor, self.total_iters = factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [g["lr"] * self.factor for g in self.optimizer.param_groups]
+        if self.last_epoch != self.total_iters:
+            return group_values(self.optimizer, "lr")
+        return [g["lr"] * (1.0 / self.factor) for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [b * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor)) for b in self.base_lrs]
+
+
+class LinearLR(LRScheduler):
+    """Scale the learning rate by a factor going linearly from ``start_factor`` (default 1/3)
+    to ``end_factor`` (default 1.0) over ``total_iters`` (default 5) epochs.
+
+    Raises:
+        ArgumentError: ``start_factor`` outside (0, 1] or ``end_factor`` outside [0, 1].
+    """
+
+    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        if start_factor > 1.0 or start_factor <= 0:
+            raise ArgumentError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
+        if end_factor > 1.0 or end_factor < 0:
+            raise ArgumentError(f"LinearLR: end_factor must be in [0, 1], got {end_factor}")
+        self.start_factor, self.end_factor, self.total_iters = start_factor, end_factor, total_iters
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self.last_epoch == 0:
+            return [g["lr"] * self.start_factor for g in self.optimizer.param_groups]
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return group_values(self.optimizer, "lr")
+        d = self.end_factor - self.start_factor
+        return [g["lr"] * (1.0 + d / (self.total_iters * self.start_factor + (self.last_epoch - 1) * d))
+                for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [b * (self.start_factor + (self.end_factor - self.start_factor) * min(self.total_iters, self.last_epoch)
+                     / self.total_iters) for b in self.base_lrs]
+
+
+class ExponentialLR(LRScheduler):
+    """Multiply the learning rate by ``gamma`` every epoch."""
+
+    def __init__(self, optimizer, gamma, last_epoch=-1):
+        self.gamma = gamma
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial:
+            return group_values(self.optimizer, "lr")
+        return [g["lr"] * self.gamma for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [b * self.gamma ** self.last_epoch for b in self.base_lrs]
+
+
+class PolynomialLR(LRScheduler):
+    """Decay the learning rate polynomially (``power``, default 1.0) to 0 over ``total_iters``
+    (default 5) epochs."""
+
+    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        self.total_iters, self.power = total_iters, power
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        if self._is_initial or self.last_epoch > self.total_iters:
+            return group_values(self.optimizer, "lr")
+        decay = ((1.0 - self.last_epoch / self.total_iters)
+                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        return [g["lr"] * decay for g in self.optimizer.param_groups]
+
+    def _get_closed_form_lr(self):
+        return [b * (1.0 - min(self.total_iters, self.last_epoch) / self.total_iters) ** self.power
+                for b in self.base_lrs]
+
+
+class CosineAnnealingLR(LRScheduler):
+    """Cosine decay from the base rate to ``eta_min`` (default 0) over ``T_max`` epochs (and
+    back up over the next ``T_max``, as PyTorch's chainable form does).
+
+    Raises:
+        ArgumentError: ``T_max`` <= 0 (PyTorch fails later, dividing by zero).
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        if T_max < 1:
-            raise ValueError(f"CosineAnnealingLR: T_max must be >= 1, got {T_max}")
+        if not T_max > 0:
+            raise ArgumentError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        c = (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-        return [self.eta_min + (b - self.eta_min) * c for b in self.base_lrs]
+        e, T, lo = self.last_epoch, self.T_max, self.eta_min
+        if self._is_initial:
+            return group_values(self.optimizer, "lr")
+        if self._step_count == 1 and e > 0:
+            return [lo + (b - lo) * (1 + math.cos(e * math.pi / T)) / 2 for b in self.base_lrs]
+        if (e - 1 - T) % (2 * T) == 0:
+            return [g["lr"] + (b - lo) * (1 - math.cos(math.pi / T)) / 2
+                    for b, g in zip(self.base_lrs, self.optimizer.param_groups)]
+        return [(1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T)) * (g["lr"] - lo) + lo
+                for g in self.optimizer.param_groups]
 
-
-class OneCycleLR(LRScheduler):
-    """The 1cycle policy; step once per batch.
-
-    Args:
-        optimizer; max_lr (float or list); total_steps, or epochs and steps_per_epoch;
-        pct_start=0.3; anneal_strategy='cos' or 'linear'; cycle_momentum=True;
-        base_momentum=0.85; max_momentum=0.95; div_factor=25; final_div_factor=1e4;
-        three_phase=False.
-
-    Raises:
-        ValueError: total steps not given or not positive, pct_start outside [0, 1],
-            unknown anneal_strategy, or stepping past ``total_steps``.
-    """
-
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
-                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
-                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
-                 last_epoch=-1):
-        if total_steps is None:
-            if epochs is None or steps_per_epoch is None:
-                raise ValueError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
-            total_steps = epochs * steps_per_epoch
-        if total_steps < 1:
-            raise ValueError(f"OneCycleLR: total_steps must be positive, got {total_steps}")
-        if not 0 <= pct_start <= 1:
-            raise ValueError(f"OneCycleLR: pct_start must be in [0, 1], got {pct_start}")
-        if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
-        self.total_steps, self.anneal_strategy = total_steps, anneal_strategy
-        up = float(pct_start * total_steps) - 1
-        if three_phase:
-            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                           (2 * up, "max_lr", "initial_lr", "base_momentum", "max_momentum"),
-                           (total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
-        else:
-            self.phases = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
-                           (total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
-        lrs = max_lr if isinstance(max_lr, (list, tuple)) else [max_lr] * len(optimizer.param_groups)
-        self.cycle_momentum = cycle_momentum
-        for g, m in zip(optimizer.param_groups, lrs):
-            g["initial_lr"] = m / div_factor
-            g["max_lr"], g["min_lr"] = m, m / div_factor / final_div_factor
-            if cycle_momentum:
-                self._use_betas = "betas" in g
-                if not self._use_betas and "momentum" not in g:
-                    raise ValueError("OneCycleLR: cycle_momentum needs an optimizer with momentum or betas")
-                g["max_momentum"], g["base_momentum"] = max_momentum, base_momentum
-                self._set_momentum(g, max_momentum)
-        super().__init__(optimizer, last_epoch)
-
-    def _set_momentum(self, g, m):
-        if "betas" in g:
-            g["betas"] = (m, g["betas"][1])
-        else:
-            g["momentum"] = m
-
-    def _anneal(self, start, end, pct):
-        if self.anneal_strategy == "cos":
-            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-        return (end - start) * pct + start
-
-    def get_lr(self):
-        step = self.last_epoch
-        if step >= self.total_steps:
-            raise ValueError(f"OneCycleLR: tried to step {step + 1} times, more than total_steps "
-                             f"{self.total_steps}")
-        out = []
-        for g in self.optimizer.param_groups:
-            start = 0.0
-            for i, (end, lr_a, lr_b, m_a, m_b) in enumerate(self.phases):
-                if step <= end or i == len(self.phases) - 1:
-                    pct = (step - start) / (end - start) if end > start else 1.0
-                    lr = self._anneal(g[lr_a], g[lr_b], pct)
-                    if self.cycle_momentum:
-                        self._set_momentum(g, self._anneal(g[m_a], g[m_b], pct))
-                    break
-                start = end
-            out.append(lr)
-        return out
+    def _get_closed_form_lr(self):
+        return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+                for b in self.base_lrs]

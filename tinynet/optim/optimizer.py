@@ -1,53 +1,144 @@
-"""The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``."""
+"""The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``, and the
+helpers the optimizers share (argument checks, the closure, the parameters to update)."""
 import copy
+import warnings
 
 from .. import backend
+from ..autograd import enable_grad
+from ..autograd.node import bump_version
+from ..errors import ArgumentError, ArgumentTypeError
 from ..tensor import Tensor
 
 
+class _RequiredParameter:
+    """The default of an option a parameter group must set itself (``torch.optim.optimizer.required``)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def check(name, cond, msg):
+    """Raise :class:`ArgumentError` ``"<name>: <msg>"`` unless ``cond``."""
+    if not cond:
+        raise ArgumentError(f"{name}: {msg}")
+
+
+def check_betas(name, betas):
+    """``betas`` must be a pair of numbers in [0, 1)."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise ArgumentTypeError(f"{name}: betas must be a pair of floats, got {betas!r}")
+    for i, b in enumerate(betas):
+        check(name, 0.0 <= b < 1.0, f"invalid beta parameter betas[{i}]: expected a value in [0, 1), got {b}")
+    return tuple(float(b) for b in betas)
+
+
+def closure_loss(closure):
+    """Run ``closure`` with gradients on (as ``Optimizer.step(closure)`` does) and return its loss."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
+
+
+def lerp_(a, b, w):
+    """``a = torch.lerp(a, b, w)`` in place: ``a + w (b - a)``, or ``b - (b - a)(1 - w)`` for
+    ``|w| >= 0.5`` (PyTorch's two forms, which keep the result exact at the ends)."""
+    if abs(w) < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
+
+
 class Optimizer:
-    """Base class; subclasses implement ``step()`` updating ``p.array`` in place.
+    """Base class; subclasses implement ``step(closure=None)`` updating ``p.array`` in place.
 
     Args:
-        params: iterable of Parameters, or of dicts ``{"params": [...], <option>: value}``
-            (parameter groups with their own options).
+        params: iterable of Parameters, of ``(name, Parameter)`` pairs, or of dicts
+            ``{"params": [...], <option>: value}`` (parameter groups with their own options).
         defaults (dict): option values for groups that do not set them.
 
     Raises:
-        ValueError: an empty parameter list, or a parameter in two groups.
-        TypeError: something other than tensors in ``params``.
+        ArgumentError (a ValueError): an empty parameter list, a parameter in two groups,
+            a non-leaf tensor, a tensor that does not require grad, a group missing a
+            required option, names given for some parameters only.
+        ArgumentTypeError (a TypeError): a single Tensor, a set, or something other than
+            tensors as ``params``; a group that is not a dict.
     """
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
         self.param_groups = []
         self.state = {}
+        name = type(self).__name__
         if isinstance(params, Tensor):
-            raise TypeError(f"{type(self).__name__}: params must be an iterable of tensors or dicts, "
-                            "got a single Tensor")
-        groups = list(params)
+            raise ArgumentTypeError(f"{name}: params must be an iterable of Tensors or dicts, got a single Tensor")
+        try:
+            groups = list(params)
+        except TypeError:
+            raise ArgumentTypeError(f"{name}: params must be an iterable of Tensors or dicts, "
+                                    f"got {type(params).__name__}") from None
         if not groups:
-            raise ValueError(f"{type(self).__name__}: got an empty parameter list")
+            raise ArgumentError(f"{name}: got an empty parameter list")
         if not isinstance(groups[0], dict):
             groups = [{"params": groups}]
         for g in groups:
             self.add_param_group(g)
 
-    def add_param_group(self, group):
-        """Add a dict ``{"params": [...], ...}``; missing options come from ``defaults``."""
-        group = dict(group)
+    def add_param_group(self, param_group):
+        """Add a dict ``{"params": [...], ...}``; missing options come from ``defaults``.
+
+        Raises:
+            ArgumentTypeError: ``param_group`` is not a dict, its params are a set or hold
+                something other than Tensors.
+            ArgumentError: a parameter already in a group, a non-leaf tensor, a tensor that
+                does not require grad, a missing required option.
+        """
+        name = type(self).__name__
+        if not isinstance(param_group, dict):
+            raise ArgumentTypeError(f"{name}.add_param_group: param_group must be a dict, "
+                                    f"got {type(param_group).__name__}")
+        if "params" not in param_group:
+            raise ArgumentError(f"{name}.add_param_group: param_group has no 'params' entry")
+        group = dict(param_group)
         ps = group["params"]
-        group["params"] = [ps] if isinstance(ps, Tensor) else list(ps)
-        for p in group["params"]:
+        if isinstance(ps, Tensor):
+            ps = [ps]
+        elif isinstance(ps, (set, frozenset)):
+            raise ArgumentTypeError(f"{name}: parameters must be an ordered collection (a set's order changes "
+                                    "between runs); use a list")
+        ps = list(ps)
+        names = [p[0] for p in ps if isinstance(p, tuple)]
+        ps = [p[1] if isinstance(p, tuple) else p for p in ps]
+        if names and len(names) != len(ps):
+            raise ArgumentError(f"{name}: all parameters must have names or none; {len(ps) - len(names)} "
+                                f"of {len(ps)} have none")
+        group["params"] = ps
+        if names:
+            group["param_names"] = names
+        for p in ps:
             if not isinstance(p, Tensor):
-                raise TypeError(f"{type(self).__name__}: parameters must be Tensors, got {type(p).__name__}")
+                raise ArgumentTypeError(f"{name}: parameters must be Tensors, got {type(p).__name__}")
+            if not p.is_leaf:
+                raise ArgumentError(f"{name}: can't optimize a non-leaf Tensor")
             if not p.requires_grad:
-                raise ValueError(f"{type(self).__name__}: can't optimize a tensor that does not require grad")
-        existing = {id(p) for g in self.param_groups for p in g["params"]}
-        if any(id(p) in existing for p in group["params"]):
-            raise ValueError(f"{type(self).__name__}: some parameters appear in more than one group")
+                raise ArgumentError(f"{name}: can't optimize a tensor that does not require grad")
         for k, v in self.defaults.items():
+            if v is required and k not in group:
+                raise ArgumentError(f"{name}: parameter group didn't specify a value of required "
+                                    f"optimization parameter {k}")
             group.setdefault(k, v)
+        if len({id(p) for p in ps}) != len(ps):
+            warnings.warn(f"{name}: a parameter group holds the same parameter twice", stacklevel=3)
+        for g in self.param_groups:
+            if ("param_names" in g) != ("param_names" in group):
+                raise ArgumentError(f"{name}: all parameter groups must be with names or all without; can't add "
+                                    f"a group {'with' if names else 'without'} names")
+        existing = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in existing for p in ps):
+            raise ArgumentError(f"{name}: some parameters appear in more than one parameter group")
         self.param_groups.append(group)
 
     def zero_grad(self, set_to_none=True):
@@ -59,8 +150,16 @@ class Optimizer:
                 elif p.grad is not None:
                     p.grad.array[...] = 0
 
-    def step(self):
+    def step(self, closure=None):
         raise NotImplementedError
+
+    def _live(self, group):
+        """The group's parameters that have a gradient, their versions bumped (an optimizer
+        step is an in-place change: a graph that saved the old values refuses backward)."""
+        live = [p for p in group["params"] if p.grad is not None]
+        for p in live:
+            bump_version(p)
+        return live
 
     # ---- serialisation -------------------------------------------------------------------
     def state_dict(self):
@@ -84,29 +183,39 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict):
-        """Restore options and per-parameter state saved by :meth:`state_dict`.
+        """Restore options and per-parameter state saved by :meth:`state_dict`: each group
+        becomes the saved group (with this optimizer's parameters; options the checkpoint
+        lacks take the defaults), state arrays move to their parameter's device and dtype.
 
         Raises:
-            ValueError: the number of groups or of parameters per group differs.
+            ArgumentError: the number of groups or of parameters in a group differs.
         """
+        name = type(self).__name__
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
-            raise ValueError(f"{type(self).__name__}.load_state_dict: expected {len(self.param_groups)} "
-                             f"parameter groups, got {len(groups)}")
+            raise ArgumentError(f"{name}.load_state_dict: expected {len(self.param_groups)} "
+                                f"parameter groups, got {len(groups)}")
         params = {}
+        new_groups = []
         for mine, saved in zip(self.param_groups, groups):
             if len(mine["params"]) != len(saved["params"]):
-                raise ValueError(f"{type(self).__name__}.load_state_dict: a group has "
-                                 f"{len(saved['params'])} parameters, expected {len(mine['params'])}")
+                raise ArgumentError(f"{name}.load_state_dict: a group has {len(saved['params'])} parameters, "
+                                    f"expected {len(mine['params'])}")
             for p, i in zip(mine["params"], saved["params"]):
                 params[int(i)] = p
-            for k, v in saved.items():
-                if k != "params":
-                    mine[k] = copy.deepcopy(v)
+            group = {k: copy.deepcopy(v) for k, v in saved.items() if k != "params"}
+            group["params"] = mine["params"]
+            for k, v in self.defaults.items():  # options newer than the checkpoint (PyTorch's __setstate__)
+                group.setdefault(k, v)
+            if "param_names" in mine and "param_names" not in saved:
+                group["param_names"] = mine["param_names"]
+            new_groups.append(group)
+        self.param_groups = new_groups
         self.state = {}
         for i, st in state_dict["state"].items():
-            p = params[int(i)]
-            self.state[id(p)] = {k: _restore(v, p) for k, v in st.items()}
+            p = params.get(int(i))
+            if p is not None:
+                self.state[id(p)] = {k: _restore(v, p) for k, v in st.items()}
 
     def __repr__(self):
         lines = [f"{type(self).__name__} ("]

@@ -6,23 +6,18 @@ SGD (Sutskever et al. 2013; PyTorch's form): ``g = grad + wd * p``;
 
 Adam (Kingma & Ba 2015, arXiv:1412.6980): ``m = b1 m + (1-b1) g``,
 ``v = b2 v + (1-b2) g^2``, ``p -= lr * (m / (1-b1^t)) / (sqrt(v / (1-b2^t)) + eps)``;
+``amsgrad`` (Reddi et al. 2018) divides by the running maximum of ``v`` instead;
 ``weight_decay`` adds ``wd * p`` to ``g`` (L2). AdamW (Loshchilov & Hutter 2019,
-arXiv:1711.05101) instead decays the weights directly: ``p *= 1 - lr * wd``.
+arXiv:1711.05101), or Adam with ``decoupled_weight_decay=True``, instead decays the
+weights directly: ``p *= 1 - lr * wd``. ``maximize`` ascends (uses ``-grad``).
 
-On the GPU each parameter's update runs as one fused kernel (see tinynet.kernels).
+The generic update runs on NumPy and CuPy arrays in PyTorch's order of operations; on the
+GPU the common cases run as fused multi-tensor kernels (``tinynet.kernels.optim_update``).
 """
-import math
-
 from .. import backend
 from ..autograd import no_grad
-from ..autograd.node import bump_version
 from ..kernels import optim_update
-from .optimizer import Optimizer
-
-
-def _check(name, cond, msg):
-    if not cond:
-        raise ValueError(f"{name}: {msg}")
+from .optimizer import Optimizer, check, check_betas, closure_loss, lerp_
 
 
 class SGD(Optimizer):
@@ -35,41 +30,44 @@ class SGD(Optimizer):
         nesterov (bool): Nesterov momentum (needs momentum > 0, dampening 0). Default False.
         maximize (bool): ascend instead. Default False.
 
+    State per parameter (with momentum): ``momentum_buffer``.
+
     Raises:
-        ValueError: negative lr/momentum/weight_decay, or nesterov with bad settings.
+        ArgumentError (a ValueError): negative lr/momentum/weight_decay, or nesterov with bad settings.
     """
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, maximize=False):
-        _check("SGD", lr >= 0, f"invalid learning rate {lr}")
-        _check("SGD", momentum >= 0, f"invalid momentum {momentum}")
-        _check("SGD", weight_decay >= 0, f"invalid weight_decay {weight_decay}")
-        _check("SGD", not nesterov or (momentum > 0 and dampening == 0),
-               "nesterov momentum requires momentum > 0 and dampening = 0")
+                 nesterov=False, *, maximize=False):
+        check("SGD", lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
+        check("SGD", momentum >= 0, f"invalid momentum value: expected >= 0, got {momentum}")
+        check("SGD", weight_decay >= 0, f"invalid weight_decay value: expected >= 0, got {weight_decay}")
+        check("SGD", not nesterov or (momentum > 0 and dampening == 0),
+              f"nesterov momentum requires a momentum and zero dampening, got momentum={momentum}, "
+              f"dampening={dampening}")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
                                       weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
 
     @no_grad()
-    def step(self):
-        """Apply one update to every parameter that has a gradient."""
+    def step(self, closure=None):
+        """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = closure_loss(closure)
         for g in self.param_groups:
             lr, mom, damp, wd, nest = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
-            live = [p for p in g["params"] if p.grad is not None]
+            live = self._live(g)
             if not live:
                 continue
-            for p in live:
-                bump_version(p)  # an in-place change: a graph that saved the old values will refuse backward
             datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            states = [self.state.setdefault(id(p), {}) for p in live]
+            # PyTorch keeps state (the momentum buffer) only when there is momentum
+            states = [self.state.setdefault(id(p), {}) if mom != 0 else {} for p in live]
             if not g["maximize"] and optim_update.usable(datas, grads):
                 optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest)
                 continue
             for p, grad, st in zip(datas, grads, states):
                 if g["maximize"]:
                     grad = -grad
-                if wd:
+                if wd != 0:
                     grad = grad + wd * p
-                if mom:
+                if mom != 0:
                     buf = st.get("momentum_buffer")
                     if buf is None:
                         buf = st["momentum_buffer"] = grad.copy()
@@ -78,6 +76,7 @@ class SGD(Optimizer):
                         buf += (1 - damp) * grad
                     grad = grad + mom * buf if nest else buf
                 p -= lr * grad
+        return loss
 
 
 class Adam(Optimizer):
@@ -85,39 +84,43 @@ class Adam(Optimizer):
 
     Args:
         params; lr (float, default 1e-3); betas (pair, default (0.9, 0.999));
-        eps (float, default 1e-8); weight_decay (float, L2, default 0);
-        amsgrad (bool, default False); maximize (bool, default False).
+        eps (float, default 1e-8); weight_decay (float, default 0: L2, or decoupled as in
+        AdamW when ``decoupled_weight_decay``); amsgrad (bool, default False);
+        maximize (bool, default False); decoupled_weight_decay (bool, default False).
+
+    State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq`` with amsgrad).
 
     Raises:
-        ValueError: lr < 0, eps < 0, betas outside [0, 1), weight_decay < 0.
+        ArgumentError (a ValueError): lr < 0, eps < 0, betas outside [0, 1), weight_decay < 0.
+        ArgumentTypeError (a TypeError): betas not a pair.
     """
-    decoupled = False
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, maximize=False):
+                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
         name = type(self).__name__
-        _check(name, lr >= 0, f"invalid learning rate {lr}")
-        _check(name, eps >= 0, f"invalid eps {eps}")
-        _check(name, 0 <= betas[0] < 1 and 0 <= betas[1] < 1, f"invalid betas {betas}")
-        _check(name, weight_decay >= 0, f"invalid weight_decay {weight_decay}")
-        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+        check(name, lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
+        check(name, eps >= 0, f"invalid epsilon value: expected >= 0, got {eps}")
+        betas = check_betas(name, betas)
+        check(name, weight_decay >= 0, f"invalid weight_decay value: expected >= 0, got {weight_decay}")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize,
+                                      decoupled_weight_decay=decoupled_weight_decay))
 
     @no_grad()
-    def step(self):
-        """Apply one update to every parameter that has a gradient."""
+    def step(self, closure=None):
+        """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
+        loss = closure_loss(closure)
         for g in self.param_groups:
             lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
-            live = [p for p in g["params"] if p.grad is not None]
+            decoupled = g["decoupled_weight_decay"]
+            live = self._live(g)
             if not live:
                 continue
-            for p in live:
-                bump_version(p)
             datas, grads = [p.array for p in live], [p.grad.array for p in live]
             states = []
             for p in live:
                 st = self.state.get(id(p))
-                if st is None:
+                if not st:
                     xp = backend.array_module(p.array)
                     st = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(p.array),
                                               "exp_avg_sq": xp.zeros_like(p.array)}
@@ -126,33 +129,34 @@ class Adam(Optimizer):
                 st["step"] += 1
                 states.append(st)
             if not (g["amsgrad"] or g["maximize"]) and optim_update.usable(datas, grads):
-                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, self.decoupled)
+                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled)
                 continue
             for p, grad, st in zip(datas, grads, states):
                 xp = backend.array_module(p)
                 if g["maximize"]:
                     grad = -grad
-                bc1, bc2 = 1 - b1 ** st["step"], 1 - b2 ** st["step"]
-                if wd and self.decoupled:
-                    p *= 1 - lr * wd
-                elif wd:
-                    grad = grad + wd * p
+                if wd != 0:
+                    if decoupled:
+                        p *= 1 - lr * wd
+                    else:
+                        grad = grad + wd * p
                 m, v = st["exp_avg"], st["exp_avg_sq"]
-                m *= b1
-                m += (1 - b1) * grad
+                lerp_(m, grad, 1 - b1)
                 v *= b2
                 v += (1 - b2) * grad * grad
+                bc1, bc2 = 1 - b1 ** st["step"], 1 - b2 ** st["step"]
                 if g["amsgrad"]:
                     xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
                     v = st["max_exp_avg_sq"]
-                denom = xp.sqrt(v) / math.sqrt(bc2) + eps
-                p -= (lr / bc1) * (m / denom)
+                denom = xp.sqrt(v) / bc2 ** 0.5 + eps
+                p += (-(lr / bc1) * m) / denom
+        return loss
 
 
 class AdamW(Adam):
     """Adam with decoupled weight decay (default ``weight_decay=1e-2``); same args as Adam."""
-    decoupled = True
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize)
+                 amsgrad=False, *, maximize=False):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                         decoupled_weight_decay=True)

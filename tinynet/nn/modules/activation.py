@@ -8,9 +8,13 @@ class _Activation(Module):
 
     def __init__(self, inplace=False):
         super().__init__()
+        self.inplace = inplace
 
     def forward(self, input):
         return type(self)._fn(input)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class ReLU(_Activation):
@@ -33,13 +37,13 @@ class LeakyReLU(Module):
 
     def __init__(self, negative_slope=0.01, inplace=False):
         super().__init__()
-        self.negative_slope = negative_slope
+        self.negative_slope, self.inplace = negative_slope, inplace
 
     def forward(self, input):
         return F.leaky_relu(input, self.negative_slope)
 
     def extra_repr(self):
-        return f"negative_slope={self.negative_slope}"
+        return f"negative_slope={self.negative_slope}" + (", inplace=True" if self.inplace else "")
 
 
 class GELU(Module):
@@ -51,6 +55,9 @@ class GELU(Module):
 
     def forward(self, input):
         return F.gelu(input, self.approximate)
+
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
 
 class Softmax(Module):

@@ -11,13 +11,13 @@ class Dropout(Module):
         super().__init__()
         if not 0.0 <= p <= 1.0:
             raise ArgumentError(f"Dropout: p must be in [0, 1], got {p}")
-        self.p = p
+        self.p, self.inplace = p, inplace
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training)
 
     def extra_repr(self):
-        return f"p={self.p}"
+        return f"p={self.p}, inplace={self.inplace}"
 
 
 class Dropout2d(Dropout):

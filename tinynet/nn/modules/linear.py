@@ -37,8 +37,9 @@ class Linear(Module):
         super().__init__()
         self.in_features, self.out_features = int(in_features), int(out_features)
         self.weight = _param(self.out_features, self.in_features)
-        self.bias = _param(self.out_features) if bias else None
-        if not bias:
+        if bias:
+            self.bias = _param(self.out_features)
+        else:
             self.register_parameter("bias", None)
         init.default_layer_init_(self.weight, self.bias)
 

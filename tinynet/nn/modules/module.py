@@ -1,77 +1,83 @@
-"""``Module``, the base class of layers and models, and ``Parameter``.
+"""``Module``, the base class of layers and models (and ``Parameter``, re-exported).
 
 Attributes that are :class:`Parameter`, :class:`Module` or registered buffers are
 tracked automatically, giving ``parameters()``, ``state_dict()`` and friends with
-PyTorch's names (dotted paths such as ``conv1.weight``).
+PyTorch's names (dotted paths such as ``conv1.weight``). The hook methods come from
+:mod:`.hooks`, the state dict and the device/dtype conversions from :mod:`.state`.
 """
 import collections
 
-import numpy
-
-from ... import backend, devices, dtypes
 from ...autograd import no_grad
-from ...errors import ArgumentTypeError, ShapeError, StateDictError
+from ...errors import ArgumentError, ArgumentTypeError, ShapeError
 from ...tensor import Tensor
+from . import hooks as _hooks
+from .hooks import HookMixin
+from .parameter import Parameter
+from .state import StateMixin
+
+__all__ = ["Module", "Parameter", "check_input"]
 
 
-class Parameter(Tensor):
-    """A tensor that is a learnable parameter of a Module (``requires_grad=True``).
-
-    Args:
-        data (Tensor or array): initial values; float dtype.
-        requires_grad (bool): default True.
-    """
-
-    __slots__ = ()
-
-    def __init__(self, data=None, requires_grad=True):
-        if data is None:
-            data = Tensor._wrap(backend.xp.empty(0, dtype=dtypes.get_default_dtype()))
-        if not isinstance(data, Tensor):
-            from ...ops.creation import tensor
-            data = tensor(data)
-        self._init(data.array)
-        if requires_grad:
-            self.requires_grad_(True)
-
-    def __repr__(self):
-        return "Parameter containing:\n" + super().__repr__()
+def _addindent(s, n):
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    return lines[0] + "\n" + "\n".join((n * " ") + line if line.strip() else "" for line in lines[1:])
 
 
-class Module:
+class Module(HookMixin, StateMixin):
     """Base class of every layer and model.
 
-    Subclasses set parameters and sub-modules as attributes in ``__init__`` and define
-    ``forward``; calling the module runs ``forward``.
+    Subclasses set parameters and sub-modules as attributes in ``__init__`` (after
+    ``super().__init__()``) and define ``forward``; calling the module runs ``forward``
+    between its forward pre-hooks and forward hooks.
     """
 
-    def __init__(self):
-        object.__setattr__(self, "_parameters", collections.OrderedDict())
-        object.__setattr__(self, "_buffers", collections.OrderedDict())
-        object.__setattr__(self, "_non_persistent", set())
-        object.__setattr__(self, "_modules", collections.OrderedDict())
-        object.__setattr__(self, "training", True)
+    training: bool
 
+    def __init__(self):
+        setattr_ = object.__setattr__
+        setattr_(self, "training", True)
+        setattr_(self, "_parameters", collections.OrderedDict())
+        setattr_(self, "_buffers", collections.OrderedDict())
+        setattr_(self, "_non_persistent_buffers_set", set())
+        for name, store in _hooks.new_hook_dicts().items():
+            setattr_(self, name, store)
+        setattr_(self, "_modules", collections.OrderedDict())
+
+    # ---- attributes ----------------------------------------------------------------------
     def __setattr__(self, name, value):
         d = self.__dict__
-        if "_parameters" not in d:
-            raise AttributeError(f"{type(self).__name__}: call super().__init__() before "
-                                 "assigning attributes")
-        params, mods, bufs = d["_parameters"], d["_modules"], d["_buffers"]
-        if isinstance(value, (Parameter, Module)):
-            for store in (params, mods, bufs, d):
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            for store in (d, d["_buffers"], d["_modules"]):
                 store.pop(name, None)
-            (params if isinstance(value, Parameter) else mods)[name] = value
-        elif name in bufs:
-            if value is not None and not isinstance(value, Tensor):
-                raise TypeError(f"{type(self).__name__}: buffer '{name}' must be a Tensor or None")
-            bufs[name] = value
-        elif name in params or name in mods:
+            d["_non_persistent_buffers_set"].discard(name)
+            self.register_parameter(name, value)
+        elif params is not None and name in params:
             if value is not None:
-                kind = "Parameter" if name in params else "Module"
-                raise TypeError(f"{type(self).__name__}: cannot assign {type(value).__name__} to "
-                                f"'{name}' ({kind} or None expected)")
-            (params if name in params else mods)[name] = None
+                raise ArgumentTypeError(f"{type(self).__name__}: cannot assign '{type(value).__name__}' as parameter "
+                                        f"'{name}' (Parameter or None expected)")
+            params[name] = None
+        elif isinstance(value, Module):
+            if params is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            for store in (d, params, d["_buffers"]):
+                store.pop(name, None)
+            d["_non_persistent_buffers_set"].discard(name)
+            d["_modules"][name] = value
+        elif params is not None and name in d["_modules"]:
+            if value is not None:
+                raise ArgumentTypeError(f"{type(self).__name__}: cannot assign '{type(value).__name__}' as child "
+                                        f"module '{name}' (Module or None expected)")
+            d["_modules"][name] = None
+        elif params is not None and name in d["_buffers"]:
+            if value is not None and not isinstance(value, Tensor):
+                raise ArgumentTypeError(f"{type(self).__name__}: cannot assign '{type(value).__name__}' as buffer "
+                                        f"'{name}' (Tensor or None expected)")
+            d["_buffers"][name] = value
         else:
             object.__setattr__(self, name, value)
 
@@ -83,247 +89,266 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __delattr__(self, name):
-        for store in ("_parameters", "_buffers", "_modules"):
-            if name in self.__dict__[store]:
-                del self.__dict__[store][name]
-                return
-        object.__delattr__(self, name)
+        d = self.__dict__
+        if name in d["_parameters"]:
+            del d["_parameters"][name]
+        elif name in d["_buffers"]:
+            del d["_buffers"][name]
+            d["_non_persistent_buffers_set"].discard(name)
+        elif name in d["_modules"]:
+            del d["_modules"][name]
+        else:
+            object.__delattr__(self, name)
+
+    def _check_name(self, op, kind, name, store):
+        if "_parameters" not in self.__dict__:
+            raise AttributeError(f"cannot assign {kind} before Module.__init__() call")
+        if not isinstance(name, str):
+            raise ArgumentTypeError(f"{op}: {kind} name should be a string, got {type(name).__name__}")
+        if "." in name:
+            raise KeyError(f'{op}: {kind} name can\'t contain ".", got {name!r}')
+        if name == "":
+            raise KeyError(f'{op}: {kind} name can\'t be empty string ""')
+        if hasattr(self, name) and name not in store:
+            raise KeyError(f"{op}: attribute '{name}' already exists")
 
     def register_buffer(self, name, tensor, persistent=True):
-        """Track a non-learnable tensor (e.g. BatchNorm's running mean) in ``state_dict``.
+        """Track a non-learnable tensor (e.g. BatchNorm's running mean): moved by ``to()``,
+        saved in ``state_dict`` when ``persistent``.
 
-        Args:
-            name (str): attribute name. tensor (Tensor or None): the value.
-            persistent (bool): include in ``state_dict``. Default True.
+        Raises:
+            ArgumentTypeError: ``name`` not a str, or ``tensor`` neither a Tensor nor None.
+            KeyError: an empty or dotted name, or one taken by another attribute.
         """
-        if not isinstance(name, str) or not name or "." in name:
-            raise KeyError(f"register_buffer: invalid buffer name {name!r}")
+        self._check_name("register_buffer", "buffer", name, self.__dict__.get("_buffers", ()))
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"register_buffer: '{name}' must be a Tensor or None, got "
-                            f"{type(tensor).__name__}")
-        self.__dict__.pop(name, None)
+            raise ArgumentTypeError(f"register_buffer: cannot assign '{type(tensor).__name__}' object to buffer "
+                                    f"'{name}' (Tensor or None required)")
         self._buffers[name] = tensor
         if persistent:
-            self._non_persistent.discard(name)
+            self._non_persistent_buffers_set.discard(name)
         else:
-            self._non_persistent.add(name)
+            self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name, param):
-        """Add a parameter (or ``None``) under ``name``."""
+        """Add a :class:`Parameter` (or ``None``, which ``state_dict`` skips) under ``name``.
+
+        Raises:
+            ArgumentTypeError: not a Parameter or None. KeyError: a bad or taken name.
+        """
+        self._check_name("register_parameter", "parameter", name, self.__dict__.get("_parameters", ()))
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"register_parameter: '{name}' must be a Parameter or None")
+            raise ArgumentTypeError(f"register_parameter: cannot assign '{type(param).__name__}' object to parameter "
+                                    f"'{name}' (Parameter or None required)")
         self._parameters[name] = param
 
     def add_module(self, name, module):
-        self._modules[str(name)] = module
+        """Register ``module`` (or None) as the child ``name``.
 
+        Raises:
+            ArgumentTypeError: not a Module or None, or a non-str name. KeyError: a bad or taken name.
+        """
+        if module is not None and not isinstance(module, Module):
+            raise ArgumentTypeError(f"add_module: {type(module).__name__} is not a Module subclass")
+        self._check_name("add_module", "module", name, self.__dict__.get("_modules", ()))
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target):
+        """The sub-module at dotted path ``target`` (``""`` is self).
+
+        Raises:
+            AttributeError: a step of the path is missing or not a Module.
+        """
+        mod = self
+        for item in target.split(".") if target else ():
+            if not hasattr(mod, item):
+                raise AttributeError(f"{type(mod).__name__} has no attribute `{item}`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError(f"`{item}` is not an nn.Module")  # noqa: TRY004  (as PyTorch)
+        return mod
+
+    def set_submodule(self, target, module, strict=False):
+        """Replace (or, unless ``strict``, add) the sub-module at dotted path ``target``."""
+        if target == "":
+            raise ArgumentError("set_submodule: cannot set the submodule without a target name")
+        if not isinstance(module, Module):
+            raise ArgumentTypeError(f"set_submodule: `module` is not an nn.Module, found {type(module).__name__}")
+        parent_path, _, name = target.rpartition(".")
+        parent = self.get_submodule(parent_path)
+        if strict and not hasattr(parent, name):
+            raise AttributeError(f"{type(parent).__name__} has no attribute `{name}`")
+        if hasattr(parent, name) and not isinstance(getattr(parent, name), Module):
+            raise AttributeError(f"`{name}` is not an nn.Module")
+        setattr(parent, name, module)
+
+    def get_parameter(self, target):
+        """The :class:`Parameter` at dotted path ``target``. Raises AttributeError otherwise."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")  # noqa: TRY004  (as PyTorch)
+        return param
+
+    def get_buffer(self, target):
+        """The buffer at dotted path ``target``. Raises AttributeError otherwise."""
+        path, _, name = target.rpartition(".")
+        mod = self.get_submodule(path)
+        if not hasattr(mod, name):
+            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        if name not in mod._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(mod, name)
+
+    # ---- calling and hooks ---------------------------------------------------------------
     def forward(self, *args, **kwargs):
-        raise NotImplementedError(f"{type(self).__name__} does not define forward()")
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
-        return self.forward(*args, **kwargs)
+        d = self.__dict__
+        try:
+            hooked = d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__}: Module.__init__() was not called (call "
+                                 "super().__init__() first in __init__)") from None
+        if not hooked:
+            return self.forward(*args, **kwargs)
+        return _hooks.call_impl(self, args, kwargs)
 
-    # ---- traversal ---------------------------------------------------------------------
-    def named_modules(self, prefix=""):
-        """Yield ``(dotted_name, module)`` for this module and every descendant, once each."""
-        seen = set()
-        stack = [(prefix, self)]
-        while stack:
-            name, mod = stack.pop()
-            if id(mod) in seen:
-                continue
-            seen.add(id(mod))
-            yield name, mod
-            children = [(f"{name}.{k}" if name else k, m) for k, m in mod._modules.items() if m is not None]
-            stack.extend(reversed(children))
+    # ---- traversal -----------------------------------------------------------------------
+    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+        """Yield ``(dotted_name, module)`` for this module and every descendant (each once
+        unless ``remove_duplicate=False``), parents before children."""
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
-    def modules(self):
-        for _, m in self.named_modules():
+    def modules(self, remove_duplicate=True):
+        for _, m in self.named_modules(remove_duplicate=remove_duplicate):
             yield m
 
     def named_children(self):
-        for k, m in self._modules.items():
-            if m is not None:
-                yield k, m
+        seen = set()
+        for name, m in self._modules.items():
+            if m is not None and id(m) not in seen:
+                seen.add(id(m))
+                yield name, m
 
     def children(self):
         for _, m in self.named_children():
             yield m
 
-    def named_parameters(self, prefix="", recurse=True):
-        """Yield ``(dotted_name, Parameter)``, each parameter object once."""
+    def _named_members(self, store, prefix, recurse, remove_duplicate):
         seen = set()
-        mods = self.named_modules(prefix) if recurse else [(prefix, self)]
+        mods = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
         for mname, mod in mods:
-            for k, p in mod._parameters.items():
-                if p is None or id(p) in seen:
+            for k, v in mod.__dict__[store].items():
+                if v is None or id(v) in seen:
                     continue
-                seen.add(id(p))
-                yield (f"{mname}.{k}" if mname else k), p
+                if remove_duplicate:
+                    seen.add(id(v))
+                yield (mname + "." + k if mname else k), v
+
+    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+        """Yield ``(dotted_name, Parameter)``; a parameter shared by two modules once (first name)."""
+        yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_buffers(self, prefix=""):
-        for mname, mod in self.named_modules(prefix):
-            for k, b in mod._buffers.items():
-                if b is not None:
-                    yield (f"{mname}.{k}" if mname else k), b
+    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+        """Yield ``(dotted_name, buffer)``, persistent or not."""
+        yield from self._named_members("_buffers", prefix, recurse, remove_duplicate)
 
-    def buffers(self):
-        for _, b in self.named_buffers():
+    def buffers(self, recurse=True):
+        for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     # ---- modes and gradients -------------------------------------------------------------
     def train(self, mode=True):
-        """Set training mode (dropout active, batch statistics) on every sub-module."""
-        for m in self.modules():
-            object.__setattr__(m, "training", bool(mode))
+        """Set training mode (dropout active, batch statistics) here and in every child; returns self.
+
+        Raises:
+            ArgumentError: ``mode`` is not a bool.
+        """
+        if not isinstance(mode, bool):
+            raise ArgumentError(f"{type(self).__name__}.train: training mode is expected to be boolean, got {mode!r}")
+        self.training = mode
+        for m in self.children():
+            m.train(mode)
         return self
 
     def eval(self):
-        """Set evaluation mode (``train(False)``)."""
+        """Set evaluation mode (``train(False)``); returns self."""
         return self.train(False)
 
     def zero_grad(self, set_to_none=True):
-        """Clear the gradients of every parameter (``None`` by default, or zeros)."""
+        """Clear the gradients of every parameter: ``None`` (default), or zeros in place."""
         for p in self.parameters():
+            if p.grad is None:
+                continue
             if set_to_none:
                 p.grad = None
-            elif p.grad is not None:
-                p.grad.array[...] = 0
+            else:
+                g = p.grad
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                with no_grad():
+                    g.zero_()
 
     def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` of every parameter; returns self."""
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def apply(self, fn):
-        """Call ``fn(module)`` on every sub-module and self (children first)."""
+        """Call ``fn(module)`` on every child (recursively) and then on self; returns self."""
         for m in self.children():
             m.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, **kwargs):
-        """Move and/or cast (floating-point) parameters and buffers in place; returns self.
-
-        Call forms as :meth:`tinynet.Tensor.to`: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``, or keywords ``device=``/``dtype=``.
-
-        Raises:
-            DeviceError: an unknown device, or cuda without a GPU.
-        """
-        from ...ops.conversion import _parse_to
-        device, dtype, _ = _parse_to(args, dict(kwargs))
-        dev = devices.resolve(device, "Module.to") if device is not None else None
-        dt = dtypes.as_dtype(dtype, "Module.to")
-        for m in self.modules():
-            for store in (m._parameters, m._buffers):
-                for k, t in store.items():
-                    if t is None:
-                        continue
-                    data = backend.to_device(t.array, dev) if dev else t.array
-                    if dt is not None and data.dtype.kind == "f":
-                        data = data.astype(dt)
-                    t.array = data
-                    if t.grad is not None:
-                        g = backend.to_device(t.grad.array, dev) if dev else t.grad.array
-                        t.grad.array = g.astype(data.dtype) if g.dtype != data.dtype else g
-        return self
-
-    def cpu(self):
-        """Move to the CPU; returns self."""
-        return self.to("cpu")
-
-    def cuda(self, device=None):
-        """Move to GPU ``device`` (default the current one); returns self."""
-        return self.to("cuda" if device is None else devices.device("cuda", device) if isinstance(device, int)
-                       else device)
-
-    def float(self):
-        """Cast floating-point parameters and buffers to float32; returns self."""
-        return self.to(dtype=dtypes.float32)
-
-    def double(self):
-        """Cast floating-point parameters and buffers to float64; returns self."""
-        return self.to(dtype=dtypes.float64)
-
-    def half(self):
-        """Cast floating-point parameters and buffers to float16; returns self."""
-        return self.to(dtype=dtypes.float16)
-
-    # ---- state ---------------------------------------------------------------------------
-    def state_dict(self):
-        """Ordered ``{dotted_name: Tensor}`` of parameters and persistent buffers (detached,
-        sharing memory with the module)."""
-        out = collections.OrderedDict()
-        for mname, mod in self.named_modules():
-            for k, p in mod._parameters.items():
-                if p is not None:
-                    out[f"{mname}.{k}" if mname else k] = p.detach()
-            for k, b in mod._buffers.items():
-                if b is not None and k not in mod._non_persistent:
-                    out[f"{mname}.{k}" if mname else k] = b.detach()
-        return out
-
-    def load_state_dict(self, state_dict, strict=True):
-        """Copy values from ``state_dict`` into parameters and buffers.
-
-        Args:
-            state_dict (Mapping[str, Tensor or array]): as produced by :meth:`state_dict`.
-            strict (bool): require exactly the same keys. Default True.
-
-        Returns:
-            namedtuple ``(missing_keys, unexpected_keys)``.
-
-        Raises:
-            StateDictError: with ``strict``, names every missing and unexpected key; always,
-                names every shape mismatch. Nothing is copied when it raises.
-        """
-        own = self.state_dict()  # detached tensors sharing the parameters' and buffers' arrays
-        missing = [k for k in own if k not in state_dict]
-        unexpected = [k for k in state_dict if k not in own]
-        problems = []
-        for k, v in state_dict.items():
-            if k in own:
-                shape = tuple(getattr(v, "shape", numpy.shape(v)))
-                if shape != tuple(own[k].shape):
-                    problems.append(f"size mismatch for {k}: copying a param with shape {shape}, "
-                                    f"the shape in the current model is {tuple(own[k].shape)}")
-        if strict:
-            if missing:
-                problems.append("Missing key(s) in state_dict: " + ", ".join(repr(k) for k in missing))
-            if unexpected:
-                problems.append("Unexpected key(s) in state_dict: " + ", ".join(repr(k) for k in unexpected))
-        if problems:
-            raise StateDictError(f"Error(s) in loading state_dict for {type(self).__name__}:\n    "
-                                 + "\n    ".join(problems))
-        with no_grad():
-            for k, v in state_dict.items():
-                if k in own:
-                    t = own[k]
-                    src = v.array if isinstance(v, Tensor) else v
-                    t.array[...] = backend.to_device(src, t.device).astype(t.dtype, copy=False)
-        return _IncompatibleKeys(missing, unexpected)
-
     # ---- repr ----------------------------------------------------------------------------
+    def _get_name(self):
+        return type(self).__name__
+
     def extra_repr(self):
+        """The layer's settings shown inside its ``repr`` (override in subclasses)."""
         return ""
 
     def __repr__(self):
-        lines = []
-        for k, m in self._modules.items():
-            child = repr(m).replace("\n", "\n  ")
-            lines.append(f"({k}): {child}")
-        head = f"{type(self).__name__}({self.extra_repr()}"
-        if not lines:
-            return head + ")"
-        return head + "\n  " + "\n  ".join(lines) + "\n)"
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = [f"({k}): " + _addindent(repr(m), 2) for k, m in self._modules.items()]
+        lines = extra_lines + child_lines
+        s = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                s += extra_lines[0]
+            else:
+                s += "\n  " + "\n  ".join(lines) + "\n"
+        return s + ")"
 
-
-_IncompatibleKeys = collections.namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])
+    def __dir__(self):
+        keys = dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules) + \
+            list(self._buffers)
+        return sorted(k for k in keys if not k[0].isdigit())
 
 
 def check_input(layer, x, ndims, layout):

@@ -1,0 +1,4 @@
+"""``tinynet.nn.utils``: PyTorch's ``torch.nn.utils`` helpers (:mod:`.rnn`: ``pad_sequence``)."""
+from . import rnn
+from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
+from .convert_parameters import parameters_to_vector, vector_to_parameters

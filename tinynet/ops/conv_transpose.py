@@ -1,0 +1,269 @@
+"""Transposed convolution (``conv_transpose2d``, ``conv_transpose1d``): the gradient of a
+convolution with respect to its input, used as a layer ("fractionally strided" or
+"deconvolution"; Dumoulin & Visin 2016, "A guide to convolution arithmetic for deep
+learning", arXiv:1603.07285).
+
+With weight ``w`` (C_in, C_out/groups, kH, kW), ``conv_transpose2d(x, w)`` is the input
+gradient of ``conv2d(z, w)`` for a z of C_out channels: every input pixel scatters
+``w[c_in, :, :, :] * x[n, c_in, i, j]`` onto the output window at ``(i*sH - pH, j*sW - pW)``
+(taps ``dH`` apart), that is
+
+    ``y[n, o, i*sH + p*dH - pH, j*sW + q*dW - pW] += w[c, o', p, q] * x[n, c, i, j]``
+
+(``o = g*C_out/G + o'`` for input channel ``c`` of group ``g``), with output size
+``H_out = (H - 1)*sH - 2*pH + dH*(kH - 1) + output_padding_h + 1``. ``output_padding``
+(< max(stride, dilation) per dim, as PyTorch requires) adds rows and columns at the
+bottom/right, choosing among the input sizes a strided convolution maps to the same size.
+
+:class:`ConvTranspose2dOp` computes forward as col2im of ``W^T x`` (one batched GEMM and one
+strided add per kernel offset, :func:`tinynet.ops.window.col2im_add`); its backward is the
+convolution itself: ``gx = conv2d(gy, w)`` (cropped to the input size) and ``gw`` the
+convolution's filter gradient for input ``gy`` and output gradient ``x``, both through
+:class:`tinynet.ops.conv.Conv2dIm2col`. On the GPU (``forward_gpu``) cuDNN's backward-data
+("dgrad") plan of that convolution runs forward and its fprop/wgrad plans backward, when
+:mod:`tinynet.kernels.cudnn` can build them; else tinynet's col2im kernel (cuBLAS GEMM),
+else the generic code. Not twice differentiable (as conv2d).
+
+Differences from PyTorch: ``padding`` must be ints (PyTorch's TypeError for a string is an
+``ArgumentTypeError``, also a TypeError); the ``RuntimeError``s of bad shapes and
+output_padding are ``ShapeError``/``ArgumentError`` (ValueErrors).
+"""
+from ..autograd import Op
+from ..backends import cudnn as settings
+from ..errors import ArgumentError, DTypeError, ShapeError
+from ..kernels import cuda, cudnn, gpu_ops
+from ..tensor import Tensor
+from .conv import Conv2dIm2col, single
+from .shape import squeeze, unsqueeze
+from .util import check_tensor
+from .window import col2im_add, pair
+
+
+class ConvTranspose2dOp(Op):
+    """conv_transpose2d of NCHW ``x`` (N, C_in, H, W) with ``w`` (C_in, C_out/G, kH, kW)
+    and an optional bias; see the module docstring."""
+    name = "conv_transpose2d"
+    gpu_saves_generic = True
+
+    def __init__(self, stride, padding, dilation, groups, out):
+        self.stride, self.padding, self.dilation, self.groups, self.out = stride, padding, dilation, groups, out
+        self.cudnn = None
+
+    def forward(self, xp, x, w, b):
+        (sh, sw), (ph, pw), (dh, dw), g = self.stride, self.padding, self.dilation, self.groups
+        n, ci, h, wd = x.shape
+        _, cog, kh, kw = w.shape
+        ho, wo = self.out
+        wmat = w.reshape(g, ci // g, cog * kh * kw).transpose(0, 2, 1)        # (G, C_out/G*kH*kW, C_in/G)
+        cols = xp.matmul(wmat, x.reshape(n, g, ci // g, h * wd))               # (N, G, C_out/G*kH*kW, H*W)
+        span_h, span_w = sh * (h - 1) + dh * (kh - 1) + 1, sw * (wd - 1) + dw * (kw - 1) + 1
+        full = xp.zeros((n, g * cog, max(span_h, ph + ho), max(span_w, pw + wo)), dtype=cols.dtype)
+        col2im_add(full, cols.reshape(n, g * cog, kh, kw, h, wd), sh, sw, dh, dw)
+        y = xp.ascontiguousarray(full[:, :, ph:ph + ho, pw:pw + wo])
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        self.save_for_backward(x, w)
+        return y
+
+    def backward(self, xp, gy):
+        x, w = self.saved
+        need_x, need_w, need_b = self.needs_input_grad
+        gx = gw = gb = None
+        h, wd = x.shape[2:]
+        if need_x or need_w:  # the convolution of gy by w: gx is its output, gw its filter gradient
+            conv = Conv2dIm2col(self.stride, self._pairs(), self.dilation, self.groups, None)
+            conv.needs_input_grad = (False, need_w, False)
+            z = conv.forward(xp, gy, w, None)                                  # (N, C_in, >= H, >= W)
+            if need_x:
+                gx = xp.ascontiguousarray(z[:, :, :h, :wd])
+            if need_w:
+                extra = (z.shape[2] - h, z.shape[3] - wd)  # rows the convolution sees past the input
+                gz = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1]))) if any(extra) else x
+                gw = conv.backward(xp, gz)[1]
+        if need_b:
+            gb = gy.sum(axis=(0, 2, 3))
+        return gx, gw, gb
+
+    def _pairs(self):
+        (ph, pw) = self.padding
+        return (ph, ph), (pw, pw)
+
+    # ---- GPU: cuDNN's dgrad/fprop/wgrad of the equivalent convolution ----------------------
+    def _plans(self, x, w):
+        """The cuDNN plans of the convolution whose input gradient this is, or None."""
+        if w.dtype != x.dtype or not cudnn.usable_for(x, settings):
+            return None
+        n, _, h, wd = x.shape
+        (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
+        ho, wo = self.out
+        kh, kw = w.shape[2:]
+        if ((ho + 2 * ph - dh * (kh - 1) - 1) // sh + 1, (wo + 2 * pw - dw * (kw - 1) - 1) // sw + 1) != (h, wd):
+            return None  # output_padding >= stride (dilated): the convolution would see more than x
+        return cudnn.plans(x.dtype, (n, w.shape[1] * self.groups, ho, wo), w.shape, x.shape, self.stride,
+                           self._pairs(), self.dilation, settings)
+
+    def forward_gpu(self, xp, x, w, b):
+        plans = self._plans(x, w)
+        if plans is None:
+            self.cudnn = None
+            return self._forward_col2im(xp, x, w, b) if cuda.supported(x, w) else self.forward(xp, x, w, b)
+        if not x.flags.c_contiguous:
+            x = xp.ascontiguousarray(x)
+        if not w.flags.c_contiguous:
+            w = xp.ascontiguousarray(w)
+        co = w.shape[1] * self.groups
+        y = cudnn.run(plans, "dgrad", x, w, (x.shape[0], co) + tuple(self.out), x.dtype)
+        if b is not None and cuda.supported(y, b):
+            gpu_ops.bias_add(y, xp.ascontiguousarray(b))
+        elif b is not None:
+            y += b.reshape(1, co, 1, 1)
+        self.cudnn = plans
+        self.save_for_backward(x, w)
+        return y
+
+    def _forward_col2im(self, xp, x, w, b):
+        """tinynet's col2im kernel on ``x^T W`` columns (G, N*H*W, C_out/G*kH*kW): the
+        input-gradient half of Conv2dIm2colGPU."""
+        g = self.groups
+        n, ci, h, wd = x.shape
+        _, cog, kh, kw = w.shape
+        x2 = x.reshape(n, g, ci // g, h, wd).transpose(1, 0, 3, 4, 2).reshape(g, n * h * wd, ci // g)
+        cols = x2 @ w.reshape(g, ci // g, cog * kh * kw)
+        y = gpu_ops.col2im(cols, (n, g * cog) + tuple(self.out), g, (h, wd), (kh, kw), self.stride,
+                           self._pairs(), self.dilation)
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        self.save_for_backward(x, w)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        if self.cudnn is None:  # forward took the col2im kernel or the generic code
+            return self.backward(xp, gy)
+        x, w = self.saved
+        if not gy.flags.c_contiguous:
+            gy = xp.ascontiguousarray(gy)
+        need_x, need_w, need_b = self.needs_input_grad
+        gx = cudnn.run(self.cudnn, "fprop", gy, w, x.shape, x.dtype) if need_x else None
+        gw = cudnn.run(self.cudnn, "wgrad", gy, x, w.shape, x.dtype) if need_w else None
+        gb = None
+        if need_b:
+            gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else gy.sum(axis=(0, 2, 3))
+        return gx, gw, gb
+
+
+def _check(op, input, weight, bias, groups, spatial):
+    """Tensor, dtype, rank and channel checks shared by the 1-D and 2-D functions; returns
+    whether the input is unbatched."""
+    check_tensor(op, "input", input)
+    check_tensor(op, "weight", weight)
+    names = "(C_in, H, W) or (N, C_in, H, W)" if spatial == 2 else "(C_in, L) or (N, C_in, L)"
+    if input.ndim not in (spatial + 1, spatial + 2):
+        raise ShapeError(f"{op}: expected input of shape {names}, got {input.shape}")
+    if weight.ndim != spatial + 2:
+        kernel = "kH, kW" if spatial == 2 else "k"
+        raise ShapeError(f"{op}: expected weight of shape (C_in, C_out/groups, {kernel}), got {weight.shape}")
+    for name, t in (("input", input), ("weight", weight), ("bias", bias)):
+        if isinstance(t, Tensor) and t.dtype.kind != "f":
+            raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
+        if isinstance(t, Tensor) and t.dtype != input.dtype:
+            raise DTypeError(f"{op}: input ({input.dtype}) and {name} ({t.dtype}) must have the same dtype")
+    if isinstance(groups, bool) or not isinstance(groups, int) or groups < 1:
+        raise ArgumentError(f"{op}: groups must be a positive int, got {groups!r}")
+    ci = weight.shape[0]
+    if ci % groups:
+        raise ShapeError(f"{op}: weight's in_channels (dim 0) {ci} is not divisible by groups {groups}, "
+                         f"got weight of shape {weight.shape}")
+    unbatched = input.ndim == spatial + 1
+    channels = input.shape[0 if unbatched else 1]
+    if channels != ci:
+        raise ShapeError(f"{op}: expected input with {ci} channels for weight {weight.shape}, got input of "
+                         f"shape {input.shape}")
+    if bias is not None:
+        check_tensor(op, "bias", bias)
+        if bias.shape != (weight.shape[1] * groups,):
+            raise ShapeError(f"{op}: expected bias of shape ({weight.shape[1] * groups},), got {bias.shape}")
+    return unbatched
+
+
+def _run(op, x, w, bias, stride, padding, output_padding, groups, dilation, nd):
+    """Checks of the (h, w) arguments (messages show the last ``nd``), the output size, and
+    the op on 4-D x and w."""
+    def shown(v):
+        return v[-nd:] if nd == 2 else v[-1]
+
+    for name, v, low in (("stride", stride, 1), ("dilation", dilation, 1), ("padding", padding, 0),
+                         ("output_padding", output_padding, 0)):
+        if min(v) < low:
+            raise ArgumentError(f"{op}: {name} must be >= {low}, got {shown(v)}")
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        raise ArgumentError(f"{op}: output padding must be smaller than either stride or dilation, got "
+                            f"output_padding={shown(output_padding)}, stride={shown(stride)}, "
+                            f"dilation={shown(dilation)}")
+    out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1
+                for n, s, p, d, k, o in zip(x.shape[2:], stride, padding, dilation, w.shape[2:], output_padding))
+    if min(out) < 1:
+        raise ShapeError(f"{op}: input of spatial size {shown(x.shape[2:])} gives an output size {shown(out)} that "
+                         f"is too small (stride {shown(stride)}, padding {shown(padding)}, dilation "
+                         f"{shown(dilation)}, kernel {shown(w.shape[2:])})")
+    return ConvTranspose2dOp(stride, padding, dilation, groups, out).apply(x, w, bias)
+
+
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """2-D transposed convolution ("deconvolution"): the input gradient of conv2d, as a layer.
+
+    Args:
+        input: float (N, C_in, H, W), or unbatched (C_in, H, W).
+        weight: float (C_in, C_out / groups, kH, kW) (note: C_in first, as in PyTorch).
+        bias: optional float (C_out,).
+        stride, dilation: int or (h, w) pair, >= 1. Default 1.
+        padding: int or pair, >= 0: ``dilation * (k - 1) - padding`` zeros are (implicitly)
+            added to both sides of the input. Default 0.
+        output_padding: int or pair, added to the bottom/right of the output; each must be
+            smaller than its stride or its dilation. Default 0.
+        groups (int): default 1.
+
+    Returns:
+        Tensor (N, C_out, H_out, W_out) (or (C_out, H_out, W_out)),
+        ``H_out = (H - 1)*sH - 2*pH + dH*(kH - 1) + output_padding_h + 1``.
+
+    Raises:
+        ShapeError: input not 3-D/4-D, weight not 4-D, C_in not matching weight's dim 0 or
+            not divisible by groups, bias not (C_out,), an empty output.
+        ArgumentError: stride/dilation < 1, negative padding, output_padding not below
+            stride or dilation, groups < 1.
+        ArgumentTypeError: non-int arguments. DTypeError: non-float or mixed dtypes.
+    """
+    op = "conv_transpose2d"
+    unbatched = _check(op, input, weight, bias, groups, 2)
+    x = unsqueeze(input, 0) if unbatched else input
+    args = [pair(op, name, v) for name, v in (("stride", stride), ("padding", padding),
+                                              ("output_padding", output_padding), ("dilation", dilation))]
+    y = _run(op, x, weight, bias, args[0], args[1], args[2], groups, args[3], 2)
+    return squeeze(y, 0) if unbatched else y
+
+
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    """1-D transposed convolution, run as :func:`conv_transpose2d` on the (N, C, 1, L) view.
+
+    Args:
+        input: float (N, C_in, L), or unbatched (C_in, L).
+        weight: float (C_in, C_out / groups, k).
+        bias: optional float (C_out,).
+        stride, padding, output_padding, dilation: int or 1-tuple (see conv_transpose2d);
+            defaults 1, 0, 0, 1. groups (int): default 1.
+
+    Returns:
+        Tensor (N, C_out, L_out) (or (C_out, L_out)),
+        ``L_out = (L - 1)*stride - 2*padding + dilation*(k - 1) + output_padding + 1``.
+
+    Raises:
+        as :func:`conv_transpose2d`.
+    """
+    op = "conv_transpose1d"
+    unbatched = _check(op, input, weight, bias, groups, 1)
+    x = unsqueeze(input, 0) if unbatched else input
+    s, p, o, d = (single(op, name, v) for name, v in (("stride", stride), ("padding", padding),
+                                                       ("output_padding", output_padding), ("dilation", dilation)))
+    y = _run(op, unsqueeze(x, 2), unsqueeze(weight, 2), bias, (1, s), (0, p), (0, o), groups, (1, d), 1)
+    y = squeeze(y, 2)
+    return squeeze(y, 0) if unbatched else y

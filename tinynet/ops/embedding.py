@@ -1,0 +1,223 @@
+"""Embedding lookup, one-hot encoding and ``normalize``.
+
+``embedding(input, weight)`` reads the rows ``weight[input]``; its gradient adds each
+output row's gradient into the row it was read from (repeated indices accumulate), so a
+weight gets a dense (V, D) gradient:
+
+    dweight[v] = sum over positions i with input[i] == v of dy[i] * s_i,
+
+with ``s_i = 0`` where ``input[i] == padding_idx`` and, with ``scale_grad_by_freq``,
+``s_i = 1 / count(input[i])`` (the index's frequency in the mini-batch), else 1. The
+gradient is itself a scatter-add whose gradient is the lookup again, so embedding is
+twice differentiable.
+
+``max_norm`` renormalises, in place and without gradient, each row the input refers to
+whose ``norm_type``-norm exceeds it: ``row *= max_norm / (norm + 1e-7)`` (PyTorch's
+``embedding_renorm_``), before the lookup.
+"""
+import math
+import numbers
+
+import numpy
+
+from .. import backend
+from ..autograd import Op, no_grad
+from ..autograd.node import bump_version
+from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, IndexOutOfRangeError,
+                      ShapeError)
+from ..tensor import Tensor
+from .indexing import IndexAddInto
+from .inplace import copy_
+from .stats import norm
+from .unary import clamp
+from .util import check_float, check_int, check_tensor, dim_index, is_graph
+
+
+class Embedding(Op):
+    """``weight[index]`` for an integer index array; backward scatter-adds into (V, D)."""
+    name = "embedding"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, index, padding_idx, scale_grad_by_freq):
+        self.index, self.padding_idx, self.scale_grad_by_freq = index, padding_idx, scale_grad_by_freq
+
+    def forward(self, xp, weight):
+        self.weight_shape = weight.shape
+        return xp.take(weight, self.index, axis=0)
+
+    def _row_scale(self, gy_dtype):
+        """The per-position factor ``s`` (None when it is all ones), an array on the index's device."""
+        idx = self.index
+        ixp = backend.array_module(idx)
+        scale = None
+        if self.scale_grad_by_freq:
+            counts = ixp.bincount(idx.reshape(-1), minlength=self.weight_shape[0])
+            scale = 1.0 / counts[idx]
+        if self.padding_idx is not None:
+            keep = idx != self.padding_idx
+            scale = keep if scale is None else scale * keep
+        return None if scale is None else scale.astype(gy_dtype)[..., None]
+
+    def backward(self, xp, gy):
+        scale = self._row_scale(gy.dtype)
+        if scale is not None:
+            gy = gy * (Tensor._wrap(scale) if is_graph(xp) else scale)
+        return (IndexAddInto(self.weight_shape, (self.index,)).call(xp, gy),)
+
+
+def _check_index(op, input, dtypes_ok=("int64", "int32")):
+    check_tensor(op, "input", input)
+    if str(input.array.dtype) not in dtypes_ok:
+        raise DTypeError(f"{op}: expected indices of dtype {' or '.join(dtypes_ok)}, got {input.dtype}")
+
+
+def _renorm_(weight, index, max_norm, norm_type):
+    """PyTorch's ``embedding_renorm_``: scale the rows of ``weight`` named in ``index`` whose
+    ``norm_type``-norm exceeds ``max_norm`` down to it, in place, recording nothing."""
+    w = weight.array
+    xp = backend.array_module(w)
+    rows = xp.unique(index.reshape(-1))
+    if rows.size == 0:
+        return
+    sub = w[rows]
+    a = xp.abs(sub)
+    if norm_type == math.inf:
+        norms = a.max(axis=1)
+    elif norm_type == -math.inf:
+        norms = a.min(axis=1)
+    elif norm_type == 0:
+        norms = (sub != 0).sum(axis=1)
+    else:
+        norms = (a ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+    norms = norms.astype(numpy.float64)
+    scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    w[rows] = (sub * scale[:, None]).astype(w.dtype, copy=False)
+    bump_version(weight)
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Look up the rows of ``weight`` at the indices ``input``.
+
+    Args:
+        input (Tensor): int64 or int32 indices in ``[0, V)``, any shape.
+        weight (Tensor): (V, D), the embedding matrix.
+        padding_idx (int, optional): an index in ``[-V, V)`` whose row gets no gradient
+            (negative values count from the end).
+        max_norm (float, optional): renormalise, in place, each referenced row whose
+            ``norm_type``-norm exceeds it (see the module docstring).
+        norm_type (float): the p of the p-norm for ``max_norm``. Default 2.
+        scale_grad_by_freq (bool): divide each position's gradient by its index's
+            frequency in ``input``. Default False.
+        sparse (bool): sparse gradients are not supported by tinynet; must be False.
+
+    Returns:
+        Tensor of shape ``input.shape + (D,)`` and the weight's dtype.
+
+    Raises:
+        ArgumentTypeError: not Tensors. DTypeError: indices that are not int64/int32.
+        ShapeError: ``weight`` is not 2-D. ArgumentError: ``padding_idx`` outside
+        ``[-V, V)``, or ``sparse=True``. IndexOutOfRangeError: an index outside ``[0, V)``
+        (checked for CPU tensors; on the GPU the check would wait for the device).
+    """
+    _check_index("embedding", input)
+    check_tensor("embedding", "weight", weight)
+    if weight.ndim != 2:
+        raise ShapeError(f"embedding: 'weight' must be 2-D (num_embeddings, embedding_dim), got shape "
+                         f"{tuple(weight.shape)}")
+    if sparse:
+        raise ArgumentError("embedding: sparse=True (sparse gradients) is not supported by tinynet; use "
+                            "sparse=False (dense gradients)")
+    v = weight.shape[0]
+    if padding_idx is not None:
+        padding_idx = check_int("embedding", "padding_idx", padding_idx)
+        if not -v <= padding_idx < v:
+            raise ArgumentError(f"embedding: padding_idx must be within num_embeddings: expected [{-v}, {v - 1}], "
+                                f"got {padding_idx}")
+        padding_idx %= v
+    idx = input.array
+    if backend.array_module(idx) is not backend.array_module(weight.array):
+        raise DeviceMismatchError(f"embedding: indices on {input.device} and weight on {weight.device}")
+    if isinstance(idx, numpy.ndarray) and idx.size:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < 0 or hi >= v:
+            raise IndexOutOfRangeError(f"embedding: index {lo if lo < 0 else hi} is out of range for a weight "
+                                       f"with {v} rows (expected indices in [0, {v - 1}])")
+    if max_norm is not None:
+        if isinstance(max_norm, bool) or not isinstance(max_norm, numbers.Real):
+            raise ArgumentTypeError(f"embedding: max_norm must be a number, got {type(max_norm).__name__}")
+        _renorm_(weight, idx, float(max_norm), float(norm_type))
+    return Embedding(idx, padding_idx, bool(scale_grad_by_freq)).apply(weight)
+
+
+def torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding`` (ATen's form): weight first, and a negative ``padding_idx`` (default
+    -1) means no padding row; no ``max_norm``. See :func:`embedding`."""
+    padding_idx = check_int("embedding", "padding_idx", padding_idx)
+    return embedding(indices, weight, padding_idx if padding_idx >= 0 else None, None, 2.0, scale_grad_by_freq,
+                     sparse)
+
+
+def one_hot(tensor, num_classes=-1):
+    """One-hot encoding: ``out[..., k] = 1`` where ``tensor[...] == k``, else 0.
+
+    Args:
+        tensor (Tensor): int64 class values in ``[0, num_classes)``, any shape.
+        num_classes (int): the number of classes C; -1 (default) takes ``max(tensor) + 1``.
+
+    Returns:
+        int64 Tensor of shape ``tensor.shape + (C,)`` (no gradient).
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: not int64 (PyTorch's rule).
+        ArgumentError: ``num_classes`` below -1, or -1 with an empty tensor.
+        IndexOutOfRangeError: a negative value or one ``>= num_classes`` (checked for CPU
+        tensors; on the GPU the check would wait for the device).
+    """
+    _check_index("one_hot", tensor, ("int64",))
+    c = check_int("one_hot", "num_classes", num_classes)
+    a = tensor.array
+    xp = backend.array_module(a)
+    if c < -1:
+        raise ArgumentError(f"one_hot: num_classes must be -1 (inferred) or >= 0, got {c}")
+    if c == -1:
+        if a.size == 0:
+            raise ArgumentError("one_hot: can not infer the total number of classes from an empty tensor; "
+                                "pass num_classes")
+        c = int(a.max()) + 1
+    if isinstance(a, numpy.ndarray) and a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if lo < 0:
+            raise IndexOutOfRangeError(f"one_hot: class values must be non-negative, got {lo}")
+        if hi >= c:
+            raise IndexOutOfRangeError(f"one_hot: class values must be smaller than num_classes={c}, got {hi}")
+    return Tensor._wrap((a[..., None] == xp.arange(c)).astype(numpy.int64))
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` with the p-norm taken along ``dim``.
+
+    Args:
+        input (Tensor): float, any shape with ``dim``.
+        p (float): the norm's exponent (``inf`` allowed). Default 2.
+        dim (int): the dimension normalised. Default 1.
+        eps (float): the smallest denominator. Default 1e-12.
+        out (Tensor, optional): receives the result (no gradient flows through it).
+
+    Returns:
+        Tensor of the input's shape (``out`` when given).
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: not floating point.
+        IndexOutOfRangeError: ``dim`` outside the input's dims.
+    """
+    check_float("normalize", "input", input)
+    d = dim_index("normalize", dim, input.ndim)
+    denom = clamp(norm(input, p, d, keepdim=True), min=eps)
+    result = input / denom
+    if out is not None:
+        with no_grad():
+            copy_(check_tensor("normalize", "out", out), result)
+        return out
+    return result

@@ -1,0 +1,380 @@
+"""The composite and stateful schedulers (also importable from :mod:`.lr_scheduler`), as
+PyTorch defines them:
+
+* ``SequentialLR``: run ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``;
+  at each milestone the next scheduler starts from its epoch 0 (closed form).
+* ``ChainedScheduler``: step every scheduler at each step (their factors compose).
+* ``ReduceLROnPlateau``: ``lr = max(lr * factor, min_lr)`` once the metric has not improved
+  (by ``threshold``, relative or absolute) for more than ``patience`` steps; then wait
+  ``cooldown`` steps.
+* ``CosineAnnealingWarmRestarts`` (SGDR, Loshchilov & Hutter 2017, arXiv:1608.03983):
+  ``eta_min + (b - eta_min) * (1 + cos(pi * T_cur / T_i)) / 2``, restarting after ``T_i``
+  epochs, ``T_i`` growing by ``T_mult``; ``step(epoch)`` takes fractional epochs.
+* ``OneCycleLR`` (Smith & Topin 2018, arXiv:1708.07120): warm up from ``max_lr / div_factor``
+  to ``max_lr`` over ``pct_start`` of the steps, then anneal to
+  ``initial_lr / final_div_factor``; momentum (or Adam's beta1) cycles the opposite way.
+"""
+import math
+from bisect import bisect_right
+
+from ..errors import ArgumentError, ArgumentTypeError
+from .lr_scheduler_base import LRScheduler, check_optimizer, format_param, group_values
+
+
+def _check_children(name, optimizer, schedulers):
+    if len(schedulers) < 1:
+        raise ArgumentError(f"{name}: expected at least one scheduler, got none")
+    for i, s in enumerate(schedulers):
+        if not hasattr(s, "optimizer"):
+            raise ArgumentTypeError(f"{name}: schedulers[{i}] must be a scheduler (with an optimizer), "
+                                    f"got {type(s).__name__}")
+        if isinstance(s, ReduceLROnPlateau):
+            raise ArgumentError(f"{name}: does not support ReduceLROnPlateau (its step needs a metric), "
+                                f"got one at index {i}")
+        if s.optimizer is not optimizer:
+            raise ArgumentError(f"{name}: all schedulers must belong to the same optimizer; schedulers[{i}] "
+                                f"({type(s).__name__}) has another one")
+
+
+class _Composite:
+    """state_dict/load_state_dict holding the children's state dicts under ``_schedulers``."""
+
+    def state_dict(self):
+        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state["_schedulers"] = [s.state_dict() for s in self._schedulers]
+        return state
+
+    def load_state_dict(self, state_dict):
+        state = dict(state_dict)
+        children = state.pop("_schedulers")
+        self.__dict__.update(state)
+        for s, saved in zip(self._schedulers, children):
+            s.load_state_dict(saved)
+
+
+class SequentialLR(_Composite, LRScheduler):
+    """Hand over from one scheduler to the next at each of ``milestones``.
+
+    Raises:
+        ArgumentError: no schedulers, ``len(milestones) != len(schedulers) - 1``, a
+            ReduceLROnPlateau, or a scheduler of another optimizer.
+        ArgumentTypeError: ``optimizer`` is not an Optimizer, or a scheduler is not one.
+    """
+
+    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+        check_optimizer("SequentialLR", optimizer)
+        _check_children("SequentialLR", optimizer, schedulers)
+        if len(milestones) != len(schedulers) - 1:
+            raise ArgumentError(f"SequentialLR: expected {len(schedulers) - 1} milestones (one fewer than the "
+                                f"schedulers), got {len(milestones)}")
+        self._schedulers = list(schedulers)
+        self._milestones = list(milestones)
+        self.last_epoch = last_epoch + 1
+        self.optimizer = optimizer
+        for g in optimizer.param_groups:  # undo the children's first steps
+            g["lr"] = g["initial_lr"]
+        self.recursive_undo()
+        idx = bisect_right(self._milestones, 0)
+        self._schedulers[idx]._initial_step()
+        self._last_lr = self._schedulers[idx].get_last_lr()
+
+    def recursive_undo(self, sched=None):
+        """Step back ``last_epoch`` of every (nested) child, undoing its constructor's step."""
+        s = self if sched is None else sched
+        if hasattr(s, "_schedulers"):
+            for child in s._schedulers:
+                self.recursive_undo(child)
+        elif hasattr(s, "last_epoch"):
+            s.last_epoch -= 1
+
+    def step(self):
+        """Advance one epoch with the scheduler whose interval holds it."""
+        self.last_epoch += 1
+        idx = bisect_right(self._milestones, self.last_epoch)
+        s = self._schedulers[idx]
+        if idx > 0 and self._milestones[idx - 1] == self.last_epoch:
+            s._update_lr(0)
+        else:
+            s.step()
+        self._last_lr = s.get_last_lr()
+
+
+class ChainedScheduler(_Composite, LRScheduler):
+    """Step all ``schedulers`` at once (``optimizer`` defaults to theirs).
+
+    Raises:
+        ArgumentError: no schedulers, a ReduceLROnPlateau, or schedulers of different optimizers.
+        ArgumentTypeError: a scheduler that is not one.
+    """
+
+    def __init__(self, schedulers, optimizer=None):
+        if len(schedulers) < 1:
+            raise ArgumentError("ChainedScheduler: expected at least one scheduler, got none")
+        optimizer = optimizer if optimizer is not None else getattr(schedulers[0], "optimizer", None)
+        _check_children("ChainedScheduler", optimizer, schedulers)
+        self._schedulers = list(schedulers)
+        self.optimizer = optimizer
+        self._last_lr = group_values(optimizer, "lr")
+
+    def step(self):
+        """Step every scheduler, in order."""
+        for s in self._schedulers:
+            s.step()
+        self._last_lr = group_values(self.optimizer, "lr")
+
+
+class ReduceLROnPlateau(LRScheduler):
+    """Reduce the learning rate when a metric stops improving; call ``step(metric)``.
+
+    Args:
+        optimizer; mode ('min' or 'max', default 'min'); factor (default 0.1, < 1);
+        patience (steps without improvement tolerated, default 10); threshold (default 1e-4);
+        threshold_mode ('rel': better than ``best * (1 -+ threshold)``, or 'abs':
+        ``best -+ threshold``; default 'rel'); cooldown (default 0); min_lr (number or one
+        per group, default 0); eps (smallest change applied, default 1e-8).
+
+    Raises:
+        ArgumentError: ``factor`` >= 1, an unknown mode or threshold_mode, or a ``min_lr``
+            list whose length is not the number of groups.
+        ArgumentTypeError: ``optimizer`` is not an Optimizer.
+    """
+
+    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, eps=1e-8):
+        if factor >= 1.0:
+            raise ArgumentError(f"ReduceLROnPlateau: factor must be < 1.0, got {factor}")
+        self.factor = factor
+        check_optimizer("ReduceLROnPlateau", optimizer)
+        self.optimizer = optimizer
+        if isinstance(min_lr, (list, tuple)):
+            self.default_min_lr = None
+            self.min_lrs = format_param("min_lr", optimizer, min_lr, "ReduceLROnPlateau")
+        else:
+            self.default_min_lr = min_lr
+            self.min_lrs = [min_lr] * len(optimizer.param_groups)
+        self.patience, self.cooldown, self.eps = patience, cooldown, eps
+        self.last_epoch = 0
+        self._last_lr = group_values(optimizer, "lr")
+        self._init_is_better(mode, threshold, threshold_mode)
+        self._reset()
+
+    def _reset(self):
+        self.best = self.mode_worse
+        self.cooldown_counter = 0
+        self.num_bad_epochs = 0
+
+    def step(self, metrics, epoch=None):
+        """Record ``metrics`` (a number or a one-element tensor) and reduce the rates if it has
+        not improved for more than ``patience`` steps."""
+        current = float(metrics)
+        self.last_epoch = epoch = self.last_epoch + 1 if epoch is None else epoch
+        if self._is_better(current, self.best):
+            self.best = current
+            self.num_bad_epochs = 0
+        else:
+            self.num_bad_epochs += 1
+        if self.in_cooldown:
+            self.cooldown_counter -= 1
+            self.num_bad_epochs = 0  # bad epochs in cooldown do not count
+        if self.num_bad_epochs > self.patience:
+            self._reduce_lr(epoch)
+            self.cooldown_counter = self.cooldown
+            self.num_bad_epochs = 0
+        self._last_lr = group_values(self.optimizer, "lr")
+
+    def _reduce_lr(self, epoch):
+        if len(self.optimizer.param_groups) != len(self.min_lrs):
+            if self.default_min_lr is None:
+                raise ArgumentError(f"ReduceLROnPlateau: the optimizer has {len(self.optimizer.param_groups)} "
+                                    f"parameter groups but min_lrs has {len(self.min_lrs)} values (a group was "
+                                    "added); set min_lrs to match")
+            self.min_lrs = [self.default_min_lr] * len(self.optimizer.param_groups)
+        for i, g in enumerate(self.optimizer.param_groups):
+            old = float(g["lr"])
+            new = max(old * self.factor, self.min_lrs[i])
+            if old - new > self.eps:
+                g["lr"] = new
+
+    @property
+    def in_cooldown(self):
+        return self.cooldown_counter > 0
+
+    def _is_better(self, a, best):
+        if self.mode == "min" and self.threshold_mode == "rel":
+            return a < best * (1.0 - self.threshold)
+        if self.mode == "min":
+            return a < best - self.threshold
+        if self.threshold_mode == "rel":
+            return a > best * (self.threshold + 1.0)
+        return a > best + self.threshold
+
+    def _init_is_better(self, mode, threshold, threshold_mode):
+        if mode not in ("min", "max"):
+            raise ArgumentError(f"ReduceLROnPlateau: mode must be 'min' or 'max', got {mode!r}")
+        if threshold_mode not in ("rel", "abs"):
+            raise ArgumentError(f"ReduceLROnPlateau: threshold_mode must be 'rel' or 'abs', got {threshold_mode!r}")
+        self.mode_worse = math.inf if mode == "min" else -math.inf
+        self.mode, self.threshold, self.threshold_mode = mode, threshold, threshold_mode
+
+    def load_state_dict(self, state_dict):
+        self.__dict__.update(state_dict)
+        self._init_is_better(self.mode, self.threshold, self.threshold_mode)
+
+
+class CosineAnnealingWarmRestarts(LRScheduler):
+    """Cosine annealing restarted every ``T_i`` epochs: ``T_0`` first, then times ``T_mult``.
+
+    Args:
+        optimizer; T_0 (int > 0); T_mult (int >= 1, default 1); eta_min (default 0); last_epoch.
+
+    ``step(epoch)`` accepts fractional epochs (e.g. ``epoch + i / iters`` per batch).
+
+    Raises:
+        ArgumentError: ``T_0`` not a positive int, ``T_mult`` not an int >= 1, ``eta_min``
+            not a number (all ValueErrors in PyTorch), or a negative epoch.
+    """
+
+    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+        if not isinstance(T_0, int) or T_0 <= 0:
+            raise ArgumentError(f"CosineAnnealingWarmRestarts: expected a positive integer T_0, got {T_0!r}")
+        if not isinstance(T_mult, int) or T_mult < 1:
+            raise ArgumentError(f"CosineAnnealingWarmRestarts: expected an integer T_mult >= 1, got {T_mult!r}")
+        if not isinstance(eta_min, (float, int)):
+            raise ArgumentError(f"CosineAnnealingWarmRestarts: expected a float or int eta_min, "
+                                f"got {type(eta_min).__name__}")
+        self.T_0 = self.T_i = T_0
+        self.T_mult, self.eta_min = T_mult, eta_min
+        self.T_cur = last_epoch
+        super().__init__(optimizer, last_epoch)
+
+    def get_lr(self):
+        return [self.eta_min + (b - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+                for b in self.base_lrs]
+
+    def step(self, epoch=None):
+        """Advance one epoch, or go to (fractional) ``epoch``."""
+        if epoch is None and self.last_epoch < 0:
+            epoch = 0
+        if epoch is None:
+            epoch = self.last_epoch + 1
+            self.T_cur = self.T_cur + 1
+            if self.T_cur >= self.T_i:
+                self.T_cur = self.T_cur % self.T_i
+                self.T_i = self.T_i * self.T_mult
+        else:
+            if epoch < 0:
+                raise ArgumentError(f"CosineAnnealingWarmRestarts: expected a non-negative epoch, got {epoch}")
+            if epoch >= self.T_0:
+                if self.T_mult == 1:
+                    self.T_cur = epoch % self.T_0
+                else:
+                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
+                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult ** n
+            else:
+                self.T_i = self.T_0
+                self.T_cur = epoch
+        self.last_epoch = math.floor(epoch)
+        for g, lr in zip(self.optimizer.param_groups, self.get_lr()):
+            g["lr"] = lr
+        self._last_lr = group_values(self.optimizer, "lr")
+
+
+class OneCycleLR(LRScheduler):
+    """The 1cycle policy; step once per batch.
+
+    Args:
+        optimizer; max_lr (float or one per group); total_steps, or epochs and
+        steps_per_epoch; pct_start=0.3; anneal_strategy='cos' or 'linear';
+        cycle_momentum=True; base_momentum=0.85 and max_momentum=0.95 (or one per group);
+        div_factor=25; final_div_factor=1e4; three_phase=False; last_epoch=-1.
+
+    Raises:
+        ArgumentError: total steps not given or not a positive int, pct_start outside
+            [0, 1], unknown anneal_strategy, cycle_momentum with an optimizer without
+            momentum or betas, per-group lists of the wrong length, or stepping to
+            ``total_steps`` (PyTorch allows that one extra step, past the schedule's end).
+    """
+
+    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None,
+                 pct_start=0.3, anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85,
+                 max_momentum=0.95, div_factor=25.0, final_div_factor=1e4, three_phase=False,
+                 last_epoch=-1):
+        check_optimizer("OneCycleLR", optimizer)
+        self.optimizer = optimizer
+        if total_steps is not None:
+            if not isinstance(total_steps, int) or total_steps <= 0:
+                raise ArgumentError(f"OneCycleLR: expected a positive integer total_steps, got {total_steps!r}")
+            self.total_steps = total_steps
+        elif epochs is not None and steps_per_epoch is not None:
+            for k, v in (("epochs", epochs), ("steps_per_epoch", steps_per_epoch)):
+                if not isinstance(v, int) or v <= 0:
+                    raise ArgumentError(f"OneCycleLR: expected a positive integer {k}, got {v!r}")
+            self.total_steps = epochs * steps_per_epoch
+        else:
+            raise ArgumentError("OneCycleLR: give total_steps, or epochs and steps_per_epoch")
+        if not isinstance(pct_start, (int, float)) or not 0 <= pct_start <= 1:
+            raise ArgumentError(f"OneCycleLR: expected pct_start in [0, 1], got {pct_start!r}")
+        if anneal_strategy not in ("cos", "linear"):
+            raise ArgumentError(f"OneCycleLR: anneal_strategy must be 'cos' or 'linear', got {anneal_strategy!r}")
+        self._anneal_func_type = anneal_strategy
+        up = float(pct_start * self.total_steps) - 1
+        phase = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+        if three_phase:
+            rows = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                    (float(2 * pct_start * self.total_steps) - 2, "max_lr", "initial_lr", "base_momentum",
+                     "max_momentum"),
+                    (self.total_steps - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+        else:
+            rows = [(up, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                    (self.total_steps - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+        self._schedule_phases = [dict(zip(phase, r)) for r in rows]
+        max_lrs = format_param("max_lr", optimizer, max_lr, "OneCycleLR")
+        if last_epoch == -1:
+            for m, g in zip(max_lrs, optimizer.param_groups):
+                g["initial_lr"] = m / div_factor
+                g["max_lr"] = m
+                g["min_lr"] = g["initial_lr"] / final_div_factor
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ArgumentError(f"OneCycleLR: cycle_momentum needs an optimizer with momentum or betas, "
+                                    f"got {type(optimizer).__name__}")
+            self.use_beta1 = "betas" in optimizer.defaults
+            max_ms = format_param("max_momentum", optimizer, max_momentum, "OneCycleLR")
+            base_ms = format_param("base_momentum", optimizer, base_momentum, "OneCycleLR")
+            if last_epoch == -1:
+                for m_max, m_base, g in zip(max_ms, base_ms, optimizer.param_groups):
+                    self._set_momentum(g, m_max)
+                    g["max_momentum"], g["base_momentum"] = m_max, m_base
+        super().__init__(optimizer, last_epoch)
+
+    def _set_momentum(self, g, m):
+        if self.use_beta1:
+            g["betas"] = (m, *g["betas"][1:])
+        else:
+            g["momentum"] = m
+
+    def _anneal_func(self, start, end, pct):
+        if self._anneal_func_type == "cos":
+            return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
+        return (end - start) * pct + start
+
+    def get_lr(self):
+        step = self.last_epoch
+        if step >= self.total_steps:
+            raise ArgumentError(f"OneCycleLR: tried to step {step + 1} times, more than total_steps "
+                                f"{self.total_steps}")
+        lrs = []
+        for g in self.optimizer.param_groups:
+            start = 0.0
+            for i, ph in enumerate(self._schedule_phases):
+                end = ph["end_step"]
+                if step <= end or i == len(self._schedule_phases) - 1:
+                    pct = (step - start) / (end - start) if end != start else 1.0
+                    lrs.append(self._anneal_func(g[ph["start_lr"]], g[ph["end_lr"]], pct))
+                    if self.cycle_momentum:
+                        self._set_momentum(g, self._anneal_func(g[ph["start_momentum"]], g[ph["end_momentum"]], pct))
+                    break
+                start = ph["end_step"]
+        return lrs
