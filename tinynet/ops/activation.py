@@ -15,7 +15,7 @@ from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
 from .inplace import inplace_apply
 from .unary import _erf
-from .util import check_float, check_tensor, dim_index
+from .util import check_float, check_tensor, dim_index, is_graph
 
 
 def _check(op, x):
@@ -156,21 +156,28 @@ class GELU(_ParamPointwise):
         return self.param
 
     def forward(self, xp, x):
-        self.save_for_backward(x)
+        # the inner value (tanh or the normal CDF) is saved too: backward then needs no
+        # second erf pass, the costly part on the CPU
         if self.approximate == "tanh":
-            return 0.5 * x * (1 + xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)))
-        return (0.5 * x * (1 + _erf(xp, x * (1 / math.sqrt(2))))).astype(x.dtype, copy=False)
+            inner = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
+            y = 0.5 * x * (1 + inner)
+        else:
+            inner = 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2))))
+            y = (x * inner).astype(x.dtype, copy=False)
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x, inner)
+        return y
 
     def backward(self, xp, gy):
-        (x,) = self.saved
+        x, inner = (self.saved + (None,))[:2]  # the GPU kernel path saves x only
+        if is_graph(xp) or inner is None:  # recompute: a create_graph backward differentiates it
+            inner = (xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)) if self.approximate == "tanh"
+                     else 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2)))))
         if self.approximate == "tanh":
-            inner = _SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)
-            t = xp.tanh(inner)
             dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x * x)
-            return (gy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * dinner),)
-        cdf = 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2))))
+            return (gy * (0.5 * (1 + inner) + 0.5 * x * (1 - inner * inner) * dinner),)
         pdf = xp.exp(-0.5 * x * x) * (1 / math.sqrt(2 * math.pi))
-        return (gy * (cdf + x * pdf),)
+        return (gy * (inner + x * pdf),)
 
 
 
