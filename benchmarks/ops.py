@@ -107,7 +107,8 @@ def main(argv=None):
             row["ratio_time"] = row["tinynet_us"] / row["torch_us"]
         rows.append(row)
         print(f"{name:<24} tinynet {row['tinynet_us']:9.1f} us" +
-              (f"   torch {row['torch_us']:9.1f} us   time ratio x{row['ratio_time']:.2f}" if "torch_us" in row else ""),
+              (f"   torch {row['torch_us']:9.1f} us   time ratio x{row['ratio_time']:.2f}"
+               if "torch_us" in row else ""),
               flush=True)
     out = args.out or os.path.join(HERE, "results", f"ops_{args.device}{'_quick' if args.quick else ''}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)

@@ -69,7 +69,8 @@ def conv_table(data, name):
     lines += ["", "GPU time of forward + dgrad + wgrad (CUDA-graph replay on both sides):", "",
               "| layer | batch | tinynet us | PyTorch us | ratio |", "| --- | ---: | ---: | ---: | ---: |"]
     for r in data["gpu_us"]:
-        lines.append(f"| {r['layer']} | {r['batch']} | {r['tinynet_us']:.1f} | {r['torch_us']:.1f} | {r['ratio']:.2f} |")
+        lines.append(f"| {r['layer']} | {r['batch']} | {r['tinynet_us']:.1f} | {r['torch_us']:.1f} "
+                     f"| {r['ratio']:.2f} |")
     return "\n".join(lines)
 
 

@@ -250,7 +250,8 @@ def main(argv=None):
             if args.profile and "profile" in row.get("tinynet", {}):
                 print(row["tinynet"]["profile"])
     meta = _meta(args)
-    out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{'_quick' if args.quick else ''}.json")
+    suffix = "_quick" if args.quick else ""
+    out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=2)

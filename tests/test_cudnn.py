@@ -83,7 +83,8 @@ def test_engine_is_observable_and_info_reports_cudnn():
     x = tinynet.randn(2, 3, 8, 8, device="cuda")
     F.conv2d(x, tinynet.randn(4, 3, 3, 3, device="cuda"))
     assert impl.engines and all(set(v) == {"fprop", "dgrad", "wgrad"} for v in impl.engines.values())
-    assert "cuDNN" in tinynet.backends.cudnn.status_line() and str(impl.version()) in tinynet.backends.cudnn.status_line()
+    line = tinynet.backends.cudnn.status_line()
+    assert "cuDNN" in line and str(impl.version()) in line
     assert tinynet.backends.cudnn.is_available()
 
 
@@ -135,5 +136,6 @@ def test_float16_conv(no_tf32):
     w = rng.standard_normal((8, 4, 3, 3)).astype(numpy.float16)
     y = F.conv2d(tinynet.tensor(x, device="cuda"), tinynet.tensor(w, device="cuda"), padding=1)
     assert y.dtype == numpy.float16
-    ref = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64), padding=1)
+    ref = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64),
+                                     padding=1)
     assert _rel(y.detach().numpy().astype(numpy.float64), ref.detach().numpy()) <= 2e-3

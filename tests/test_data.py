@@ -217,7 +217,8 @@ def _cifar_tar(path, n_train=3, n_test=2):
 
 def test_cifar10_binary_archive(tmp_path, monkeypatch):
     expect = _cifar_tar(tmp_path / "cifar-10-binary.tar.gz")
-    monkeypatch.setattr(datasets.CIFAR10, "md5", hashlib.md5((tmp_path / "cifar-10-binary.tar.gz").read_bytes()).hexdigest())
+    digest = hashlib.md5((tmp_path / "cifar-10-binary.tar.gz").read_bytes()).hexdigest()
+    monkeypatch.setattr(datasets.CIFAR10, "md5", digest)
     train = datasets.CIFAR10(tmp_path, train=True)
     test = datasets.CIFAR10(tmp_path, train=False)
     assert train.data.shape == (15, 3, 32, 32) and len(test) == 2

@@ -40,7 +40,8 @@ BAD = [
     ("nll float target", lambda: F.nll_loss(X2, tinynet.zeros(4)), DTypeError, "integer class"),
     ("nll target shape", lambda: F.nll_loss(X2, tinynet.tensor([0, 1])), ShapeError, r"target of shape \(4,\)"),
     # checked on the CPU only: on the GPU the check would force a host sync every step
-    ("nll out of range", lambda: F.nll_loss(tinynet.zeros(4, 5, device="cpu"), tinynet.tensor([0, 1, 2, 9], device="cpu")),
+    ("nll out of range",
+     lambda: F.nll_loss(tinynet.zeros(4, 5, device="cpu"), tinynet.tensor([0, 1, 2, 9], device="cpu")),
      errors.IndexOutOfRangeError, "out of bounds"),
     ("nll reduction", lambda: F.nll_loss(X2, T, reduction="avg"), ValueError, "reduction"),
     ("nll weight", lambda: F.nll_loss(X2, T, weight=tinynet.ones(3)), ShapeError, "weight"),

@@ -227,12 +227,14 @@ def test_batchnorm_running_stats_on_gpu_match_cpu():
         for _ in range(3):
             bn(tinynet.tensor(x, dtype="float32", device=dev)).sum().backward()
         bn.eval()
-        stats[dev] = [bn.running_mean.detach().numpy(), bn.running_var.detach().numpy(), bn.num_batches_tracked.detach().numpy(),
+        stats[dev] = [bn.running_mean.detach().numpy(), bn.running_var.detach().numpy(),
+                      bn.num_batches_tracked.detach().numpy(),
                       bn(tinynet.tensor(x, dtype="float32", device=dev)).detach().numpy()]
     _close(stats["cuda"], stats["cpu"], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("shape", [(1024, 10, 24, 24), (64, 20, 8, 8), (3, 7, 5, 9), (1, 4, 33, 1), (200, 50), (2, 3, 100)])
+@pytest.mark.parametrize("shape", [(1024, 10, 24, 24), (64, 20, 8, 8), (3, 7, 5, 9), (1, 4, 33, 1), (200, 50),
+                                   (2, 3, 100)])
 def test_bias_grad_kernel_matches_float64_sum(shape):
     """The bias-gradient reduction (row stage + per-channel stage, or one block per
     channel for short rows) against a float64 sum over every dim but 1."""

@@ -59,6 +59,12 @@ CASES = {
     "normalize": (lambda x: F.normalize(x), lambda x: TF.normalize(x), [X3], True),
     "normalize_p1_dim0": (lambda x: F.normalize(x, 1.0, 0), lambda x: TF.normalize(x, 1.0, 0), [X3], True),
     "normalize_p3_last": (lambda x: F.normalize(x, 3, -1), lambda x: TF.normalize(x, 3, -1), [X3], True),
+    "local_response_norm": (lambda x: F.local_response_norm(x, 3), lambda x: TF.local_response_norm(x, 3), [X3], True),
+    "local_response_norm_even_4d": (lambda x: F.local_response_norm(x, 2, 0.3, 0.6, 2.0),
+                                    lambda x: TF.local_response_norm(x, 2, 0.3, 0.6, 2.0), [IMG], True),
+    "local_response_norm_wider_than_c": (lambda x: F.local_response_norm(x, 9, 0.5, 0.75, 1.0),
+                                         lambda x: TF.local_response_norm(x, 9, 0.5, 0.75, 1.0),
+                                         [R.standard_normal((2, 4, 3, 2, 2))], False),
 }
 
 
@@ -216,6 +222,7 @@ LAYERS = [
     (lambda m: m.InstanceNorm1d(3, track_running_stats=True), X3[0]),
     (lambda m: m.InstanceNorm2d(4, affine=True), IMG), (lambda m: m.InstanceNorm2d(4, track_running_stats=True), IMG),
     (lambda m: m.InstanceNorm2d(4, affine=True, momentum=None, track_running_stats=True), IMG[0]),
+    (lambda m: m.LocalResponseNorm(3, alpha=0.2, beta=0.5, k=2.0), IMG), (lambda m: m.LocalResponseNorm(2), X3),
 ]
 
 
@@ -336,6 +343,9 @@ ERRORS = [
     (lambda: F.one_hot(tinynet.tensor([1]), -2), ArgumentError, "num_classes"),
     (lambda: F.normalize(tinynet.zeros(3), dim=1), IndexOutOfRangeError, "normalize: dimension out of range"),
     (lambda: F.normalize(tinynet.zeros(3, dtype=tinynet.int64), dim=0), DTypeError, "normalize"),
+    (lambda: F.local_response_norm(tinynet.zeros(2, 3), 2), ShapeError, "local_response_norm: expected input with 3"),
+    (lambda: F.local_response_norm(tinynet.zeros(2, 3, 4), 0), ArgumentError, "size must be >= 1"),
+    (lambda: nn.LocalResponseNorm(2)(tinynet.zeros(2, 3, 4, dtype=tinynet.int64)), DTypeError, "local_response_norm"),
     (lambda: nn.LayerNorm(4).load_state_dict({"weight": numpy.ones(5), "bias": numpy.zeros(4)}), StateDictError,
      "size mismatch"),
 ]

@@ -64,7 +64,8 @@ MATRIX = {
     "baddbmm_batch_input": (tinynet.baddbmm, torch.baddbmm, [n(1, 3, 2), n(2, 3, 4), n(2, 4, 2)]),
     "addbmm": (lambda c, a, b: tinynet.addbmm(c, a, b, beta=0.5, alpha=2),
                lambda c, a, b: torch.addbmm(c, a, b, beta=0.5, alpha=2), [n(3, 2), n(2, 3, 4), n(2, 4, 2)]),
-    "addbmm_broadcast": (lambda c, a, b: c.addbmm(a, b), lambda c, a, b: c.addbmm(a, b), [n(2), n(3, 3, 2), n(3, 2, 2)]),
+    "addbmm_broadcast": (lambda c, a, b: c.addbmm(a, b), lambda c, a, b: c.addbmm(a, b),
+                         [n(2), n(3, 3, 2), n(3, 2, 2)]),
 }
 
 
@@ -154,7 +155,8 @@ def test_integer_products_match_torch(device):
     a, b = numpy.arange(6).reshape(2, 3), numpy.arange(12).reshape(3, 4) - 5
     ta, tb = tinynet.tensor(a, device=device), tinynet.tensor(b, device=device)
     for ours, theirs in [(tinynet.mm(ta, tb), torch.mm(torch.tensor(a), torch.tensor(b))),
-                         (tinynet.einsum("ij,jk->ik", ta, tb), torch.einsum("ij,jk->ik", torch.tensor(a), torch.tensor(b))),
+                         (tinynet.einsum("ij,jk->ik", ta, tb),
+                          torch.einsum("ij,jk->ik", torch.tensor(a), torch.tensor(b))),
                          # PyTorch truncates a float beta/alpha for integer tensors
                          (tinynet.addmm(tb[0], ta, tb, beta=2.7, alpha=1.5),
                           torch.addmm(torch.tensor(b)[0], torch.tensor(a), torch.tensor(b), beta=2.7, alpha=1.5))]:

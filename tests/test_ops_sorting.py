@@ -122,7 +122,8 @@ def test_indices_match_torch(device):
         ours, ref = _pair(ours_fn, torch_fn, ODD, device)
         assert tuple(ours.values.shape) == tuple(ref.values.shape)
         _same_indices(ours, ref)
-    assert_close(tinynet.argsort(tinynet.tensor(ODD, device=device), 0, True), torch.argsort(torch.tensor(ODD), 0, True))
+    assert_close(tinynet.argsort(tinynet.tensor(ODD, device=device), 0, True),
+                 torch.argsort(torch.tensor(ODD), 0, True))
 
 
 def test_nan_and_tie_rules(device):
@@ -195,10 +196,12 @@ def test_topk_k_zero_and_full(device):
 def test_zero_size_inputs(device):
     E = numpy.zeros((0, 3))
     for ours_fn, torch_fn in [(lambda t: t.sort(1), lambda t: t.sort(1)), (lambda t: t.sort(0), lambda t: t.sort(0)),
-                              (lambda t: t.topk(2), lambda t: t.topk(2)), (lambda t: t.topk(0, 0), lambda t: t.topk(0, 0)),
+                              (lambda t: t.topk(2), lambda t: t.topk(2)),
+                              (lambda t: t.topk(0, 0), lambda t: t.topk(0, 0)),
                               (lambda t: t.kthvalue(1, 1), lambda t: t.kthvalue(1, 1)),
                               (lambda t: t.median(1), lambda t: t.median(1)),
-                              (lambda t: t.cummax(0), lambda t: t.cummax(0)), (lambda t: t.cummin(1), lambda t: t.cummin(1))]:
+                              (lambda t: t.cummax(0), lambda t: t.cummax(0)),
+                              (lambda t: t.cummin(1), lambda t: t.cummin(1))]:
         ours, ref = _pair(ours_fn, torch_fn, E, device)
         assert tuple(ours.values.shape) == tuple(ref.values.shape)
         assert ours.indices.dtype == tinynet.int64
@@ -216,7 +219,8 @@ def test_integer_and_bool_inputs(device):
     i32 = numpy.array([[3, -1, 2], [0, 5, 5]], dtype=numpy.int32)
     t, r = tinynet.tensor(i32, device=device), torch.tensor(i32)
     checks = [(t.cumsum(1), r.cumsum(1)), (t.cumprod(0), r.cumprod(0)), (t.cummax(1).values, r.cummax(1).values),
-              (t.sort(dim=1, stable=True).values, r.sort(dim=1, stable=True).values), (t.topk(2).values, r.topk(2).values),
+              (t.sort(dim=1, stable=True).values, r.sort(dim=1, stable=True).values),
+              (t.topk(2).values, r.topk(2).values),
               (t.median(), r.median()), (t.median(1).values, r.median(1).values),
               (t.kthvalue(1, 0).values, r.kthvalue(1, 0).values), (t.msort(), r.msort()),
               (t.cumsum(0, dtype=tinynet.float32), r.cumsum(0, dtype=torch.float32)),
@@ -299,7 +303,8 @@ BAD = [
     ("kthvalue k float", lambda: X.kthvalue(1.0), T_, "kthvalue: k must be an int"),
     ("kthvalue dim", lambda: X.kthvalue(1, -3), E, "kthvalue: dimension out of range"),
     ("kthvalue keepdim int", lambda: X.kthvalue(1, keepdim=1), T_, "kthvalue: keepdim must be a bool"),
-    ("kthvalue empty dim", lambda: tinynet.zeros(0).kthvalue(1), E, "kthvalue: expected reduction dim 0 to have non-zero"),
+    ("kthvalue empty dim", lambda: tinynet.zeros(0).kthvalue(1), E,
+     "kthvalue: expected reduction dim 0 to have non-zero"),
     ("kthvalue bool", lambda: tinynet.tensor([True]).kthvalue(1), errors.DTypeError, "kthvalue: bool"),
     ("median dim", lambda: X.median(2), E, "median: dimension out of range"),
     ("median dim float", lambda: X.median(1.0), T_, "median: dim must be an int"),

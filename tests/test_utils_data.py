@@ -772,7 +772,8 @@ def test_unpicklable_dataset_and_collate_fn_give_typed_errors():
 
 
 def test_spawned_workers_match_one_process():
-    dl = DataLoader(Squares(9), batch_size=4, num_workers=2, multiprocessing_context="spawn", worker_init_fn=init_worker)
+    dl = DataLoader(Squares(9), batch_size=4, num_workers=2, multiprocessing_context="spawn",
+                    worker_init_fn=init_worker)
     assert batches(dl) == batches(DataLoader(Squares(9), batch_size=4))
 
 

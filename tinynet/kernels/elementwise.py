@@ -7,7 +7,9 @@ from . import cuda
 _GELU_PRE = """
 template <typename T> __device__ T gelu_cdf(T x) { return (T)0.5 * ((T)1 + erf(x * (T)0.70710678118654752440)); }
 template <typename T> __device__ T gelu_pdf(T x) { return exp((T)-0.5 * x * x) * (T)0.39894228040143267794; }
-template <typename T> __device__ T gelu_tanh_inner(T x) { return (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x); }
+template <typename T> __device__ T gelu_tanh_inner(T x) {
+    return (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);
+}
 """
 
 

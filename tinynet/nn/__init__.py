@@ -6,8 +6,8 @@ from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
-                      InstanceNorm2d, LayerNorm, LogSigmoid, Mish, PReLU, ReLU6, SiLU, Softmax2d, Softmin, Softplus,
-                      Softsign, Tanhshrink)
+                      InstanceNorm2d, LayerNorm, LocalResponseNorm, LogSigmoid, Mish, PReLU, ReLU6, SiLU, Softmax2d,
+                      Softmin, Softplus, Softsign, Tanhshrink)
 from .modules import (MultiheadAttention, Transformer, TransformerDecoder, TransformerDecoderLayer, TransformerEncoder,
                       TransformerEncoderLayer)
 from .modules import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
@@ -17,19 +17,16 @@ from .modules import (GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm
                       Flatten, Identity, LeakyReLU, Linear, LogSoftmax, MaxPool2d, Module, ModuleList, Parameter, ReLU,
                       Sequential, Sigmoid, Softmax, Tanh)
 
-__all__ = ["functional", "init", "Module", "Parameter", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d",
-           "BatchNorm2d", "Conv2d", "Dropout", "Dropout2d", "Flatten", "GELU", "Identity", "LeakyReLU",
-           "Linear", "LogSoftmax", "MaxPool2d", "ModuleList", "ReLU", "Sequential", "Sigmoid", "Softmax",
-           "Tanh"]
-__all__ += ["utils", "RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-__all__ += ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HuberLoss",
-            "KLDivLoss", "L1Loss", "MarginRankingLoss", "MSELoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
-            "SoftMarginLoss"]
-__all__ += ["ModuleDict", "ParameterDict", "ParameterList"]
-__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
-            "TransformerDecoderLayer"]
-__all__ += ["Embedding", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "SiLU", "Softplus", "ELU", "SELU",
-            "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid", "PReLU", "LogSigmoid", "Softsign",
-            "Tanhshrink", "GLU", "Softmax2d", "Softmin"]
-__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d",
-            "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "Unflatten"]
+__all__ = ["functional", "init", "utils", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss",
+           "BCEWithLogitsLoss", "CELU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+           "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten",
+           "GaussianNLLLoss", "GELU", "GLU", "GroupNorm", "GRU", "GRUCell", "Hardsigmoid", "Hardswish",
+           "Hardtanh", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss",
+           "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "LSTM",
+           "LSTMCell", "MarginRankingLoss", "MaxPool2d", "Mish", "Module", "ModuleDict", "ModuleList",
+           "MSELoss", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict", "ParameterList",
+           "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "PReLU", "ReLU", "ReLU6", "RNN", "RNNBase",
+           "RNNCell", "RNNCellBase", "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss", "SoftMarginLoss",
+           "Softmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Transformer",
+           "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
+           "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

@@ -18,6 +18,7 @@ from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_l
 from ..ops.loss_pointwise import gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss
 from ..ops.normalization import batch_norm
 from ..ops.layer_norm import group_norm, instance_norm, layer_norm
+from ..ops.local_response_norm import local_response_norm
 from ..ops.embedding import embedding, normalize, one_hot
 from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, mish, selu, selu_, silu, softmin,
                                       softplus, softsign, tanhshrink)
@@ -34,7 +35,8 @@ __all__ = [
     "bias_relu", "gelu", "leaky_relu", "log_softmax", "relu", "sigmoid", "softmax", "tanh", "conv2d", "linear",
     "dropout", "dropout2d", "cross_entropy", "mse_loss", "nll_loss", "batch_norm", "adaptive_avg_pool2d",
     "avg_pool2d", "max_pool2d", "pad", "scaled_dot_product_attention",
-    "layer_norm", "group_norm", "instance_norm", "embedding", "one_hot", "normalize", "silu", "softplus", "elu",
+    "layer_norm", "group_norm", "instance_norm", "local_response_norm", "embedding", "one_hot", "normalize", "silu",
+    "softplus", "elu",
     "elu_", "selu", "selu_", "celu", "celu_", "mish", "logsigmoid", "softsign", "tanhshrink", "glu", "softmin",
     "hardtanh", "hardtanh_", "relu6", "hardswish", "hardsigmoid", "prelu",
     "conv1d", "conv_transpose1d", "conv_transpose2d", "interpolate", "upsample", "upsample_nearest",

@@ -13,7 +13,7 @@ from . import scan, sorting  # noqa: F401  (cumulative ops, sorting and order st
 from . import einsum  # noqa: F401  (Einstein summation)
 from . import attention  # noqa: F401  (scaled dot-product attention)
 from . import loss_binary, loss_pointwise  # noqa: F401  (the BCE family, margin, regression and divergence losses)
-from . import embedding, layer_norm  # noqa: F401  (layer/group/instance norm; embedding, one_hot, normalize)
+from . import embedding, layer_norm, local_response_norm  # noqa: F401  (layer/group/instance norm; embedding, one_hot, normalize)
 from . import piecewise_activations, smooth_activations  # noqa: F401  (hardtanh...prelu; silu...glu)
 from . import axis_map, conv_transpose, interpolate, pad  # noqa: F401  (transposed conv, resampling, padding)
 from .graph_xp import graph_xp

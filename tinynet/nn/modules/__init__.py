@@ -17,25 +17,22 @@ from .param_container import ParameterDict, ParameterList
 from .normalization import BatchNorm1d, BatchNorm2d
 from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
 from .embedding import Embedding
-from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm
+from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
 from .piecewise_activations import Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6
 from .smooth_activations import (CELU, ELU, GLU, SELU, LogSigmoid, Mish, SiLU, Softmax2d, Softmin, Softplus, Softsign,
                                  Tanhshrink)
 from .rnn import GRU, LSTM, RNN, RNNBase
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
-__all__ = ["GELU", "LeakyReLU", "LogSoftmax", "ReLU", "Sigmoid", "Softmax", "Tanh", "Flatten", "ModuleList",
-           "Sequential", "Conv2d", "Dropout", "Dropout2d", "Identity", "Linear", "Module", "Parameter",
-           "BatchNorm1d", "BatchNorm2d", "AdaptiveAvgPool2d", "AvgPool2d", "MaxPool2d"]
-__all__ += ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"]
-__all__ += ["BCELoss", "BCEWithLogitsLoss", "CosineEmbeddingLoss", "CrossEntropyLoss", "GaussianNLLLoss", "HuberLoss",
-            "KLDivLoss", "L1Loss", "MarginRankingLoss", "MSELoss", "NLLLoss", "PoissonNLLLoss", "SmoothL1Loss",
-            "SoftMarginLoss"]
-__all__ += ["ModuleDict", "ParameterDict", "ParameterList"]
-__all__ += ["MultiheadAttention", "Transformer", "TransformerEncoder", "TransformerEncoderLayer", "TransformerDecoder",
-            "TransformerDecoderLayer"]
-__all__ += ["Embedding", "LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "SiLU", "Softplus", "ELU", "SELU",
-            "CELU", "Mish", "Hardtanh", "ReLU6", "Hardswish", "Hardsigmoid", "PReLU", "LogSigmoid", "Softsign",
-            "Tanhshrink", "GLU", "Softmax2d", "Softmin"]
-__all__ += ["Conv1d", "ConvTranspose1d", "ConvTranspose2d", "Upsample", "UpsamplingNearest2d",
-            "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "Unflatten"]
+__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "CELU",
+           "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss", "CrossEntropyLoss",
+           "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GaussianNLLLoss", "GELU", "GLU", "GroupNorm",
+           "GRU", "GRUCell", "Hardsigmoid", "Hardswish", "Hardtanh", "HuberLoss", "Identity", "InstanceNorm1d",
+           "InstanceNorm2d", "KLDivLoss", "L1Loss", "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm",
+           "LogSigmoid", "LogSoftmax", "LSTM", "LSTMCell", "MarginRankingLoss", "MaxPool2d", "Mish", "Module",
+           "ModuleDict", "ModuleList", "MSELoss", "MultiheadAttention", "NLLLoss", "Parameter", "ParameterDict",
+           "ParameterList", "PixelShuffle", "PixelUnshuffle", "PoissonNLLLoss", "PReLU", "ReLU", "ReLU6", "RNN",
+           "RNNBase", "RNNCell", "RNNCellBase", "SELU", "Sequential", "Sigmoid", "SiLU", "SmoothL1Loss",
+           "SoftMarginLoss", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink",
+           "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
+           "TransformerEncoderLayer", "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]

@@ -205,3 +205,26 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of (N, C, H, W) or unbatched (C, H, W) input; arguments as
     :class:`InstanceNorm1d`."""
     _no_batch_dim, _layout = 3, "(N, C, H, W) or (C, H, W)"
+
+
+class LocalResponseNorm(Module):
+    """Local response normalisation across channels; see
+    :func:`tinynet.nn.functional.local_response_norm` for the formula.
+
+    Args:
+        size (int): channels in the window. alpha (float): default 1e-4. beta (float):
+            default 0.75. k (float): default 1.0.
+
+    Shape:
+        (N, C, *) -> same shape.
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
