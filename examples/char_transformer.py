@@ -162,8 +162,11 @@ def build_parser():
     return p
 
 
-def train(args, log=print):
-    """Train per ``args``; return (model, chars, [(step, train loss, val loss or None)], tokens/s)."""
+def train(args, log=print, on_step=None):
+    """Train per ``args``; return (model, chars, [(step, train loss, val loss or None)], tokens/s).
+
+    ``log`` prints the evaluation lines; ``on_step()``, when given, is called after every step.
+    """
     torch.manual_seed(args.seed)
     device = torch.device(args.device) if args.device else torch.get_default_device()
     chars, train_data, val_data = load_text(args.text)
@@ -179,6 +182,8 @@ def train(args, log=print):
         torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip)
         optimizer.step()
         scheduler.step()
+        if on_step is not None:
+            on_step()
         last = step == args.steps - 1
         if step % args.eval_interval == 0 or last:
             val = estimate_loss(model, val_data, args, device)
@@ -192,10 +197,15 @@ def train(args, log=print):
 def main(argv=None):
     args = build_parser().parse_args(argv)
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     console = Console()
     console.print(f"tinynet {torch.__version__}: training a {args.n_layer}-layer character GPT on "
                   f"{os.path.basename(args.text)}, {args.steps} steps of {args.batch_size} x {args.block_size}")
-    model, chars, history, tps = train(args, log=console.print)
+    columns = (TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("training", total=args.steps)
+        model, chars, history, tps = train(args, log=progress.console.print,
+                                           on_step=lambda: progress.advance(task))
     console.print(f"{tps:,.0f} tokens/s")
     start = torch.tensor([[chars.index("\n") if "\n" in chars else 0]], dtype=torch.long,
                          device=next(model.parameters()).device)
