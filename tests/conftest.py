@@ -52,3 +52,13 @@ def mnist_dir():
 def _seed():
     tinynet.manual_seed(1234)
     numpy.random.seed(1234)
+
+
+@pytest.fixture
+def cpu_default_device():
+    """Factories default to the CPU, as PyTorch's do (the CuPy backend defaults to the GPU): for
+    tests that compare with PyTorch on the CPU or check what only the CPU checks (value ranges)."""
+
+    tinynet.set_default_device("cpu")
+    yield
+    tinynet.set_default_device(None)

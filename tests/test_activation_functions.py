@@ -213,7 +213,7 @@ def test_prelu_state_dict_both_ways_and_default_init():
     ours, theirs = nn.PReLU(4, init=0.2), torch.nn.PReLU(4, init=0.2)
     assert_close(ours.weight, theirs.weight)
     assert ours.weight.shape == (4,) and ours.weight.dtype == tinynet.float32 and ours.weight.requires_grad
-    ours.weight.data.array[...] = numpy.arange(4) * 0.1
+    ours.weight.data.copy_(tinynet.tensor(numpy.arange(4) * 0.1))
     theirs.load_state_dict({k: torch.tensor(v.numpy()) for k, v in ours.state_dict().items()})
     assert_close(theirs.weight, numpy.arange(4, dtype=numpy.float32) * 0.1)
 

@@ -83,7 +83,7 @@ def test_common_device_selection_code_runs():
     model = nn.Linear(3, 2).to(device)
     x = tinynet.randn(4, 3).to(device)
     out = model(x)
-    assert out.device == device
+    assert out.device.type == device.type  # cuda:0 vs cuda: PyTorch's devices compare unequal too
     assert tinynet.get_default_device() == tinynet.zeros(1).device
 
 
@@ -137,6 +137,7 @@ def test_default_dtype():
         tinynet.set_default_dtype(tinynet.int64)
 
 
+@pytest.mark.usefixtures("cpu_default_device")
 def test_dtype_names_match_pytorch():
     assert tinynet.float is tinynet.float32 and tinynet.double is tinynet.float64 and tinynet.half is tinynet.float16
     assert tinynet.long is tinynet.int64 and tinynet.int is tinynet.int32 and tinynet.bool == numpy.bool_
@@ -196,3 +197,20 @@ def test_cuda_rng_state_repeats_dropout_masks():
     tinynet.cuda.set_rng_state(s)
     c = F.dropout(x, 0.5)
     assert a.tolist() == c.tolist() and a.tolist() != b.tolist()
+
+
+def test_set_default_device_moves_the_factories_and_none_restores():
+    backend_default = tinynet.get_default_device()
+    try:
+        tinynet.set_default_device("cpu")
+        assert tinynet.get_default_device() == tinynet.device("cpu")
+        assert tinynet.zeros(2).device.type == "cpu" and tinynet.tensor([1.0]).device.type == "cpu"
+        assert tinynet.randn(2).device.type == "cpu" and tinynet.arange(3).device.type == "cpu"
+        if tinynet.cuda.is_available():
+            tinynet.set_default_device("cuda")
+            assert tinynet.ones(1).device.type == "cuda"
+        with pytest.raises(DeviceError, match="set_default_device"):
+            tinynet.set_default_device("tpu")
+    finally:
+        tinynet.set_default_device(None)
+    assert tinynet.get_default_device() == backend_default

@@ -452,6 +452,7 @@ BAD = [
 ]
 
 
+@pytest.mark.usefixtures("cpu_default_device")  # value ranges are checked on the CPU only
 @pytest.mark.parametrize("case", BAD, ids=[c[0] for c in BAD])
 def test_bad_loss_input_raises(case):
     _, fn, err, match = case

@@ -9,7 +9,7 @@ import pytest
 import tinynet
 import tinynet.nn as nn
 import tinynet.nn.functional as F
-from helpers import assert_close, check_op, rng, torch
+from helpers import assert_close, check_op, rng, torch, torch_is_reference
 from tinynet.errors import (ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError,
                             StateDictError)
 
@@ -232,7 +232,8 @@ def test_norm_layers_match_torch_with_state_dict_both_ways(k, device):
         pytest.skip("PyTorch not installed: reference unavailable")
     make, x = LAYERS[k]
     ours, theirs = make(nn), make(torch.nn)
-    assert repr(ours) == repr(theirs)
+    if torch_is_reference():  # printed forms differ between PyTorch releases
+        assert repr(ours) == repr(theirs)
     assert list(ours.state_dict()) == list(theirs.state_dict())
     for key, v in theirs.state_dict().items():  # PyTorch's initial values and dtypes
         assert_close(ours.state_dict()[key], v, rtol=0, atol=0, what=key)
@@ -351,6 +352,7 @@ ERRORS = [
 ]
 
 
+@pytest.mark.usefixtures("cpu_default_device")  # index ranges are checked on the CPU only
 @pytest.mark.parametrize("k", range(len(ERRORS)))
 def test_bad_configurations_and_inputs_raise_typed_errors(k):
     fn, error, match = ERRORS[k]

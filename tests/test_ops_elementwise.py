@@ -146,6 +146,7 @@ def test_floor_divide_forward_and_zero_gradient(device):
     assert y.requires_grad and x.grad.tolist() == [[0.0] * 3] * 2
 
 
+@pytest.mark.usefixtures("cpu_default_device")  # division by zero is checked on the CPU only
 def test_integer_division_and_remainder(device):
     a = tinynet.tensor([-7, -6, 5, 7], device=device)
     ta = torch.tensor([-7, -6, 5, 7])
@@ -313,6 +314,7 @@ def test_unary_dtypes_follow_torch(device):
             numpy.testing.assert_allclose(out.numpy().astype(float), ref.numpy().astype(float), rtol=1e-3)
 
 
+@pytest.mark.usefixtures("cpu_default_device")  # m.tensor(2.7): a CPU scalar tensor, as in PyTorch
 def test_where_and_masked_fill_values_follow_torch(device):
     c, rc = tinynet.tensor([True, False], device=device), torch.tensor([True, False])
     i, ri = tinynet.tensor([1, 2], device=device), torch.tensor([1, 2])

@@ -238,7 +238,14 @@ def test_scatter_with_repeated_indices_follows_torch(device):
     t, s = (tinynet.tensor(v, device=device, requires_grad=True) for v in (x, src))
     rt, rs = (torch.tensor(v, requires_grad=True) for v in (x, src))
     out, ref = t.scatter(1, _idx(index, device), s), rt.scatter(1, torch.tensor(index), rs)
-    assert_close(out, ref)
+    if out.device.type == "cpu":
+        assert_close(out, ref)
+    else:  # on the GPU which of the repeated writes lands is unspecified (as in PyTorch on CUDA)
+        got, rows = out.detach().numpy(), numpy.asarray(index)
+        for r in range(2):
+            for col in range(4):
+                writers = src[r][rows[r] == col]
+                assert (got[r, col] in writers) if len(writers) else got[r, col] == x[r, col]
     g = R.standard_normal((2, 4))
     out.backward(tinynet.tensor(g, device=device))
     ref.backward(torch.tensor(g))
@@ -259,6 +266,7 @@ def test_nonzero_and_argwhere(device):
     assert not y.nonzero().requires_grad
 
 
+@pytest.mark.usefixtures("cpu_default_device")  # index values are checked on the CPU only
 def test_index_errors(device):
     x = tinynet.tensor(M, device=device)
     cpu = tinynet.tensor(M)

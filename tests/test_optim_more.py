@@ -11,6 +11,7 @@ from tinynet import optim
 from tinynet.errors import ArgumentError, ArgumentTypeError
 
 torch = pytest.importorskip("torch")
+from helpers import torch_is_reference  # noqa: E402
 
 SHAPES = [(4, 3), (5,), (3, 2)]
 
@@ -74,7 +75,8 @@ def test_optimizer_matches_torch(name, kw0, kw1, common, dtype, device):
             a.grad, b.grad = (None, None) if g is None else (tinynet.tensor(g, device=device), torch.tensor(g))
         oa.step()
         ob.step()
-    tol = 1e-12 if dtype == numpy.float64 else 1e-6
+    # float32: 1e-6 on the CPU; the GPU's fused kernels round differently (1e-5 after 50 steps)
+    tol = 1e-12 if dtype == numpy.float64 else 1e-6 if device == "cpu" else 1e-5
     for a, b in zip(ours, theirs):
         assert a.dtype == dtype
         numpy.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=tol, atol=tol)
@@ -161,7 +163,7 @@ def test_step_closure_and_empty_steps():
         assert float(oa.step(closure_a)) == pytest.approx(float(ob.step(closure_b)), rel=1e-6)
         oa.zero_grad()
         assert oa.step() is None  # no gradients: nothing changes
-        numpy.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6)
+        numpy.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-6)
 
 
 def test_nadam_mu_product_follows_the_default_dtype():
@@ -188,6 +190,8 @@ def test_nadam_mu_product_follows_the_default_dtype():
 
 
 def test_adagrad_state_made_at_construction_and_add_param_group():
+    if not torch_is_reference():
+        pytest.skip("PyTorch 2.11's Adagrad.add_param_group makes no state; compared with 2.13 only")
     a, b = tinynet.ones(2, requires_grad=True), tinynet.ones(3, requires_grad=True)
     ta, tb = torch.ones(2, requires_grad=True), torch.ones(3, requires_grad=True)
     oa = optim.Adagrad([a], lr=0.1, initial_accumulator_value=0.5)

@@ -67,8 +67,12 @@ def __getattr__(name):
 
 
 def get_default_device():
-    """The device factories use when none is given (``cuda:<current>`` on the CuPy backend, else ``cpu``)."""
+    """The device factories use when none is given: the one :func:`set_default_device` chose,
+    else ``cuda:<current>`` on the CuPy backend, else ``cpu``."""
     return devices.default_device()
+
+
+set_default_device = devices.set_default_device
 
 
 def is_nonzero(input):

@@ -106,9 +106,25 @@ def of_array(a):
     return CPU
 
 
+_chosen_default = [None]  # what set_default_device() chose, else None
+
+
+def set_default_device(dev):
+    """Make ``dev`` the device that factories (``zeros``, ``randn``, ``tensor``, ...) use when
+    none is given, as ``torch.set_default_device``; ``None`` goes back to the backend's
+    default (``cuda:<current>`` on the CuPy backend, else ``cpu``).
+
+    Raises:
+        DeviceError: an invalid device string, or a GPU that this machine lacks.
+    """
+    _chosen_default[0] = None if dev is None else resolve(dev, "set_default_device")
+
+
 def default_device():
-    """The device factories use when none is given: ``cuda:<current>`` on the CuPy
-    backend, else ``cpu`` (see :mod:`tinynet.backend`)."""
+    """The device factories use when none is given: the one :func:`set_default_device`
+    chose, else ``cuda:<current>`` on the CuPy backend, else ``cpu`` (see :mod:`tinynet.backend`)."""
+    if _chosen_default[0] is not None:
+        return _chosen_default[0]
     if backend.name == "cupy":
         return cuda_device(backend.cupy.cuda.runtime.getDevice())
     return CPU

@@ -26,7 +26,13 @@ class Cast(Op):
 
     def forward(self, xp, x):
         self.in_dtype = x.dtype
-        return x.astype(self.dtype)
+        target = xp.dtype(self.dtype)
+        if x.dtype.kind == "f" and target.kind in "iu" and target.itemsize < 8:
+            # float -> narrow integer through int64, so that out-of-range values wrap on the GPU
+            # as on the CPU and in PyTorch (a direct GPU conversion saturates: -2.7 -> uint8 gives
+            # 0 there, 254 in PyTorch)
+            x = x.astype("int64")
+        return x.astype(target)
 
     def backward(self, xp, gy):
         return (xp.astype(gy, self.in_dtype) if is_graph(xp) else gy.astype(self.in_dtype),)

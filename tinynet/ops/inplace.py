@@ -43,8 +43,12 @@ def check_inplace(op, t):
             raise AutogradError(f"{op}: in-place operations on a view of a tensor that requires grad are not "
                                 "supported by tinynet (PyTorch rewrites the base's history); change the base "
                                 "tensor with index assignment (x[idx] = v) or use out-of-place ops")
-    flags = t.array.flags
-    if not getattr(flags, "writeable", True):
+    a = t.array
+    flags = a.flags
+    # NumPy marks expand()'s views read-only; CuPy has no such flag, so there a zero stride
+    # on a dimension longer than 1 tells the same
+    if not getattr(flags, "writeable", True) or (
+            not flags.c_contiguous and any(st == 0 and n > 1 for st, n in zip(a.strides, a.shape))):
         raise ArgumentError(f"{op}: the tensor is a read-only view (e.g. from expand, where several elements "
                             "share one memory location); clone() it first")
 

@@ -106,7 +106,8 @@ def where(condition, input=None, other=None):
 
 
 def masked_fill(input, mask, value):
-    """``input`` with ``value`` (a number or 0-d tensor) where the bool ``mask`` (broadcast) is true.
+    """``input`` with ``value`` (a number or 0-d tensor, which may be on the CPU for a GPU input) where
+    the bool ``mask`` (broadcast) is true.
 
     Raises:
         DTypeError: ``mask`` is not bool. ShapeError: mask does not broadcast to input.
@@ -122,6 +123,8 @@ def masked_fill(input, mask, value):
             raise ValueError
     except ValueError:
         raise ShapeError(f"masked_fill: mask of shape {mask.shape} does not broadcast to input {input.shape}") from None
+    if isinstance(value, Tensor) and value.device != input.device and value.device.type == "cpu":
+        value = value.to(input.device)  # a 0-d CPU tensor goes with a GPU input, as in PyTorch
     return Where(input.array.dtype).apply(mask, value, input)
 
 

@@ -6,6 +6,8 @@ the norm is 0; max/min of ``|x|`` for ``p = +-inf`` share the gradient among tie
 """
 import math
 
+import numpy
+
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError
 from .reduction import _all_dims, _check, _expand, _Reduction
@@ -20,7 +22,16 @@ class Var(_Reduction):
 
     def forward(self, xp, x):
         self.save_for_backward(x)
-        return xp.asarray(x.var(axis=self.axes, keepdims=self.keepdim, ddof=self.correction))
+        n = 1
+        for a in self.axes:
+            n *= x.shape[a]
+        if self.correction < n:
+            return xp.asarray(x.var(axis=self.axes, keepdims=self.keepdim, ddof=self.correction))
+        # no degrees of freedom left: PyTorch divides by max(0, N - correction), giving inf (nan
+        # where all values are equal); CuPy's var would give nan throughout
+        squares = x.var(axis=self.axes, keepdims=self.keepdim) * n
+        with numpy.errstate(divide="ignore", invalid="ignore"):
+            return xp.asarray(squares / xp.asarray(0.0, dtype=squares.dtype))
 
     def backward(self, xp, gy):
         (x,) = self.saved
