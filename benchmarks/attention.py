@@ -1,0 +1,116 @@
+"""scaled_dot_product_attention, tinynet vs PyTorch, forward + backward, side by side.
+
+For each shape (batch, heads, sequence length, head dim), mask kind (none or causal) and
+dtype, both frameworks run ``scaled_dot_product_attention`` followed by ``backward`` on the
+same inputs; the frameworks alternate repetition by repetition, and the medians over the
+repetitions give the time ratio tinynet/PyTorch (below 1: tinynet faster). Outputs and
+input gradients are compared as well (max abs difference), so a fast wrong answer shows.
+
+tinynet computes attention with one op whose backward recomputes the weights from the
+saved row log-sum-exp (``tinynet/ops/attention.py``), in generic ``xp`` code on both
+devices; PyTorch picks its own kernels (flash / memory-efficient on the GPU).
+
+    python benchmarks/attention.py                        # CPU, small shapes
+    TINYNET_BACKEND=cupy python3 benchmarks/attention.py --device cuda
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+
+import numpy
+
+import tinynet
+import tinynet.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run_case(torch, device, shape, causal, dtype, reps):
+    rng = numpy.random.default_rng(0)
+    arrays = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
+    gy = rng.standard_normal(shape).astype(dtype)
+    ours = [tinynet.tensor(a, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, device=device, requires_grad=True) for a in arrays]
+    g_ours, g_theirs = tinynet.tensor(gy, device=device), torch.tensor(gy, device=device)
+
+    def step_ours():
+        for t in ours:
+            t.grad = None
+        out = F.scaled_dot_product_attention(*ours, is_causal=causal)
+        out.backward(g_ours)
+        return out
+
+    def step_theirs():
+        for t in theirs:
+            t.grad = None
+        out = torch.nn.functional.scaled_dot_product_attention(*theirs, is_causal=causal)
+        out.backward(g_theirs)
+        return out
+
+    def sync():
+        if device == "cuda":
+            tinynet.cuda.synchronize()
+            torch.cuda.synchronize()
+
+    def timed(fn, n):
+        sync()
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        return (time.perf_counter() - t) / n
+
+    out_a, out_b = step_ours(), step_theirs()  # warm-up, and the answers compared
+    diff = float(numpy.abs(out_a.detach().cpu().numpy().astype(numpy.float64)
+                           - out_b.detach().cpu().numpy().astype(numpy.float64)).max())
+    gdiff = max(float(numpy.abs(a.grad.cpu().numpy().astype(numpy.float64)
+                                - b.grad.cpu().numpy().astype(numpy.float64)).max()) for a, b in zip(ours, theirs))
+    n = max(1, int(0.05 / max(timed(step_ours, 1), 1e-6)))  # about 50 ms per repetition
+    a_times, b_times = [], []
+    for r in range(reps):
+        order = [(step_ours, a_times), (step_theirs, b_times)]
+        for fn, times in (order if r % 2 == 0 else order[::-1]):
+            times.append(timed(fn, n))
+    a, b = statistics.median(a_times), statistics.median(b_times)
+    return dict(shape=list(shape), causal=causal, dtype=numpy.dtype(dtype).name, tinynet_ms=a * 1e3,
+                torch_ms=b * 1e3, ratio=a / b, max_abs_diff_out=diff, max_abs_diff_grad=gdiff)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
+    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    import torch
+    if args.device == "cuda":
+        shapes = [(8, 8, 256, 64), (8, 8, 1024, 64), (4, 8, 2048, 128)]
+        dtypes = [numpy.float32, numpy.float16]
+    else:
+        shapes = [(4, 4, 64, 32), (4, 4, 256, 64)]
+        dtypes = [numpy.float32]
+    rows = []
+    for shape in shapes:
+        for dtype in dtypes:
+            for causal in (False, True):
+                row = run_case(torch, args.device, shape, causal, dtype, args.reps)
+                rows.append(row)
+                print(f"{str(tuple(shape)):>20} {row['dtype']:>8} causal={causal!s:5}  "
+                      f"tinynet {row['tinynet_ms']:8.3f} ms  torch {row['torch_ms']:8.3f} ms  "
+                      f"ratio {row['ratio']:5.2f}  "
+                      f"max|diff| out {row['max_abs_diff_out']:.1e} grad {row['max_abs_diff_grad']:.1e}")
+    meta = dict(device=args.device, torch=torch.__version__, machine=platform.machine(),
+                date=time.strftime("%Y-%m-%d %H:%M:%S"), note="ratio = tinynet time / PyTorch time (fwd+bwd)")
+    if args.device == "cuda":
+        meta["gpu"] = torch.cuda.get_device_name()
+    out = args.out or os.path.join(HERE, "results", f"attention_{args.device}.json")
+    with open(out, "w") as f:
+        json.dump(dict(meta=meta, rows=rows), f, indent=1)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
