@@ -35,24 +35,30 @@ def _vertex(t):
 
 def _order(starts):
     """Vertices reachable from ``starts``, every consumer before what it consumes."""
-    Tensor = _tensor()
+    Tensor = node.tensor_type
     post, seen = [], set()
     stack = [(v, False) for v in reversed(starts)]
+    push, pop, visit, mark = stack.append, stack.pop, post.append, seen.add
     while stack:
-        v, done = stack.pop()
+        v, done = pop()
         if done:
-            post.append(v)
+            visit(v)
             continue
-        if id(v) in seen:
+        key = id(v)
+        if key in seen:
             continue
-        seen.add(id(v))
-        stack.append((v, True))
-        if not isinstance(v, Tensor):
-            for inp in v.inputs:
-                if isinstance(inp, Tensor) and inp.requires_grad:
-                    child = _vertex(inp)
-                    if id(child) not in seen:
-                        stack.append((child, False))
+        mark(key)
+        if isinstance(v, Tensor):  # a leaf: nothing below it, done at once
+            visit(v)
+            continue
+        push((v, True))
+        for inp in v.inputs:
+            if isinstance(inp, Tensor) and inp.requires_grad:
+                child = inp._grad_fn
+                if child is None:
+                    child = inp
+                if id(child) not in seen:
+                    push((child, False))
     post.reverse()
     return post
 
@@ -77,33 +83,34 @@ def _to_run(order, targets):
     return run
 
 
-def _own(g, stolen):
-    """``g`` itself when the walk may hand it to ``.grad`` (its own memory, not handed out
-    before, not the caller's array), else a copy."""
-    flags = g.flags
-    if (getattr(g, "base", None) is None and flags.c_contiguous and getattr(flags, "writeable", True)
-            and id(g) not in stolen):
-        stolen.add(id(g))
-        return g
-    return g.copy()
-
-
 def _accumulate(leaf, g, create_graph, stolen):
-    Tensor = _tensor()
+    """Add ``g`` to ``leaf.grad``. The first gradient is adopted without a copy when the
+    walk may hand it over: its own memory, not handed out before (``stolen`` holds the ids
+    of those, and of the caller's arrays), not a read-only view."""
+    Tensor = node.tensor_type
     cur = leaf.grad
     if create_graph or isinstance(g, Tensor):
         g = g if isinstance(g, Tensor) else Tensor._wrap(g)
         leaf.grad = g if cur is None else cur + g
         return
-    if g.dtype != leaf.array.dtype:
-        g = g.astype(leaf.array.dtype)
+    dtype = leaf.array.dtype
+    if g.dtype is not dtype and g.dtype != dtype:
+        g = g.astype(dtype)
     if cur is None:
-        leaf.grad = Tensor._wrap(_own(g, stolen))
-    elif (not cur.requires_grad and cur.array.shape == g.shape and cur.array.dtype == g.dtype
-          and getattr(cur.array.flags, "writeable", True)):
-        cur.array += g  # in place, as PyTorch accumulates (what a graph replay relies on)
+        flags = g.flags
+        if (getattr(g, "base", None) is None and flags.c_contiguous and getattr(flags, "writeable", True)
+                and id(g) not in stolen):
+            stolen.add(id(g))
+        else:
+            g = g.copy()
+        leaf.grad = Tensor._wrap(g)
+        return
+    acc = cur.array
+    if (not cur.requires_grad and acc.shape == g.shape and (acc.dtype is g.dtype or acc.dtype == g.dtype)
+            and getattr(acc.flags, "writeable", True)):
+        acc += g  # in place, as PyTorch accumulates (what a graph replay relies on)
     else:
-        leaf.grad = Tensor._wrap(cur.array + g)
+        leaf.grad = Tensor._wrap(acc + g)
 
 
 def _run_hooks(hooks, g):
@@ -118,9 +125,13 @@ def _run_hooks(hooks, g):
 
 def _execute(roots, root_grads, targets, retain_graph, create_graph):
     """Walk the graph from ``roots``; accumulate into leaves' ``.grad`` (``targets`` None)
-    or return the gradients of ``targets`` (a list, ``None`` where none arrived)."""
-    Tensor = _tensor()
+    or return the gradients of ``targets`` (a list, ``None`` where none arrived).
+
+    This loop is the host-side cost of every training step, so the per-vertex helpers
+    (routing a gradient to its input, checking it) are written out in it."""
+    Tensor = node.tensor_type
     gpu_array = backend._CUPY_NDARRAY
+    clock = node._clock
     order = _order([_vertex(r) for r in roots])
     capture = targets is not None
     if capture:
@@ -131,14 +142,17 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             if t._grad_fn is not None:
                 node_targets.setdefault(id(t._grad_fn), []).append(t)
         captured = {}
+    # pending: the summed gradient of each leaf and one-output op (by id); for an op with
+    # several outputs a list, one summed gradient (or None) per output
     pending = {}
     stolen = set()
     for r, g in zip(roots, root_grads):
         if not create_graph:
             stolen.add(id(g))  # the caller's array: copied, never adopted as .grad
-        _add(pending, r, g)
+        _route(pending, r, g)
+    take, get = pending.pop, pending.get
     for v in order:
-        entry = pending.pop(id(v), None)
+        entry = take(id(v), None)
         if entry is None:
             continue
         if isinstance(v, Tensor):  # a leaf
@@ -150,26 +164,64 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             else:
                 _accumulate(v, entry, create_graph, stolen)
             continue
-        op, gys = v, entry
-        if op._watched:
-            gys = _visit_outputs(op, gys, capture)
-        if capture:
-            for t in node_targets.get(id(op), ()):
-                captured[id(t)] = gys[t._output_nr]
-            if id(op) not in run:
-                continue
-        first = next((g for g in gys if g is not None), None)
-        if first is None:
-            continue
-        xp = backend.cupy if isinstance(first if not create_graph else first.array, gpu_array) else numpy
-        if len(gys) > 1:
-            gys = _fill_missing(op, gys, xp, create_graph)
-        op.check_saved()
-        if create_graph:
-            input_grads = graph_backward(op, gys, xp)
+        op = v
+        if op.n_outputs == 1 and not (op._watched or capture or create_graph):
+            # the common case, kept lean: one output, no hooks, its gradient an array
+            xp = backend.cupy if isinstance(entry, gpu_array) else numpy
+            gys = None
         else:
+            gys = [entry] if op.n_outputs == 1 else entry
+            if op._watched:
+                gys = _visit_outputs(op, gys, capture)
+            if capture:
+                for t in node_targets.get(id(op), ()):
+                    captured[id(t)] = gys[t._output_nr]
+                if id(op) not in run:
+                    continue
+            first = next((g for g in gys if g is not None), None)
+            if first is None:
+                continue
+            xp = backend.cupy if isinstance(first if not create_graph else first.array, gpu_array) else numpy
+            if len(gys) > 1:
+                gys = _fill_missing(op, gys, xp, create_graph)
+        stamp = op._stamp
+        if op.saved is FREED or op._checks or (stamp is not None and clock[0] > stamp):
+            op.check_saved()  # raises; only called when something may be wrong
+        if gys is None:
+            input_grads = op.run_backward(xp, (entry,)) if op.gpu_path else op.backward(xp, entry)
+        elif create_graph:
+            input_grads = graph_backward(op, gys, xp)
+        elif op.gpu_path:
             input_grads = op.run_backward(xp, gys)
-        _distribute(op, input_grads, pending)
+        else:
+            input_grads = op.backward(xp, *gys)
+        # each input's share: checked, cast to its dtype, added to what its vertex has
+        inputs = op.inputs
+        if type(input_grads) is not tuple and type(input_grads) is not list:
+            input_grads = (input_grads,)
+        if len(input_grads) != len(inputs):
+            raise AutogradError(f"backward of '{op.name}' returned {len(input_grads)} gradients, "
+                                f"expected {len(inputs)} (one per input of forward)")
+        for inp, g in zip(inputs, input_grads):
+            if g is None or not isinstance(inp, Tensor) or not inp.requires_grad:
+                continue
+            arr = inp.array
+            if g.shape != arr.shape:
+                raise AutogradError(f"backward of '{op.name}' returned a gradient of shape {tuple(g.shape)} "
+                                    f"for an input of shape {tuple(arr.shape)}")
+            if g.dtype is not arr.dtype and g.dtype != arr.dtype:
+                g = g.astype(arr.dtype) if not isinstance(g, Tensor) else g.to(arr.dtype)
+            fn = inp._grad_fn
+            if fn is None or fn.n_outputs == 1:  # a leaf or a one-output op: the gradient itself
+                key = id(inp) if fn is None else id(fn)
+                prev = get(key)
+                pending[key] = g if prev is None else prev + g
+                continue
+            slots = get(id(fn))
+            if slots is None:
+                slots = pending[id(fn)] = [None] * fn.n_outputs
+            k = inp._output_nr
+            slots[k] = g if slots[k] is None else slots[k] + g
         if not retain_graph:
             op.saved = FREED
     if capture:
@@ -177,10 +229,11 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
     return None
 
 
-def _add(pending, t, g):
+def _route(pending, t, g):
+    """Add gradient ``g`` of tensor ``t`` to what its vertex has pending."""
     v = _vertex(t)
     key = id(v)
-    if v is t:  # a leaf
+    if v is t or v.n_outputs == 1:  # a leaf or a one-output op: the gradient itself
         prev = pending.get(key)
         pending[key] = g if prev is None else prev + g
         return
@@ -189,25 +242,6 @@ def _add(pending, t, g):
         slots = pending[key] = [None] * v.n_outputs
     k = t._output_nr
     slots[k] = g if slots[k] is None else slots[k] + g
-
-
-def _distribute(op, input_grads, pending):
-    Tensor = _tensor()
-    inputs = op.inputs
-    if type(input_grads) is not tuple and type(input_grads) is not list:
-        input_grads = (input_grads,)
-    if len(input_grads) != len(inputs):
-        raise AutogradError(f"backward of '{op.name}' returned {len(input_grads)} gradients, "
-                            f"expected {len(inputs)} (one per input of forward)")
-    for inp, g in zip(inputs, input_grads):
-        if g is None or not isinstance(inp, Tensor) or not inp.requires_grad:
-            continue
-        if g.shape != inp.array.shape:
-            raise AutogradError(f"backward of '{op.name}' returned a gradient of shape {tuple(g.shape)} "
-                                f"for an input of shape {tuple(inp.array.shape)}")
-        if g.dtype != inp.array.dtype:
-            g = g.astype(inp.array.dtype) if not isinstance(g, Tensor) else g.to(inp.array.dtype)
-        _add(pending, inp, g)
 
 
 def _fill_missing(op, gys, xp, create_graph):

@@ -76,6 +76,7 @@ class FunctionCtx(Op):
 
     def __init__(self, fn):
         self.fn = fn
+        self._stamp, self._out_state = None, ()  # Op's slots that Op.apply would set
         self.name = fn.__name__
         self.materialize_grads = True
         self._non_differentiable = set()

@@ -50,8 +50,17 @@ class _GradMode:
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
-            with _GradMode(enabled, inference):
+            # the switches set and reset directly: optimizer steps are decorated, and a
+            # context-manager object per call was a measurable share of a small step
+            grad = _grad_enabled.set(enabled) if enabled is not None else None
+            mode = _inference.set(inference) if inference is not None else None
+            try:
                 return func(*args, **kwargs)
+            finally:
+                if mode is not None:
+                    _inference.reset(mode)
+                if grad is not None:
+                    _grad_enabled.reset(grad)
         return wrapper
 
 

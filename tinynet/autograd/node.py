@@ -19,8 +19,9 @@ import numpy
 
 from .. import backend
 from ..errors import AutogradError
-from . import grad_mode
+from .grad_mode import _grad_enabled
 
+_weak = weakref.ref
 FREED = object()    # marks ``Op.saved`` once backward has released it
 tensor_type = None  # tinynet.Tensor, registered by tinynet.tensor (autograd sits below it)
 _clock = [0]        # counts in-place changes process-wide: their time stamps
@@ -34,6 +35,16 @@ def bump_version(t):
     cell = t._vc
     cell[0] += 1
     cell[1] = _clock[0]
+
+
+def bump_versions(tensors):
+    """:func:`bump_version` for each of ``tensors`` (an optimizer step), in one call; they
+    share one time stamp (stamps are only compared with the clock read at a forward)."""
+    _clock[0] = now = _clock[0] + 1
+    for t in tensors:
+        cell = t._vc
+        cell[0] += 1
+        cell[1] = now
 
 
 class Op:
@@ -66,14 +77,16 @@ class Op:
             counter of their base).
     """
 
-    __slots__ = ("inputs", "saved", "needs_input_grad", "gpu_path", "__dict__")
+    # slots for what every recorded op sets, so an op without settings of its own needs no
+    # __dict__ (one allocation fewer per op on a training step's host path)
+    __slots__ = ("inputs", "saved", "needs_input_grad", "gpu_path", "_stamp", "_out_state", "__dict__")
     name = "op"
     twice_differentiable = False
     gpu_saves_generic = False
     is_view = False
     n_outputs = 1
-    _stamp = None        # the in-place clock at forward, when forward saved something
-    _out_state = ()      # per output: (weak reference, version cell, id of its array)
+    # set by apply when it records: _stamp, the in-place clock at forward when forward saved
+    # something (else None); _out_state, per output (weak reference, version cell, id of its array)
     _checks = ()         # explicit (version cell, version, which) checks (tinynet.autograd.Function)
     _out_meta = ()       # (shape, dtype) per output, for ops with several
     _watched = False     # an output has hooks or retain_grad (the engine then visits them)
@@ -126,7 +139,7 @@ class Op:
         if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
             backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else numpy if on_cpu else backend.xp
-        record = True in needs and grad_mode._grad_enabled.get()
+        record = True in needs and _grad_enabled.get()
         self.needs_input_grad = tuple(needs)
         self.saved = ()
         # the path is recorded so backward takes the same one, whatever the switch says later
@@ -153,7 +166,9 @@ class Op:
                 out._grad_fn = self
             if self.saved:  # what backward checks (see check_saved)
                 self._stamp = _clock[0]
-                self._out_state = ((weakref.ref(out), out._vc, id(y)),)
+                self._out_state = ((_weak(out), out._vc, id(y)),)
+            else:
+                self._stamp, self._out_state = None, ()
         return out
 
     def _record_several(self, args, outs):
@@ -168,6 +183,8 @@ class Op:
         if self.saved:
             self._stamp = _clock[0]
             self._out_state = tuple((weakref.ref(o), o._vc, id(o.array)) for o in outs)
+        else:
+            self._stamp, self._out_state = None, ()
 
     def saved_role(self, s):
         """What saved value ``s`` is: an input index, ``("output", k)``, or None (a value of
@@ -243,7 +260,7 @@ class Op:
         ``xp`` is the graph namespace and the arguments are tensors: the op is then
         applied and recorded like any other, so the backward can be differentiated again.
         """
-        if not isinstance(xp, types.ModuleType):  # the graph namespace, not numpy/cupy
+        if xp is not numpy and not isinstance(xp, types.ModuleType):  # the graph namespace, not numpy/cupy
             return self.apply(*args)
         self.needs_input_grad = (False,) * len(args)
         self.saved = ()

@@ -28,9 +28,8 @@ class Linear(Op):
     gpu_saves_generic = True
 
     def forward(self, xp, x, w, b):
-        need_x, need_w = self.needs_input_grad[:2]
-        self.save_for_backward(x if need_w else None, w if need_x else None)
-        self.in_shape = x.shape
+        need = self.needs_input_grad
+        self.save_for_backward(x if need[1] else None, w if need[0] else None)
         y = parallel.matmul(x, w.T)  # split over tinynet's CPU threads when 2-D and large
         if b is not None:
             y += b
@@ -38,22 +37,23 @@ class Linear(Op):
 
     def backward(self, xp, gy):
         x, w = self.saved
+        need_x, need_w, need_b = self.needs_input_grad
         gx = gw = gb = None
         if is_graph(xp):  # a create_graph backward: the same products, recorded
             g2 = xp.reshape(gy, (-1, gy.shape[-1]))
-            if self.needs_input_grad[0]:
+            if need_x:
                 gx = xp.matmul(gy, w)
-            if self.needs_input_grad[1]:
+            if need_w:
                 gw = xp.matmul(xp.swapaxes(g2, 0, 1), xp.reshape(x, (-1, x.shape[-1])))
-            if self.needs_input_grad[2]:
+            if need_b:
                 gb = xp.sum(g2, axis=0)
             return gx, gw, gb
-        if self.needs_input_grad[0]:
+        if need_x:
             gx = parallel.matmul(gy, w)
         g2 = gy.reshape(-1, gy.shape[-1])
-        if self.needs_input_grad[1]:
+        if need_w:
             gw = parallel.matmul(g2.T, x.reshape(-1, x.shape[-1]))
-        if self.needs_input_grad[2]:
+        if need_b:
             gb = g2.sum(axis=0)
         return gx, gw, gb
 

@@ -17,7 +17,7 @@ from ..tensor import Tensor
 def is_graph(xp):
     """True when ``xp`` is the graph namespace of a ``create_graph`` backward (tensors, not
     arrays) rather than the ``numpy``/``cupy`` module."""
-    return not isinstance(xp, types.ModuleType)
+    return xp is not numpy and not isinstance(xp, types.ModuleType)
 
 
 def check_tensor(op, name, t):

@@ -5,7 +5,7 @@ import warnings
 
 from .. import backend
 from ..autograd import enable_grad
-from ..autograd.node import bump_version
+from ..autograd.node import bump_versions
 from ..errors import ArgumentError, ArgumentTypeError
 from ..tensor import Tensor
 
@@ -157,8 +157,7 @@ class Optimizer:
         """The group's parameters that have a gradient, their versions bumped (an optimizer
         step is an in-place change: a graph that saved the old values refuses backward)."""
         live = [p for p in group["params"] if p.grad is not None]
-        for p in live:
-            bump_version(p)
+        bump_versions(live)
         return live
 
     # ---- serialisation -------------------------------------------------------------------
