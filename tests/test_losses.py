@@ -378,9 +378,9 @@ def test_loss_in_a_training_step_matches_torch(device):
         assert_close(p.grad, q.grad, what=k)
 
 
-# ---- bad input -------------------------------------------------------------------------
-A, B = tinynet.tensor(X), tinynet.tensor(Y)
-PA, QA = tinynet.tensor(P), tinynet.tensor(Q)
+# ---- bad input (on the CPU, where value ranges are checked too) -----------------------------
+A, B = tinynet.tensor(X, device="cpu"), tinynet.tensor(Y, device="cpu")
+PA, QA = tinynet.tensor(P, device="cpu"), tinynet.tensor(Q, device="cpu")
 BAD = [
     ("l1 shapes", lambda: F.l1_loss(A, tinynet.zeros(4)), ShapeError, r"l1_loss: input shape \(3, 4\) and target"),
     ("l1 not a tensor", lambda: F.l1_loss(X, B), ArgumentTypeError, "l1_loss: input must be a Tensor"),
