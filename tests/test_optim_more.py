@@ -144,6 +144,7 @@ def test_fused_gpu_kernels_match_generic(name, kw0, kw1, common, dtype, monkeypa
 def test_step_closure_and_empty_steps():
     p = tinynet.tensor([1.0, -2.0], requires_grad=True)
     t = torch.tensor([1.0, -2.0], requires_grad=True)
+    tol = 1e-6 if p.device.type == "cpu" else 1e-5  # the GPU's fused updates round differently
     for name in ("Adadelta", "Adagrad", "RMSprop", "NAdam", "RAdam", "Adamax", "SGD", "Adam", "AdamW"):
         oa, ob = getattr(optim, name)([p], lr=0.1), getattr(torch.optim, name)([t], lr=0.1)
 
@@ -160,10 +161,10 @@ def test_step_closure_and_empty_steps():
             loss.backward()
             return loss
 
-        assert float(oa.step(closure_a)) == pytest.approx(float(ob.step(closure_b)), rel=1e-6)
+        assert float(oa.step(closure_a)) == pytest.approx(float(ob.step(closure_b)), rel=tol)
         oa.zero_grad()
         assert oa.step() is None  # no gradients: nothing changes
-        numpy.testing.assert_allclose(p.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-6)
+        numpy.testing.assert_allclose(p.detach().cpu().numpy(), t.detach().numpy(), rtol=tol, atol=tol)
 
 
 def test_nadam_mu_product_follows_the_default_dtype():
