@@ -3,6 +3,7 @@
 Everything here uses tinynet's public API only.
 """
 import argparse
+import math
 import time
 
 from rich.console import Console
@@ -36,6 +37,12 @@ def build_parser(description, lr, momentum):
     p.add_argument("--no-download", action="store_true", help="never download missing files")
     p.add_argument("--train-subset", type=int, default=None, metavar="N",
                    help="train on the first N training images only (quick runs)")
+    p.add_argument("--checkpoint", metavar="PATH", default=None,
+                   help="save a checkpoint (model, optimizer, data order, random state) at the end of every epoch")
+    p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
+                   help="with --checkpoint, also save every N training steps (default 0: epochs only)")
+    p.add_argument("--resume", metavar="PATH", default=None,
+                   help="continue the run a --checkpoint file stopped at (bit-identical to an uninterrupted run)")
     return p
 
 
@@ -49,21 +56,60 @@ def load_data(args):
     return train, test
 
 
-def train_epoch(model, loader, optimizer, epoch, args, progress):
+class NonFiniteLoss(Exception):
+    """The training loss became NaN or infinite."""
+
+
+def save_checkpoint(path, model, optimizer, loader, epoch, rows, total):
+    """Everything a bit-identical resume needs, in one atomic ``tinynet.save`` file: the
+    model and optimizer state, the loader's place in the epoch, the host and GPU random
+    states, the finished epochs' rows and the running loss sum of the epoch under way."""
+    state = {"epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
+             "loader": loader.state_dict(), "rng": tinynet.get_rng_state(), "rows": rows, "loss_sum": total}
+    if tinynet.cuda.is_available():
+        state["cuda_rng"] = tinynet.cuda.get_rng_state()
+    tinynet.save(state, path)
+
+
+def load_checkpoint(path, model, optimizer, loader, device):
+    """Restore what :func:`save_checkpoint` wrote; returns (epoch, rows, loss_sum), where
+    ``epoch`` is the epoch to continue (the saved one when it was interrupted)."""
+    state = tinynet.load(path, map_location=device)
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    loader.load_state_dict(state["loader"])
+    tinynet.set_rng_state(state["rng"])
+    if "cuda_rng" in state and tinynet.cuda.is_available():
+        tinynet.cuda.set_rng_state(state["cuda_rng"])
+    in_epoch = state["loader"]["rng_state"] is not None
+    return (state["epoch"] if in_epoch else state["epoch"] + 1), state["rows"], (
+        state["loss_sum"] if in_epoch else None)
+
+
+def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None):
+    """One epoch of SGD steps; ``total`` is the loss sum so far of a resumed epoch."""
     model.train()
-    task = progress.add_task(f"epoch {epoch}", total=len(loader))
-    total = None
-    for i, (x, y) in enumerate(loader):
+    done = loader.state_dict()["batches_yielded"] if total is not None else 0
+    task = progress.add_task(f"epoch {epoch}", total=len(loader), completed=done)
+    for i, (x, y) in enumerate(loader, start=done):
         optimizer.zero_grad()
         loss = F.nll_loss(model(x), y)
         loss.backward()
         optimizer.step()
         total = loss.detach() if total is None else total + loss.detach()  # stays on device
         if args.log_interval and i % args.log_interval == 0:
-            progress.update(task, description=f"epoch {epoch} loss {loss.item():.4f}")
+            value = loss.item()
+            if not math.isfinite(value):
+                raise NonFiniteLoss(f"epoch {epoch}, step {i}: the training loss is {value}")
+            progress.update(task, description=f"epoch {epoch} loss {value:.4f}")
+        if args.checkpoint and args.checkpoint_every and (i + 1) % args.checkpoint_every == 0:
+            save_checkpoint(args.checkpoint, model, optimizer, loader, epoch, rows, total)
         progress.advance(task)
     progress.remove_task(task)
-    return total.item() / len(loader)
+    mean = total.item() / len(loader)
+    if not math.isfinite(mean):
+        raise NonFiniteLoss(f"epoch {epoch}: the mean training loss is {mean}")
+    return mean
 
 
 @tinynet.no_grad()
@@ -83,8 +129,10 @@ def evaluate(model, loader):
 def run(make_model, parser, argv=None, title="model"):
     """Parse ``argv``, load the data, train ``make_model()`` with SGD, print the results.
 
-    Returns the process exit code (0, or 2 when the dataset is unavailable); the per-epoch
-    rows are left in ``run.results``.
+    Returns the process exit code (0; 2 when the dataset is unavailable; 3 when the loss
+    became NaN/inf); the per-epoch rows are left in ``run.results``. ``--checkpoint`` and
+    ``--resume`` save and continue a run: a resumed run ends with parameters bit-identical
+    to an uninterrupted one (on the GPU with deterministic algorithms).
     """
     args = parser.parse_args(argv)
     tinynet.manual_seed(args.seed)
@@ -101,12 +149,21 @@ def run(make_model, parser, argv=None, title="model"):
     console.print(f"tinynet {tinynet.__version__}, backend [bold]{tinynet.backend.name}[/], "
                   f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images, "
                   f"batch {args.batch_size}, {args.epochs} epochs")
-    rows = []
+    rows, first, total = [], 1, None
+    if args.resume:
+        first, rows, total = load_checkpoint(args.resume, model, optimizer, train_loader, device)
+        console.print(f"resumed from {args.resume} at epoch {first}")
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
-        for epoch in range(1, args.epochs + 1):
+        for epoch in range(first, args.epochs + 1):
             start = time.perf_counter()
-            train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress)
+            try:
+                train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress, rows, total)
+            except NonFiniteLoss as exc:
+                last = f"; the last good checkpoint is {args.checkpoint}" if args.checkpoint else ""
+                console.print(f"[bold red]error:[/] {exc}: training stopped{last}", soft_wrap=True)
+                return 3
+            total = None
             seconds = time.perf_counter() - start
             test_loss, acc = evaluate(model, test_loader)
             row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,
@@ -118,6 +175,8 @@ def run(make_model, parser, argv=None, title="model"):
             progress.console.print(
                 f"epoch {epoch:2d}: train loss {train_loss:.4f}, test loss {test_loss:.4f}, "
                 f"accuracy {acc:.2f}%, {seconds:.1f} s, {row['images_per_s']:.0f} images/s{extra}")
+            if args.checkpoint:
+                save_checkpoint(args.checkpoint, model, optimizer, train_loader, epoch, rows, None)
     table = Table(title=f"tinynet {title} on {args.dataset} ({tinynet.backend.name})")
     for col in ("epoch", "train loss", "test loss", "accuracy %", "seconds", "images/s"):
         table.add_column(col, justify="right")

@@ -13,14 +13,18 @@ are left (dynamic scheduling): a slow or busy core just claims fewer. The heavy 
 each item is a NumPy call that releases the GIL (a BLAS product, a copy, a ufunc), so
 the threads run in parallel.
 
-From the first parallel region on, the BLAS libraries NumPy loaded (found through
-``threadpoolctl``) are held to one thread each, process-wide, as
+While tinynet's pool has more than one thread -- from import on --, the BLAS libraries
+NumPy loaded (found through ``threadpoolctl``) are held to one thread each, process-wide, as
 ``torch.set_num_threads`` sets PyTorch's: the two kinds of threading must not compete
 for the cores. Toggling BLAS threading per region measured 1.6x slower at batch 200
 (OpenBLAS's idle threads spin for a while after each threaded product and crowd out
-tinynet's workers). Large products that are not part of a split op go through
-:func:`matmul`. ``set_num_threads(1)`` gives the BLAS libraries back the thread counts
-they had, and tinynet's ops then run their items in order on the calling thread.
+tinynet's workers). Holding them from import on, rather than from the first parallel
+region, also keeps every product of a run on one code path: OpenBLAS rounds a product
+differently with one thread and with several, so a run that began with threaded BLAS
+did not repeat bit for bit (and a resumed run would not match an uninterrupted one).
+Large products that are not part of a split op go through :func:`matmul`.
+``set_num_threads(1)`` gives the BLAS libraries back the thread counts they had, and
+tinynet's ops then run their items in order on the calling thread.
 
 The number of threads is ``TINYNET_NUM_THREADS`` (read once at import), else the number
 of CPUs this process may run on (``os.sched_getaffinity``, or ``os.cpu_count()``).
@@ -88,11 +92,13 @@ def set_num_threads(num_threads):
         _num_threads = num_threads
         if num_threads == 1:
             _release_blas()
+        else:
+            _hold_blas()
 
 
 def _hold_blas():
     """Hold every loaded BLAS library to one thread, remembering the counts they had
-    (done once, by the first parallel region)."""
+    (done once, at import or when ``set_num_threads`` raises the count above one)."""
     global _held
     if _held is not None:
         return
@@ -258,3 +264,7 @@ def matmul(a, b):
 
     parallel_for(len(blocks), block)
     return out
+
+
+if _num_threads > 1:  # one BLAS code path for the whole run (see the module docstring)
+    _hold_blas()

@@ -109,11 +109,11 @@ def _epoch_order(batch_sampler):
     return None
 
 
-def resident(loader):
-    """GPU-resident batches: gathered on the device from ``loader._resident``."""
+def resident(loader, batch_sampler):
+    """GPU-resident batches, ``batch_sampler``'s, gathered on the device from ``loader._resident``."""
     cp = backend.cupy
     gpu = cp.cuda.Device(loader.device.index)
-    ds, bs = loader._resident, loader.batch_sampler
+    ds, bs = loader._resident, batch_sampler
     where = f"DataLoader ({type(loader.dataset).__name__})"
 
     def gather(dev_idx):

@@ -78,7 +78,7 @@ class _Pool:
 class MultiProcessIter:
     """Host batches from worker processes, in order (see the module doc)."""
 
-    def __init__(self, loader, base_seed):
+    def __init__(self, loader, base_seed, index_sampler=None):
         ctx = loader._mp_context()
         method = ctx.get_start_method()
         self._iterable = loader._iterable
@@ -106,7 +106,7 @@ class MultiProcessIter:
             self._start(w, method)
             workers.append(w)
             index_queues.append(q)
-        self.reset(first=True)
+        self.reset(first=True, index_sampler=index_sampler)
 
     @staticmethod
     def _start(w, method):
@@ -134,10 +134,11 @@ class MultiProcessIter:
         """The worker processes (``multiprocessing.Process``)."""
         return list(self._pool.workers)
 
-    def reset(self, first=False):
-        """Start an epoch: a fresh pass over the index sampler; persistent workers are
-        told to start over, and whatever they still send from an abandoned epoch is dropped."""
-        self._sampler_iter = iter(self._index_sampler)
+    def reset(self, first=False, index_sampler=None):
+        """Start an epoch: a fresh pass over the index sampler (or over ``index_sampler``
+        for this epoch only: a resumed one); persistent workers are told to start over, and
+        whatever they still send from an abandoned epoch is dropped."""
+        self._sampler_iter = iter(self._index_sampler if index_sampler is None else index_sampler)
         self._send_idx = self._rcvd_idx = self._outstanding = 0
         self._task_info = {}
         self._active = [True] * self._num_workers

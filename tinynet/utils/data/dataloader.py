@@ -9,10 +9,11 @@ import warnings
 
 from ... import backend, devices
 from ...errors import ArgumentError, ArgumentTypeError
-from ...random import Generator, host_generator
+from ...random import Generator, default_generator, host_generator
 from . import _device
 from ._fetch import make_fetcher
 from ._multiprocessing import MultiProcessIter
+from ._resume import Resumable
 from .collate import default_collate, default_convert, host_collate, host_convert
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, SequentialSampler, _InfiniteConstantSampler
@@ -37,7 +38,7 @@ def _single_process(fetcher, index_iter):
         yield batch
 
 
-class DataLoader:
+class DataLoader(Resumable):
     """Iterate over a dataset in batches (``torch.utils.data.DataLoader``).
 
     Args:
@@ -192,6 +193,7 @@ class DataLoader:
         self.device = devices.resolve(device, "DataLoader")
         self._resident = self._make_resident(resident)
         self._iterator = None
+        self._epoch_rng, self._yielded, self._resume, self._base_seed = None, 0, None, None  # state_dict
         self._warn_worker_count()
         self._initialized = True
 
@@ -286,18 +288,27 @@ class DataLoader:
 
     def __iter__(self):
         """A new pass over the dataset (an epoch): a generator of batches."""
-        if self.num_workers > 0 and self.persistent_workers and self._iterator is not None \
-                and not self._iterator.closed:
-            self._iterator.reset()
+        gen = self.generator if self.generator is not None else default_generator
+        resume, self._resume = self._resume, None
+        reuse = self.num_workers > 0 and self.persistent_workers and self._iterator is not None \
+            and not self._iterator.closed
+        if resume is None:
+            if not reuse:  # the workers' base seed, drawn per iterator as in PyTorch
+                self._base_seed = int(host_generator(self.generator).integers(0, 2**63 - 1))
+            self._epoch_rng, self._yielded = gen.get_state(), 0
+            index_sampler = self._index_sampler
+        else:
+            index_sampler = self._rewind(gen, resume)
+        if reuse:
+            self._iterator.reset(index_sampler=index_sampler)
             return self._deliver(self._iterator)
-        base_seed = int(host_generator(self.generator).integers(0, 2**63 - 1))
         if self._resident is not None:
-            return _device.resident(self)
+            return _device.resident(self, index_sampler)
         if self.num_workers == 0:
             fetcher = make_fetcher(self._iterable, self.dataset, self._auto_collation, self._host_collate_fn,
                                    self.drop_last)
-            return self._deliver(_single_process(fetcher, iter(self._index_sampler)))
-        source = MultiProcessIter(self, base_seed)
+            return self._deliver(_single_process(fetcher, iter(index_sampler)))
+        source = MultiProcessIter(self, self._base_seed, index_sampler)
         if self.persistent_workers:
             self._iterator = source
         return self._deliver(source)
@@ -305,9 +316,13 @@ class DataLoader:
     def _deliver(self, source):
         try:
             if self.device.type == "cuda":
-                yield from _device.staged(source, self.device)
+                batches = _device.staged(source, self.device)
             else:
-                yield from _device.on_device(source, self.device)
+                batches = _device.on_device(source, self.device)
+            for batch in batches:
+                self._yielded += 1
+                yield batch
+            self._epoch_rng = None  # the epoch is complete: nothing to resume
         finally:
             if isinstance(source, MultiProcessIter) and not self.persistent_workers:
                 source.shutdown()
