@@ -90,7 +90,18 @@ def test_root_defaults_to_tinynet_data(mnist_dir, monkeypatch):
     assert len(datasets.MNIST(train=False)) == 10000  # found in $TINYNET_DATA/mnist
 
 
-# ---- download against a local HTTP server ---------------------------------------------
+# ---- download against a local HTTP server (its robustness: tests/test_download_robust.py) ----
+@pytest.fixture(autouse=True)
+def _no_backoff(monkeypatch):
+    from tinynet.data import download
+    monkeypatch.setattr(download, "BACKOFF", 0.0)  # retry rounds without waiting
+
+
+def _files(folder):
+    """The folder's files other than the download lock files (which stay, as filelock's do)."""
+    return sorted(n for n in os.listdir(folder) if not n.endswith(".lock"))
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     files = {}      # path -> bytes
     behaviour = {}  # path -> "ok" | "corrupt" | "drop" | "missing"
@@ -138,7 +149,7 @@ def test_download_real_mnist_from_local_server(mnist_dir, server, tmp_path, monk
     monkeypatch.setattr(datasets.MNIST, "mirrors", [server + "/dead/", server + "/good/"])
     ds = datasets.MNIST(tmp_path, train=False, download=True)
     assert len(ds) == 10000
-    assert sorted(os.listdir(tmp_path / "mnist")) == ["t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
+    assert _files(tmp_path / "mnist") == ["t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz"]
     assert "/dead/t10k-images-idx3-ubyte.gz" in _Handler.hits  # the first mirror was tried
 
 
@@ -171,7 +182,7 @@ def test_corrupt_download_falls_back_to_next_mirror(fake_mnist, tmp_path):
     _Handler.behaviour["/a/train-images-idx3-ubyte.gz"] = "corrupt"
     ds = datasets.MNIST(tmp_path, train=True, download=True)
     assert ds.targets.tolist() == [3, 4]
-    assert sorted(os.listdir(tmp_path / "mnist")) == ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"]
+    assert _files(tmp_path / "mnist") == ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"]
 
 
 def test_corrupt_everywhere_leaves_nothing(fake_mnist, tmp_path):
@@ -180,16 +191,17 @@ def test_corrupt_everywhere_leaves_nothing(fake_mnist, tmp_path):
     with pytest.raises(DownloadError, match="train-images-idx3-ubyte.gz") as err:
         datasets.MNIST(tmp_path, train=True, download=True)
     assert "ChecksumError" in str(err.value) and "Looked in" in str(err.value)
-    assert os.listdir(tmp_path / "mnist") == []
+    assert _files(tmp_path / "mnist") == []  # wrong bytes are not kept, not even as a .part
 
 
-def test_dropped_connection_leaves_nothing(fake_mnist, tmp_path):
+def test_dropped_connection_leaves_no_target(fake_mnist, tmp_path):
     for m in ("a", "b"):
         _Handler.behaviour[f"/{m}/train-labels-idx1-ubyte.gz"] = "drop"
     with pytest.raises(DownloadError, match="train-labels-idx1-ubyte.gz") as err:
         datasets.MNIST(tmp_path, train=True, download=True)
     assert "IncompleteRead" in str(err.value)
-    assert os.listdir(tmp_path / "mnist") == ["train-images-idx3-ubyte.gz"]  # only the verified file
+    # only the verified file, and the partial one kept for the next call to resume
+    assert _files(tmp_path / "mnist") == ["train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz.part"]
 
 
 def test_unreachable_mirror_reports_every_failure(tmp_path, monkeypatch):

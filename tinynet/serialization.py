@@ -4,20 +4,23 @@ A checkpoint is a NumPy ``.npz`` archive: every array under a readable name (the
 state-dict key, or a ``/``-joined path for nested objects such as an optimizer's state)
 plus one entry ``__tinynet__`` holding a JSON description of the structure (dicts with
 their key types, lists, tuples, numbers, strings). Loading uses ``allow_pickle=False`` and
-``json``, so opening a file can never run code. Saving writes to a temporary file in the
-target folder, fsyncs it and renames it over the target (``os.replace``): a crash or an
-error mid-save leaves any previous file untouched.
+``json``, so opening a file can never run code. Saving to a path goes through
+:func:`tinynet.atomic.atomic_write`: a temporary file in the target folder, fsynced and
+renamed over the target (``os.replace``), then the folder fsynced. A crash (SIGKILL, power
+cut) or an error mid-save leaves any previous file untouched; docs/reliability.md says how
+that is tested.
 """
+import errno
 import io
 import json
 import os
-import tempfile
 import zipfile
 
 import numpy
 
 from . import backend, devices
-from .errors import SerializationError
+from .atomic import atomic_write
+from .errors import ArgumentTypeError, SerializationError
 from .tensor import Tensor
 
 _META = "__tinynet__"
@@ -71,41 +74,67 @@ def _decode(obj, arrays, device):
     return obj
 
 
+def _target(f, op):
+    """``f`` as a path string, or None when it is a binary file object."""
+    if hasattr(f, "write" if op == "save" else "read"):
+        return None
+    try:
+        path = os.fspath(f)
+    except TypeError:
+        raise ArgumentTypeError(f"{op}: f must be a path (str or os.PathLike) or a binary file object, "
+                                f"got {type(f).__name__}") from None
+    return os.fsdecode(path)
+
+
 def save(obj, f):
     """Save a state dict (or any nest of dicts/lists/tuples of tensors, arrays and
     numbers) to ``f`` as ``.npz``, atomically.
 
+    Saving to a path is crash-safe: the bytes go to a temporary file
+    ``.<name>.<random>.tmp`` in the same folder, which is flushed, fsynced and renamed over
+    ``f`` (``os.replace``); then the folder is fsynced. A save that fails or is killed at
+    any moment leaves the previous file at ``f`` complete and loadable; temporary files
+    left by a killed process are removed by the next successful save to the same ``f``.
+    A file object is written directly (no atomicity: that is the caller's business).
+
     Args:
-        obj: e.g. ``model.state_dict()`` or ``optimizer.state_dict()``.
-        f (str or os.PathLike): target path (``.npz`` is not appended).
+        obj: e.g. ``model.state_dict()``, ``optimizer.state_dict()`` or a dict of them.
+        f (str, os.PathLike or binary file object): target (``.npz`` is not appended).
 
     Raises:
-        SerializationError: ``obj`` holds something that can't be stored; nothing is written.
-        OSError: the folder is not writable; any previous file at ``f`` is left intact.
+        SerializationError: tinynet's own failures: ``obj`` holds something that can't be
+            stored (the message names its place and type; nothing is written), or the
+            archive writer failed.
+        ArgumentTypeError: ``f`` is neither a path nor a file object.
+        OSError: the filesystem's failures, re-raised unchanged: the folder is missing or
+            not writable, the disk is full (``ENOSPC``), ... In every error case, and on
+            ``KeyboardInterrupt``, the temporary file is removed and a previous file at
+            ``f`` is left intact.
     """
+    path = _target(f, "save")
     arrays = {}
     meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
     arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
-    path = os.fspath(f)
+    if path is None:
+        numpy.savez(f, **arrays)
+        return
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=folder)
+    if not os.path.isdir(folder):
+        raise FileNotFoundError(errno.ENOENT, f"save: folder {folder!r} of the target does not exist", path)
     try:
-        with os.fdopen(fd, "wb") as out:
-            numpy.savez(out, **arrays)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        atomic_write(path, lambda out: numpy.savez(out, **arrays))
+    except (OSError, SerializationError):
         raise
+    except Exception as exc:
+        raise SerializationError(f"save: writing {path!r} failed ({type(exc).__name__}: {exc}); "
+                                 "any previous file there is unchanged") from exc
 
 
 def load(f, map_location=None):
     """Load what :func:`save` wrote (or a plain ``.npz`` of arrays).
 
     Args:
-        f (str or os.PathLike): the file.
+        f (str, os.PathLike or binary file object): the file.
         map_location: ``"cpu"`` or ``"cuda"``; default the active backend's device.
 
     Returns:
@@ -115,11 +144,18 @@ def load(f, map_location=None):
     Raises:
         FileNotFoundError: ``f`` does not exist.
         SerializationError: the file is not a readable ``.npz`` archive (or needs pickle).
+        ArgumentTypeError: ``f`` is neither a path nor a file object.
     """
     device = devices.resolve(map_location, "load")
-    path = os.fspath(f)
+    path = _target(f, "load")
+    source = f if path is None else path
+    if path is None:
+        path = getattr(f, "name", "<file object>")
     try:
-        with numpy.load(path, allow_pickle=False) as archive:
+        loaded = numpy.load(source, allow_pickle=False)
+        if not isinstance(loaded, numpy.lib.npyio.NpzFile):
+            raise ValueError(f"a single .npy array ({type(loaded).__name__}), not an .npz archive")
+        with loaded as archive:
             arrays = {k: archive[k] for k in archive.files}
     except FileNotFoundError:
         raise
