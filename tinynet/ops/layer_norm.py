@@ -15,6 +15,13 @@ Group normalisation (Wu & He, 2018, arXiv:1803.08494) is layer normalisation of 
 ``(sample, group of C/G channels)`` block, followed by a per-channel affine map; instance
 normalisation (Ulyanov et al., 2016, arXiv:1607.08022) the same with one channel per
 group, optionally tracking running statistics like batch normalisation.
+
+On the GPU (float32/float64 CuPy arrays, kernels enabled) layer normalisation runs as
+tinynet's kernels (``kernels/layer_norm.cu``): one launch for the forward, which writes
+``y`` and the per-row mean and ``rstd`` the generic code saves; for the backward one launch
+for ``dx`` (both row sums and the formula above) and two small deterministic ones for
+``dweight``/``dbias`` (per-chunk column sums, then their sum). Group and instance
+normalisation reach the same kernels through :class:`LayerNorm`.
 """
 import numbers
 
@@ -22,6 +29,7 @@ import numpy
 
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ..kernels import cuda
 from ..tensor import Tensor
 from .normalization import batch_norm
 from .shape import reshape
@@ -41,8 +49,8 @@ class LayerNorm(Op):
     """Normalise over the last ``k`` dims, then ``* weight + bias`` (each optional, of the
     normalised shape). Forward saves the input, the mean and ``rstd = 1/sqrt(var + eps)``
     (PyTorch's choice: the input is kept alive by the graph anyway, and ``xhat`` is
-    recomputed in one pass). A fused GPU kernel belongs in ``forward_gpu``/``backward_gpu``
-    of this op, saving the same four values so ``gpu_saves_generic`` holds.
+    recomputed in one pass). ``forward_gpu`` saves the same four values (the input and
+    weight as given, the statistics of the generic shape), so ``gpu_saves_generic`` holds.
 
     The backward is written with the graph namespace's functions, and in a ``create_graph``
     backward the statistics are recomputed from the input tensor, so second derivatives
@@ -88,6 +96,94 @@ class LayerNorm(Op):
         if self.needs_input_grad[2]:
             gb = xp.sum(gy, axis=lead) if lead else gy
         return gx, gw, gb
+
+    # ---- GPU kernels (kernels/layer_norm.cu) ------------------------------------------------
+    def _rows(self, x):
+        """(M rows, N values per row) of ``x`` seen as (M, N)."""
+        n = int(numpy.prod(x.shape[x.ndim - self.k:], dtype=numpy.int64))
+        return x.size // n, n
+
+    def forward_gpu(self, xp, x, weight, bias):
+        params = [p for p in (weight, bias) if p is not None]
+        if not cuda.supported(x, *params) or any(p.dtype != x.dtype for p in params) or x.size == 0:
+            self.gpu_path = False  # float16, mixed dtypes, empty input: the generic code
+            return self.forward(xp, x, weight, bias)
+        m, n = self._rows(x)
+        if n >= 2 ** 31:  # the kernels index a row with an int
+            self.gpu_path = False
+            return self.forward(xp, x, weight, bias)
+        y = xp.empty(x.shape, dtype=x.dtype)
+        stats_shape = x.shape[:x.ndim - self.k] + (1,) * self.k  # as the generic keepdims mean
+        mean, rstd = xp.empty(stats_shape, dtype=x.dtype), xp.empty(stats_shape, dtype=x.dtype)
+        threads, rows = _row_block(n)
+        cuda.kernel("layer_norm.cu", "tinynet_layer_norm_fwd", x.dtype)(
+            ((m + rows - 1) // rows,), (threads, rows),
+            (xp.ascontiguousarray(x), _contiguous(xp, weight), _contiguous(xp, bias), y, mean, rstd,
+             xp.int64(m), xp.int32(n), cuda.scalar(x.dtype, self.eps)))
+        if True in self.needs_input_grad:  # x and weight as given: a create_graph backward maps them
+            self.save_for_backward(x, mean, rstd, weight)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        x, mean, rstd, weight = self.saved
+        if not cuda.supported(gy) or gy.dtype != x.dtype:
+            return self.backward(xp, gy)
+        m, n = self._rows(x)
+        x, gy = xp.ascontiguousarray(x), xp.ascontiguousarray(gy)
+        need = self.needs_input_grad
+        gx = gw = gb = None
+        if need[0]:
+            gx = xp.empty(x.shape, dtype=x.dtype)
+            threads, rows = _row_block(n)
+            cuda.kernel("layer_norm.cu", "tinynet_layer_norm_bwd", x.dtype)(
+                ((m + rows - 1) // rows,), (threads, rows),
+                (x, gy, _contiguous(xp, weight), mean, rstd, gx, xp.int64(m), xp.int32(n)))
+        if need[1] or need[2]:
+            gw, gb = _param_grads(xp, x, gy, mean, rstd, m, n, need[1], need[2])
+            shape = x.shape[x.ndim - self.k:]
+            gw = gw.reshape(shape) if gw is not None else None
+            gb = gb.reshape(shape) if gb is not None else None
+        return gx, gw, gb
+
+
+PARAM_BLOCKS = 512  # blocks the parameter-gradient stage aims for (an H100 has 132 SMs)
+
+
+def _row_block(n):
+    """(threads per row, rows per block) for rows of ``n`` values: about 8 values per
+    thread, whole warps, at most 512 threads a row and 256 a block (8 rows at most)."""
+    threads = min(512, 32 * max(1, -(-n // 256)))
+    return threads, max(1, 256 // threads)
+
+
+def _contiguous(xp, a):
+    return None if a is None else xp.ascontiguousarray(a)
+
+
+def _param_grads(xp, x, gy, mean, rstd, m, n, need_w, need_b):
+    """``sum(gy * xhat)`` and ``sum(gy)`` over the M rows, each (N,) or None: a grid of
+    (32-column tiles, parts) blocks writes per-part column sums, then one thread per
+    column adds its parts in order (deterministic, no atomics)."""
+    tiles = -(-n // 32)
+    parts = max(1, min(-(-m // 32), -(-PARAM_BLOCKS // tiles)))  # at least 32 rows a part
+    chunk = -(-m // parts)
+    parts = -(-m // chunk)
+    shape = (parts, n)
+    gw = xp.empty(shape, dtype=x.dtype) if need_w else None
+    gb = xp.empty(shape, dtype=x.dtype) if need_b else None
+    cuda.kernel("layer_norm.cu", "tinynet_layer_norm_params_bwd", x.dtype)(
+        (tiles, parts), (32, 8), (x, gy, mean, rstd, gw, gb, xp.int64(m), xp.int32(n), xp.int64(chunk)))
+    if parts == 1:
+        return (None if gw is None else gw[0]), (None if gb is None else gb[0])
+    add = cuda.kernel("layer_norm.cu", "tinynet_layer_norm_sum_parts_bwd", x.dtype)
+    out = []
+    for part in (gw, gb):
+        if part is not None:
+            total = xp.empty(n, dtype=x.dtype)
+            cuda.launch(add, n, (part, total, xp.int32(parts), xp.int32(n)))
+            part = total
+        out.append(part)
+    return tuple(out)
 
 
 def _shape_tuple(op, normalized_shape):
