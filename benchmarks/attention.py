@@ -7,11 +7,13 @@ repetitions give the time ratio tinynet/PyTorch (below 1: tinynet faster). Outpu
 input gradients are compared as well (max abs difference), so a fast wrong answer shows.
 
 tinynet computes attention with one op whose backward recomputes the weights from the
-saved row log-sum-exp (``tinynet/ops/attention.py``), in generic ``xp`` code on both
-devices; PyTorch picks its own kernels (flash / memory-efficient on the GPU).
+saved row log-sum-exp (``tinynet/ops/attention.py``): generic ``xp`` code on the CPU, fused
+FlashAttention-style kernels on the GPU (``tinynet/kernels/attention.cu``; ``--generic``
+also times the generic code there, tinynet's kernels switched off); PyTorch picks its own
+kernels (flash / memory-efficient on the GPU).
 
     python benchmarks/attention.py                        # CPU, small shapes
-    TINYNET_BACKEND=cupy python3 benchmarks/attention.py --device cuda
+    TINYNET_BACKEND=cupy python3 benchmarks/attention.py --device cuda --json results/attention_cuda.json
 """
 import argparse
 import json
@@ -24,11 +26,12 @@ import numpy
 
 import tinynet
 import tinynet.nn.functional as F
+from tinynet import backend
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def run_case(torch, device, shape, causal, dtype, reps):
+def run_case(torch, device, shape, causal, dtype, reps, generic=False):
     rng = numpy.random.default_rng(0)
     arrays = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
     gy = rng.standard_normal(shape).astype(dtype)
@@ -75,19 +78,31 @@ def run_case(torch, device, shape, causal, dtype, reps):
         for fn, times in (order if r % 2 == 0 else order[::-1]):
             times.append(timed(fn, n))
     a, b = statistics.median(a_times), statistics.median(b_times)
-    return dict(shape=list(shape), causal=causal, dtype=numpy.dtype(dtype).name, tinynet_ms=a * 1e3,
-                torch_ms=b * 1e3, ratio=a / b, max_abs_diff_out=diff, max_abs_diff_grad=gdiff)
+    row = dict(shape=list(shape), causal=causal, dtype=numpy.dtype(dtype).name, tinynet_ms=a * 1e3,
+               torch_ms=b * 1e3, ratio=a / b, max_abs_diff_out=diff, max_abs_diff_grad=gdiff)
+    if generic:  # tinynet's generic xp code on the same device: what the fused kernels replace
+        backend.kernels_enabled = False
+        try:
+            step_ours()
+            g_times = [timed(step_ours, max(1, n // 4)) for _ in range(max(1, reps // 2))]
+        finally:
+            backend.kernels_enabled = True
+        row["tinynet_generic_ms"] = statistics.median(g_times) * 1e3
+    return row
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     p.add_argument("--reps", type=int, default=7)
-    p.add_argument("--out", default=None)
+    p.add_argument("--json", "--out", dest="out", default=None,
+                   help="where the JSON results go (default results/attention_<device>.json)")
+    p.add_argument("--generic", action="store_true",
+                   help="also time tinynet's generic xp code (its kernels off) on the same device")
     args = p.parse_args(argv)
     import torch
     if args.device == "cuda":
-        shapes = [(8, 8, 256, 64), (8, 8, 1024, 64), (4, 8, 2048, 128)]
+        shapes = [(8, 8, 256, 64), (8, 8, 1024, 64), (8, 8, 4096, 64), (8, 8, 1024, 128), (4, 8, 2048, 128)]
         dtypes = [numpy.float32, numpy.float16]
     else:
         shapes = [(4, 4, 64, 32), (4, 4, 256, 64)]
@@ -96,12 +111,14 @@ def main(argv=None):
     for shape in shapes:
         for dtype in dtypes:
             for causal in (False, True):
-                row = run_case(torch, args.device, shape, causal, dtype, args.reps)
+                row = run_case(torch, args.device, shape, causal, dtype, args.reps, args.generic)
                 rows.append(row)
+                generic = f"  generic {row['tinynet_generic_ms']:8.3f} ms" if args.generic else ""
                 print(f"{str(tuple(shape)):>20} {row['dtype']:>8} causal={causal!s:5}  "
                       f"tinynet {row['tinynet_ms']:8.3f} ms  torch {row['torch_ms']:8.3f} ms  "
-                      f"ratio {row['ratio']:5.2f}  "
-                      f"max|diff| out {row['max_abs_diff_out']:.1e} grad {row['max_abs_diff_grad']:.1e}")
+                      f"ratio {row['ratio']:6.2f}  "
+                      f"max|diff| out {row['max_abs_diff_out']:.1e} grad {row['max_abs_diff_grad']:.1e}{generic}",
+                      flush=True)
     meta = dict(device=args.device, torch=torch.__version__, machine=platform.machine(),
                 date=time.strftime("%Y-%m-%d %H:%M:%S"), note="ratio = tinynet time / PyTorch time (fwd+bwd)")
     if args.device == "cuda":

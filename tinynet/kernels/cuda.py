@@ -2,8 +2,8 @@
 
 Each ``.cu`` file beside this module is compiled on first use into a ``cupy.RawModule``
 and cached for the process; kernels are looked up by name (``tinynet_<op>_<fwd|bwd>_<f32|
-f64>``) so profiles read well. Element-wise kernels are ``cupy.ElementwiseKernel`` specs
-built once by :func:`elementwise`.
+f64|f16>``; only ``attention.cu`` has float16 kernels) so profiles read well. Element-wise
+kernels are ``cupy.ElementwiseKernel`` specs built once by :func:`elementwise`.
 """
 import functools
 import os
@@ -14,6 +14,7 @@ from .. import backend
 
 BLOCK = 256
 _SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
+_KERNEL_SUFFIX = {**_SUFFIX, numpy.dtype(numpy.float16): "f16"}  # kernel() only: few kernels have one
 
 
 def supported(*arrays):
@@ -36,7 +37,7 @@ def module(filename):
 @functools.lru_cache(maxsize=None)  # the C-level cache: a launch costs one look-up
 def kernel(filename, op, dtype):
     """The typed kernel ``op`` (e.g. ``tinynet_max_pool2d_fwd``) for ``dtype``."""
-    return module(filename).get_function(f"{op}_{_SUFFIX[numpy.dtype(dtype)]}")
+    return module(filename).get_function(f"{op}_{_KERNEL_SUFFIX[numpy.dtype(dtype)]}")
 
 
 def launch(fn, n, args, threads=BLOCK):

@@ -18,9 +18,8 @@ output ``O`` and the row log-sum-exp ``lse = log(sum(exp(S)))`` -- one number pe
 plus the bool dropout mask when ``dropout_p > 0`` and the ``(L, S)`` bool causal triangle
 with ``is_causal``. Backward recomputes ``P = exp(S - lse)``
 with one more ``Q K^T`` product instead of keeping the ``(..., L, S)`` probability matrix:
-the extra memory is O(L) per head rather than O(L * S), and this is the state a fused
-(flash) GPU kernel saves too, so a ``forward_gpu``/``backward_gpu`` pair can slot in later
-with ``gpu_saves_generic = True``. The dropout mask is kept (1 byte per weight) rather than
+the extra memory is O(L) per head rather than O(L * S), and it is the state the fused
+GPU kernels save too. The dropout mask is kept (1 byte per weight) rather than
 regenerated from the random state, which keeps the generic path simple. On arrays one
 ``(..., L, S)`` buffer holds the scores and then the weights (masks, exp and the
 normalisation are applied in place), in backward likewise ``P`` and then ``dS``.
@@ -31,6 +30,21 @@ Second derivatives (``create_graph=True``) work: the backward is written with Nu
 that exist on tensors, and on tensors it renormalises ``P`` (``softmax`` with the saved
 ``lse`` as a constant shift) and uses ``rowsum(dP * P)``, so every saved value it reads is
 an input of the op or a constant.
+
+On the GPU (CuPy arrays, tinynet's kernels on) the op runs fused FlashAttention-style
+kernels (``tinynet/kernels/attention.cu``, launched by :mod:`tinynet.kernels.attention`):
+the forward streams key/value tiles through shared memory with an online softmax and
+writes ``O`` and a float32 ``lse``; the backward recomputes ``P`` tile by tile from them,
+one pass for ``dK``/``dV`` and one for ``dQ``, never holding an ``(L, S)`` matrix. They take
+float32 and float16 (float32 arithmetic inside), head dims ``E`` and ``Ev`` up to 128, any
+``L`` and ``S``, ``scale``, ``is_causal``, bool and float masks broadcast over batch dims or
+rows (read through their strides), broadcast batch dims and grouped-query heads. The
+generic code runs instead for dropout (``dropout_p > 0``), float64, head dims over 128,
+empty inputs and more than six batch dims; and a backward that needs the float mask's
+gradient (``dM = dS``, itself ``(..., L, S)``) runs the generic backward from the fused
+forward's saved state. The fused forward saves the same values as the generic one except
+the causal triangle (O(L * S) bytes); so with ``is_causal`` a ``create_graph`` backward
+reruns the generic forward first (``gpu_saves_generic``).
 """
 import math
 import numbers
@@ -39,8 +53,9 @@ import numpy
 
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..kernels import attention as fused
 from ..random import generator_for
-from .util import check_float, check_tensor, is_graph, unbroadcast
+from .util import cast, check_float, check_tensor, is_graph, unbroadcast
 
 
 def _neg_inf(xp, s):
@@ -84,6 +99,11 @@ class ScaledDotProductAttention(Op):
 
     def __init__(self, scale, causal=False, p=0.0, groups=(1, 1)):
         self.scale, self.causal, self.p, self.groups = scale, causal, p, groups
+
+    @property
+    def gpu_saves_generic(self):
+        """The fused forward saves all the generic backward reads but the causal triangle."""
+        return not self.causal
 
     def _scores(self, xp, q, k, mask, tri):
         """``(q * scale) k^T`` with the mask and the causal triangle ``tri`` applied; on arrays
@@ -141,6 +161,7 @@ class ScaledDotProductAttention(Op):
 
     def backward(self, xp, gy):
         q, k, v, mask, out, lse, keep, tri = self.saved
+        lse = cast(xp, lse, q.dtype)  # the fused GPU forward keeps it in float32
         graph = is_graph(xp)
         gq_, gk_ = self.groups
         s = self._scores(xp, q, k, mask, tri)
@@ -178,6 +199,28 @@ class ScaledDotProductAttention(Op):
             gm = unbroadcast(xp, ds, mask.shape)
         return gq, gk, gv, gm
 
+    def forward_gpu(self, xp, q, k, v, mask):
+        """The fused kernels, when they take these inputs and there is no dropout."""
+        if self.p > 0 or not fused.usable(q, k, v, mask, self.groups):
+            self.gpu_path = False
+            return self.forward(xp, q, k, v, mask)
+        out, lse = fused.forward(xp, q, k, v, mask, self.scale, self.causal, self.groups)
+        self.save_for_backward(q, k, v, mask, out, lse, None, None)
+        return out
+
+    def backward_gpu(self, xp, gy):
+        need_q, need_k, need_v, need_m = self.needs_input_grad
+        if need_m:  # dM = dS, an (..., L, S) array: the generic backward (no causal triangle with a mask)
+            return self.backward(xp, gy)
+        q, k, v, mask, out, lse, _, _ = self.saved
+        gq, gk, gv = fused.backward(xp, q, k, v, mask, out, lse, gy, self.scale, self.causal, self.groups,
+                                    need_q, need_k or need_v)
+        # the kernels give one gradient per entry of the broadcast batch: summed back to the inputs
+        gq = unbroadcast(xp, gq, q.shape) if need_q else None
+        gk = unbroadcast(xp, _fold_heads(xp, gk, self.groups[0]), k.shape) if need_k else None
+        gv = unbroadcast(xp, _fold_heads(xp, gv, self.groups[1]), v.shape) if need_v else None
+        return gq, gk, gv, None
+
 
 def _check_number(op, name, v):
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -191,7 +234,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     ``O = dropout(softmax(Q K^T * scale + M), dropout_p) V`` (Vaswani et al., 2017), computed
     by one op with a closed-form backward that recomputes the weights from the saved row
-    log-sum-exp (see :mod:`tinynet.ops.attention`).
+    log-sum-exp (see :mod:`tinynet.ops.attention`); on the GPU, without dropout, for float32
+    and float16 with head dims up to 128, by fused FlashAttention-style kernels.
 
     Args:
         query (Tensor): ``(N, ..., Hq, L, E)``, any number (0 or more) of leading batch dims;

@@ -1,0 +1,207 @@
+"""The fused scaled-dot-product-attention kernels (tinynet/kernels/attention.cu) on the GPU:
+output and q/k/v gradients against the generic xp code on the same GPU (tinynet's kernels
+switched off per call) and against PyTorch's CUDA SDPA where torch has CUDA; float32 and
+float16 (compared with float32 references of the same float16 inputs); the fallbacks to the
+generic code (dropout, float64, head dims over 128, a float mask's gradient) and second
+derivatives through the fused forward."""
+import numpy
+import pytest
+
+import tinynet
+import tinynet.nn.functional as F
+from tinynet import backend
+
+pytestmark = pytest.mark.gpu
+
+try:
+    import torch
+except ImportError:
+    torch = None
+TORCH_CUDA = torch is not None and torch.cuda.is_available()
+TOL = {"float32": 1e-5, "float16": 2e-3}  # relative to the largest reference value
+
+
+def _rel(a, b):
+    a, b = numpy.asarray(a, numpy.float64), numpy.asarray(b, numpy.float64)
+    assert a.shape == b.shape
+    return float(numpy.abs(a - b).max(initial=0) / max(numpy.abs(b).max(initial=0), 1e-30))
+
+
+def _bool_mask(shape, seed=3, empty_row=False):
+    m = numpy.random.default_rng(seed).random(shape) > 0.4
+    m[..., :, 0] = True  # every row keeps a key unless asked otherwise
+    if empty_row:
+        m[..., 1, :] = False
+    return m
+
+
+def _float_mask(shape, seed=4):
+    return numpy.random.default_rng(seed).standard_normal(shape)
+
+
+def _inputs(qs, ks, vs, dtype, seed=0):
+    """q, k and v as float64 arrays holding values exact in ``dtype``."""
+    r = numpy.random.default_rng(seed)
+    return [r.standard_normal(s).astype(dtype).astype(numpy.float64) for s in (qs, ks, vs)]
+
+
+def _run(monkeypatch, arrays, mask, kw, dtype, kernels, gy_seed=5):
+    """Forward + backward with tinynet's kernels on or off; (fused path taken, [out, dq, dk, dv])."""
+    monkeypatch.setattr(backend, "kernels_enabled", kernels)
+    ts = [tinynet.tensor(a, dtype=dtype, device="cuda", requires_grad=True) for a in arrays]
+    m = None
+    if mask is not None:
+        m = tinynet.tensor(mask, dtype=None if mask.dtype == numpy.bool_ else dtype, device="cuda")
+    y = F.scaled_dot_product_attention(*ts, attn_mask=m, **kw)
+    fused = bool(y.grad_fn.gpu_path)
+    gy = numpy.random.default_rng(gy_seed).standard_normal(y.shape).astype(dtype)
+    y.backward(tinynet.tensor(gy, device="cuda"))
+    monkeypatch.setattr(backend, "kernels_enabled", True)
+    return fused, [y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts]
+
+
+def _torch_run(arrays, mask, kw, dtype, gy_seed=5):
+    ts = [torch.tensor(a, dtype=getattr(torch, dtype), device="cuda", requires_grad=True) for a in arrays]
+    m = None
+    if mask is not None:
+        m = torch.tensor(mask, device="cuda")
+        if m.dtype != torch.bool:
+            m = m.to(getattr(torch, dtype))
+    y = torch.nn.functional.scaled_dot_product_attention(*ts, attn_mask=m, **kw)
+    gy = numpy.random.default_rng(gy_seed).standard_normal(tuple(y.shape)).astype(dtype)
+    y.backward(torch.tensor(gy, device="cuda"))
+    return [y.detach().cpu().float().numpy()] + [t.grad.cpu().float().numpy() for t in ts]
+
+
+N, H = 2, 3
+CASES = [
+    # (id, query, key, value shapes, mask, keyword arguments, also against PyTorch)
+    ("plain_E64", (N, H, 128, 64), (N, H, 128, 64), (N, H, 128, 64), None, {}, True),
+    ("odd_37_53_E16", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), None, {}, True),
+    ("E100", (N, H, 70, 100), (N, H, 90, 100), (N, H, 90, 100), None, {}, True),
+    ("E128", (N, H, 65, 128), (N, H, 129, 128), (N, H, 129, 128), None, {}, True),
+    ("E64_Ev100", (N, H, 37, 64), (N, H, 53, 64), (N, H, 53, 100), None, {}, True),
+    ("E128_Ev8", (N, H, 37, 128), (N, H, 53, 128), (N, H, 53, 8), None, {}, False),
+    ("E5_Ev3", (N, H, 37, 5), (N, H, 53, 5), (N, H, 53, 3), None, {"scale": 0.9}, False),
+    ("causal_square", (N, H, 130, 64), (N, H, 130, 64), (N, H, 130, 64), None, {"is_causal": True}, True),
+    ("causal_L_lt_S", (N, H, 37, 32), (N, H, 53, 32), (N, H, 53, 32), None, {"is_causal": True}, True),
+    ("causal_L_gt_S", (N, H, 150, 32), (N, H, 70, 32), (N, H, 70, 16), None, {"is_causal": True}, True),
+    ("bool_LS", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), _bool_mask((37, 53)), {}, True),
+    ("bool_N1LS", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), _bool_mask((N, 1, 37, 53)), {}, True),
+    ("float_LS", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), _float_mask((37, 53)), {}, True),
+    ("float_N1LS", (N, H, 70, 64), (N, H, 90, 64), (N, H, 90, 64), _float_mask((N, 1, 70, 90)), {}, True),
+    ("float_key_row", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), _float_mask((N, 1, 1, 53)), {}, False),
+    ("gqa", (N, 4, 40, 32), (N, 2, 50, 32), (N, 1, 50, 32), None, {"enable_gqa": True}, False),
+    ("broadcast_batch", (1, H, 20, 16), (N, H, 30, 16), (N, 1, 30, 8), None, {}, False),
+    ("unbatched", (20, 16), (30, 16), (30, 8), None, {}, False),
+    ("empty_rows", (N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), _bool_mask((37, 53), empty_row=True), {}, False),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_fused_matches_generic_and_torch(monkeypatch, case, dtype):
+    _, qs, ks, vs, mask, kw, vs_torch = case
+    arrays = _inputs(qs, ks, vs, dtype)
+    if mask is not None and mask.dtype != numpy.bool_:
+        mask = mask.astype(dtype).astype(numpy.float64)  # values exact in dtype
+    fused, ours = _run(monkeypatch, arrays, mask, kw, dtype, kernels=True)
+    assert fused, "the fused kernels did not run"
+    # the reference: the generic code in float32 on the same values (float16 inputs included)
+    generic, ref = _run(monkeypatch, arrays, mask, kw, "float32", kernels=False)
+    assert not generic
+    for name, a, b in zip(("out", "dq", "dk", "dv"), ours, ref):
+        assert a.dtype == numpy.dtype(dtype)
+        assert numpy.isfinite(a).all(), name
+        assert _rel(a, b) < TOL[dtype], f"{name}: relative error {_rel(a, b):.2e} against the generic code"
+    if vs_torch and TORCH_CUDA:
+        theirs = _torch_run(arrays, mask, kw, dtype)
+        for name, a, b, r in zip(("out", "dq", "dk", "dv"), ours, theirs, ref):
+            if dtype == "float32":
+                assert _rel(a, b) < 1e-4, f"{name}: relative error {_rel(a, b):.2e} against PyTorch"
+            else:  # float16: no further from the float32 reference than twice PyTorch's own error
+                assert _rel(a, r) <= 2 * _rel(b, r) + 1e-3, \
+                    f"{name}: error {_rel(a, r):.2e}, PyTorch's {_rel(b, r):.2e} (against float32)"
+
+
+def test_fully_masked_rows_give_zeros(monkeypatch):
+    arrays = _inputs((N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), "float32")
+    mask = numpy.zeros((37, 53), dtype=bool)
+    mask[5:, :7] = True  # rows 0-4 see no key
+    fused, (out, dq, dk, dv) = _run(monkeypatch, arrays, mask, {}, "float32", kernels=True)
+    assert fused
+    assert not out[..., :5, :].any() and not dq[..., :5, :].any()
+    assert not dk[..., 7:, :].any() and not dv[..., 7:, :].any()
+    float_mask = numpy.where(mask, 0.0, -numpy.inf)
+    fused, ours = _run(monkeypatch, arrays, float_mask, {}, "float32", kernels=True)
+    _, ref = _run(monkeypatch, arrays, float_mask, {}, "float32", kernels=False)
+    assert fused
+    for a, b in zip(ours, ref):
+        assert numpy.isfinite(a).all() and _rel(a, b) < 1e-5
+
+
+def test_transposed_head_layout(monkeypatch):
+    # multi-head attention's (N, L, H, E) -> (N, H, L, E) views: rows strided, no copies needed
+    r = numpy.random.default_rng(1)
+    x = [r.standard_normal((N, L, 4, 32)) for L in (37, 53, 53)]
+    results = []
+    for kernels in (True, False):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        ts = [tinynet.tensor(a, dtype="float32", device="cuda", requires_grad=True) for a in x]
+        y = F.scaled_dot_product_attention(*(t.transpose(1, 2) for t in ts), is_causal=True)
+        assert y.grad_fn.gpu_path == kernels
+        y.transpose(1, 2).sum().backward()
+        results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])
+    for a, b in zip(*results):
+        assert _rel(a, b) < 1e-5
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_second_derivatives_through_the_fused_forward(monkeypatch, causal):
+    arrays = _inputs((N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 8), "float32")
+    results = []
+    for kernels in (True, False):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        q, k, v = (tinynet.tensor(a, dtype="float32", device="cuda", requires_grad=True) for a in arrays)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        assert y.grad_fn.gpu_path == kernels
+        (gq,) = tinynet.autograd.grad((y * y).sum(), [q], create_graph=True)
+        (gq * gq).sum().backward()
+        results.append([gq.numpy(force=True), q.grad.numpy(force=True), k.grad.numpy(force=True),
+                        v.grad.numpy(force=True)])
+    for a, b in zip(*results):
+        assert _rel(a, b) < 1e-4
+
+
+def test_float_mask_gradient_uses_the_generic_backward(monkeypatch):
+    arrays = _inputs((N, H, 37, 16), (N, H, 53, 16), (N, H, 53, 16), "float32")
+    mask = _float_mask((H, 37, 53))
+    results = []
+    for kernels in (True, False):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        ts = [tinynet.tensor(a, dtype="float32", device="cuda", requires_grad=True) for a in arrays + [mask]]
+        y = F.scaled_dot_product_attention(*ts[:3], attn_mask=ts[3])
+        assert y.grad_fn.gpu_path == kernels
+        y.backward(tinynet.ones_like(y))
+        results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])
+    for a, b in zip(*results):
+        assert _rel(a, b) < 1e-5
+
+
+@pytest.mark.parametrize("what", ["dropout", "float64", "head_dim_160"])
+def test_fallbacks_to_the_generic_code(monkeypatch, what):
+    dtype, E, p = {"dropout": ("float32", 16, 0.3), "float64": ("float64", 16, 0.0),
+                   "head_dim_160": ("float32", 160, 0.0)}[what]
+    arrays = _inputs((N, H, 37, E), (N, H, 53, E), (N, H, 53, E), dtype)
+    results = []
+    for kernels in (True, False):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        ts = [tinynet.tensor(a, dtype=dtype, device="cuda", requires_grad=True) for a in arrays]
+        tinynet.manual_seed(0)  # the same dropout mask on both paths
+        y = F.scaled_dot_product_attention(*ts, dropout_p=p, is_causal=True)
+        assert not y.grad_fn.gpu_path
+        y.sum().backward()
+        results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])
+    for a, b in zip(*results):
+        assert numpy.isfinite(a).all()
+        numpy.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)

@@ -1,0 +1,154 @@
+"""Launches of the fused scaled dot-product attention kernels (``attention.cu``), the GPU
+path of :class:`tinynet.ops.attention.ScaledDotProductAttention`.
+
+The kernels learn every size and stride from one struct passed by value (``Sdpa`` in
+``attention.cu``, :data:`ARGS` here: the same fields in the same order, each 8 bytes):
+the device pointers, the broadcast batch shape (all dims but the last two, heads
+included), each input's batch strides in elements (0 along a broadcast dim), its row
+stride, the sizes, the grouped-query group sizes, the mask kind, the causal flag and the
+scale. So inputs broadcast over batch dims, masks broadcast over rows or batches, and
+the transposed ``(N, L, H, E) -> (N, H, L, E)`` view of multi-head attention are read
+where they are; only an input whose last dim is not contiguous is copied. Nothing is
+copied to the device besides the arrays: the struct travels with the launch.
+
+The kernels write their outputs for every entry of the broadcast batch: ``out``
+``(*batch, L, Ev)``, the float32 row log-sum-exp ``(*batch, L, 1)`` and, in backward,
+``dq (*batch, L, E)``, ``dk (*batch, S, E)``, ``dv (*batch, S, Ev)``; the op sums the
+gradients back to the inputs' shapes.
+"""
+import numpy
+
+from .. import backend
+from . import cuda
+
+TILE = 64       # query rows and keys per block tile (attention.cu)
+THREADS = 256   # threads per block
+MAXD = 128      # largest head dim E or Ev
+MAXB = 6        # largest number of batch dims
+_GRID_Y = 65535  # CUDA's limit on gridDim.y: more batch entries spill into gridDim.z
+
+MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
+_POINTERS = ("q", "k", "v", "mask", "out", "lse", "gout", "delta", "gq", "gk", "gv")
+_SIZES = ("q_row", "k_row", "v_row", "m_row", "m_col", "g_row", "L", "S", "E", "Ev", "kgroup", "vgroup",
+          "mask_kind", "causal")
+ARGS = numpy.dtype([(n, "<u8") for n in _POINTERS]
+                   + [(n, "<i8", (MAXB,)) for n in ("batch", "qb", "kb", "vb", "mb", "gb")]
+                   + [(n, "<i8") for n in _SIZES]
+                   + [("scale", "<f8")])
+_DTYPES = (numpy.dtype(numpy.float16), numpy.dtype(numpy.float32))
+
+
+def pointer(a):
+    """The device address of ``a``'s first element."""
+    return a.data.ptr
+
+
+def batch_shape(q, k, v, groups):
+    """The broadcast batch shape of q, k and v, each key/value head standing for
+    ``groups`` consecutive query heads."""
+    kb, vb = k.shape[:-2], v.shape[:-2]
+    if groups != (1, 1):
+        kb, vb = kb[:-1] + (kb[-1] * groups[0],), vb[:-1] + (vb[-1] * groups[1],)
+    return tuple(numpy.broadcast_shapes(q.shape[:-2], kb, vb))
+
+
+def usable(q, k, v, mask, groups):
+    """True when the kernels take these inputs: CuPy arrays of one dtype, float16 or
+    float32; head dims 1..128; no empty dim; at most MAXB batch dims; the mask None, bool or
+    of q's dtype."""
+    gpu_array = backend._CUPY_NDARRAY
+    if not (type(q) is type(k) is type(v) is gpu_array and q.dtype in _DTYPES and q.dtype == k.dtype == v.dtype):
+        return False
+    if mask is not None and (type(mask) is not gpu_array or mask.dtype not in (numpy.bool_, q.dtype)):
+        return False
+    batch = batch_shape(q, k, v, groups)
+    return (1 <= q.shape[-1] <= MAXD and 1 <= v.shape[-1] <= MAXD and len(batch) <= MAXB
+            and q.shape[-2] > 0 and k.shape[-2] > 0 and all(batch))
+
+
+def _strides(a, ndim):
+    """``a``'s strides in elements, left-padded with 0s to ``ndim`` dims; 0 along a dim of
+    size 1, which broadcasting repeats."""
+    own = [0 if n == 1 else s // a.itemsize for n, s in zip(a.shape, a.strides)]
+    return [0] * (ndim - a.ndim) + own
+
+
+def _last_contiguous(xp, a):
+    return a if a.shape[-1] == 1 or a.strides[-1] == a.itemsize else xp.ascontiguousarray(a)
+
+
+def _describe(xp, q, k, v, mask, gout, scale, causal, groups):
+    """The kernels' argument struct for these inputs (output pointers left 0), the batch
+    shape, and the arrays it points at: a copy made here must stay alive until the launches
+    are queued, or its memory could be handed out again before the kernel reads it."""
+    batch = batch_shape(q, k, v, groups)
+    ndim = len(batch) + 2
+    args = numpy.zeros((), dtype=ARGS)
+    args["batch"] = (1,) * (MAXB - len(batch)) + batch
+    held = []
+    for name, a in (("q", q), ("k", k), ("v", v), ("g", gout)):
+        if a is None:
+            continue
+        a = _last_contiguous(xp, a)
+        held.append(a)
+        st = _strides(a, ndim)
+        args[name + "b"] = [0] * (MAXB - len(batch)) + st[:-2]
+        args[name + "_row"] = st[-2]
+        args["gout" if name == "g" else name] = pointer(a)
+    if mask is not None:
+        st = _strides(mask, ndim)
+        args["mb"] = [0] * (MAXB - len(batch)) + st[:-2]
+        args["m_row"], args["m_col"] = st[-2], st[-1]
+        args["mask"] = pointer(mask)
+        args["mask_kind"] = MASK_BOOL if mask.dtype == numpy.bool_ else MASK_ADD
+    args["L"], args["S"], args["E"], args["Ev"] = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+    args["kgroup"], args["vgroup"] = groups
+    args["causal"], args["scale"] = int(causal), scale
+    return args, batch, held
+
+
+def _launch(name, dtype, rows, batch, args):
+    """``name`` on a grid of (row tiles, batch entries): one block per TILE rows of ``rows``
+    and batch entry."""
+    n = int(numpy.prod(batch))
+    y = min(n, _GRID_Y)
+    grid = ((rows + TILE - 1) // TILE, y, (n + y - 1) // y)
+    cuda.kernel("attention.cu", name, dtype)(grid, (THREADS,), (args[()],))
+
+
+def forward(xp, q, k, v, mask, scale, causal, groups):
+    """``(out, lse)``: the attention output ``(*batch, L, Ev)`` in q's dtype and the float32
+    row log-sum-exp ``(*batch, L, 1)`` (+inf for a row that sees no key)."""
+    args, batch, held = _describe(xp, q, k, v, mask, None, scale, causal, groups)
+    L, Ev = q.shape[-2], v.shape[-1]
+    out = xp.empty(batch + (L, Ev), dtype=q.dtype)
+    lse = xp.empty(batch + (L, 1), dtype=numpy.float32)
+    args["out"], args["lse"] = pointer(out), pointer(lse)
+    _launch("tinynet_sdpa_fwd", q.dtype, L, batch, args)
+    del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
+    return out, lse
+
+
+def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, need_kv):
+    """``(dq, dk, dv)`` of the broadcast batch (see the module docstring); ``dq`` is None
+    unless ``need_q``, ``dk`` and ``dv`` None unless ``need_kv``. ``out`` and ``lse`` are
+    what :func:`forward` returned."""
+    args, batch, held = _describe(xp, q, k, v, mask, gout, scale, causal, groups)
+    L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+    delta = xp.empty(batch + (L,), dtype=numpy.float32)
+    args["out"], args["lse"], args["delta"] = pointer(out), pointer(lse), pointer(delta)
+    rows = int(numpy.prod(batch)) * L  # delta = rowsum(dO * O): one warp per row
+    cuda.launch(cuda.kernel("attention.cu", "tinynet_sdpa_delta_bwd", q.dtype), rows * 32, (args[()],),
+                threads=THREADS)
+    dq = dk = dv = None
+    if need_kv:
+        dk = xp.empty(batch + (S, E), dtype=q.dtype)
+        dv = xp.empty(batch + (S, Ev), dtype=q.dtype)
+        args["gk"], args["gv"] = pointer(dk), pointer(dv)
+        _launch("tinynet_sdpa_dkv_bwd", q.dtype, S, batch, args)
+    if need_q:
+        dq = xp.empty(batch + (L, E), dtype=q.dtype)
+        args["gq"] = pointer(dq)
+        _launch("tinynet_sdpa_dq_bwd", q.dtype, L, batch, args)
+    del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
+    return dq, dk, dv
