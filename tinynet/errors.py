@@ -16,12 +16,15 @@ DeviceMismatchError      ValueError
 BackendError             RuntimeError
 AutogradError            RuntimeError
 GradcheckError           RuntimeError (an AutogradError)
+AnomalyError             RuntimeError (an AutogradError)
 StateDictError           RuntimeError
 SerializationError       ValueError
 DatasetNotFoundError     FileNotFoundError
 ChecksumError            OSError
 DownloadError            OSError
 WorkerError              RuntimeError
+MissingExtraError        ImportError
+PathNotWritableError     OSError
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -73,6 +76,11 @@ class AutogradError(TinynetError, RuntimeError):
     """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
 
 
+class AnomalyError(AutogradError):
+    """Anomaly detection (``tinynet.autograd.detect_anomaly``) found a NaN produced by an op's
+    forward or backward; the message names the op and the user code that created it."""
+
+
 class GradcheckError(AutogradError):
     """:func:`tinynet.autograd.gradcheck` found analytic and numerical gradients that differ."""
 
@@ -101,6 +109,16 @@ class WorkerError(TinynetError, RuntimeError):
     """A DataLoader worker process exited unexpectedly, a batch did not arrive within the
     loader's ``timeout``, or a worker's error could not be rebuilt in the main process
     (PyTorch raises a plain ``RuntimeError`` in these cases)."""
+
+
+class MissingExtraError(TinynetError, ImportError):
+    """An optional package is not installed; the message names the extra that installs it
+    (``pip install 'tinynet[tensorboard]'``)."""
+
+
+class PathNotWritableError(TinynetError, OSError):
+    """A folder or file tinynet was asked to write (a TensorBoard ``log_dir``, ...) cannot be
+    created or written; the message gives the path and the operating system's reason."""
 
 
 def check_type(op, name, value, types, expected):

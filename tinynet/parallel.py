@@ -245,12 +245,16 @@ def matmul(a, b):
         ValueError: from ``@`` when the inner dimensions differ.
     """
     if (_num_threads == 1 or type(a) is not numpy.ndarray or type(b) is not numpy.ndarray
-            or a.ndim != 2 or b.ndim != 2 or a.dtype != b.dtype or a.dtype.kind not in "fc"
-            or a.shape[1] != b.shape[0]):
+            or a.ndim != 2 or b.ndim != 2):
         return a @ b
     (m, k), n = a.shape, b.shape[1]
+    nbytes = (m * k + k * n + m * n) * a.itemsize
+    # a small model's products are far below two items' worth: no more bookkeeping for them
+    # (it cost more than the product itself at a few hundred elements)
+    if nbytes < 2 * ITEM_MIN_BYTES or a.dtype != b.dtype or a.dtype.kind not in "fc" or k != b.shape[0]:
+        return a @ b
     along_rows = m >= n
-    blocks = ranges(m if along_rows else n, (m * k + k * n + m * n) * a.itemsize)
+    blocks = ranges(m if along_rows else n, nbytes)
     if len(blocks) == 1:
         return a @ b
     out = numpy.empty((m, n), dtype=a.dtype)

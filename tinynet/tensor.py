@@ -66,9 +66,10 @@ class Tensor:
         self._retains_grad = False
         self._hooks = None
 
-    @classmethod
-    def _wrap(cls, array):
-        """A new leaf tensor around ``array`` (no copy, no checks): the ops' way to build outputs."""
+    @staticmethod
+    def _wrap(array):
+        """A new leaf tensor around ``array`` (no copy, no checks): the ops' way to build outputs.
+        ``Op.apply`` builds its outputs inline with the same fields: a new field goes in both."""
         t = object.__new__(Tensor)
         t.array = array
         t.requires_grad = False
@@ -367,4 +368,4 @@ def _rebuild(values, device, requires_grad):
     return t
 
 
-node.tensor_type = Tensor
+node.tensor_type, node._wrap = Tensor, Tensor._wrap

@@ -77,6 +77,7 @@ class FunctionCtx(Op):
     def __init__(self, fn):
         self.fn = fn
         self._stamp, self._out_state = None, ()  # Op's slots that Op.apply would set
+        self._gate = -1  # the engine's general path: it checks the saved tensors' versions
         self.name = fn.__name__
         self.materialize_grads = True
         self._non_differentiable = set()
@@ -148,6 +149,7 @@ class FunctionCtx(Op):
                                     "outputs must be Tensors (or None)")
             fresh.append(o)
         self.inputs = args
+        self._seq = node.next_seq()
         self.n_outputs = len(fresh)
         self._out_meta = [(o.array.shape, o.array.dtype) if o is not None else ((), None) for o in fresh]
         self._checks = [(t._vc, t._vc[0], ("saved tensor", i)) for i, t in enumerate(self.saved)

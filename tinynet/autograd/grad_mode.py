@@ -47,6 +47,15 @@ class _GradMode:
 
     def __call__(self, func):
         enabled, inference = self._enabled, self._inference
+        if inference is None and enabled is not None:  # no_grad, enable_grad: one switch
+            @functools.wraps(func)
+            def switch(*args, **kwargs):
+                token = _grad_enabled.set(enabled)
+                try:
+                    return func(*args, **kwargs)
+                finally:
+                    _grad_enabled.reset(token)
+            return switch
 
         @functools.wraps(func)
         def wrapper(*args, **kwargs):

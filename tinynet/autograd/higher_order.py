@@ -4,7 +4,7 @@ higher derivatives.
 The engine hands each op its output gradients as *tensors* and calls its ``backward``
 with the graph namespace (:mod:`tinynet.ops.graph_xp`) as ``xp``. The op's saved arrays
 are swapped for the tensors they came from: a saved input becomes that input tensor, a
-saved output that output tensor, anything else (a mask, indices) a constant. So
+saved output a tensor standing for that output, anything else (a mask, indices) a constant. So
 ``gy * y`` in a backward records a multiplication that depends on both ``gy`` and ``y``,
 and the result can be differentiated again. An op that does not declare
 ``twice_differentiable`` runs its array backward; its results are passed on through
@@ -33,6 +33,20 @@ class _NotTwiceDifferentiable(Op):
             f"create_graph=True) is not implemented; its first derivative is")
 
 
+def _output_tensor(op, k, array):
+    """A tensor standing for output ``k`` of ``op`` (its saved ``array``): the same memory,
+    version cell and history (``grad_fn`` ``op``), so differentiating through it reaches
+    ``op`` as the output tensor itself would. Ops keep no reference to their output tensors
+    (that would be a reference cycle), so a saved output is re-wrapped like this, as
+    PyTorch unpacks a saved output."""
+    t = node._wrap(array)
+    if 2 * k < len(op._out_state):
+        t._vc = op._out_state[2 * k]
+    if array.dtype.kind == "f":
+        t.requires_grad, t._grad_fn, t._output_nr = True, op, k
+    return t
+
+
 def graph_backward(op, gys, xp):
     """Backward of ``op`` on gradient tensors ``gys``, recorded on the tape."""
     Tensor = node.tensor_type
@@ -49,7 +63,6 @@ def graph_backward(op, gys, xp):
             outs = iter(Tensor._wrap(a) for a in present)
         return tuple(None if a is None else next(outs) for a in arrays)
     original = op.saved
-    outputs = [st[0]() for st in op._out_state]
     if op.gpu_path and not op.gpu_saves_generic:
         # forward took a GPU kernel that saved other things: rerun the generic forward
         arrays = [i.array if isinstance(i, Tensor) else i for i in op.inputs]
@@ -70,8 +83,8 @@ def graph_backward(op, gys, xp):
         r = role(s)
         if isinstance(r, int):
             mapped.append(op.inputs[r])
-        elif r is not None and r[1] < len(outputs) and outputs[r[1]] is not None:
-            mapped.append(outputs[r[1]])
+        elif r is not None:
+            mapped.append(_output_tensor(op, r[1], s))
         else:
             mapped.append(Tensor._wrap(s))  # a constant for the second derivative (masks, indices)
     op.saved = tuple(mapped)

@@ -7,11 +7,14 @@ records the op as the ``grad_fn`` of its outputs. The engine (:mod:`.engine`) la
 ``backward`` with the gradient of each output and gets one gradient per input back.
 
 Safety for in-place changes: every tensor carries a version counter (``_version``,
-bumped by each in-place op and shared by views of one storage). When an op saves an
-input or output array for backward, :meth:`Op.apply` notes that tensor's version; the
-engine refuses to run ``backward`` if it changed, naming the op, instead of computing a
-wrong gradient (PyTorch's rule).
+bumped by each in-place op and shared by views of one storage, with the time of the last
+change on a process-wide clock). When an op saves an input or output array for backward,
+:meth:`Op.apply` notes the clock; the engine refuses to run ``backward`` if a saved
+tensor changed since, naming the op, instead of computing a wrong gradient (PyTorch's
+rule).
 """
+import itertools
+import sys
 import types
 import weakref
 
@@ -19,12 +22,17 @@ import numpy
 
 from .. import backend
 from ..errors import AutogradError
+from . import anomaly
+from .anomaly import STATE as _anomaly
 from .grad_mode import _grad_enabled
 
-_weak = weakref.ref
+_new = object.__new__
 FREED = object()    # marks ``Op.saved`` once backward has released it
 tensor_type = None  # tinynet.Tensor, registered by tinynet.tensor (autograd sits below it)
+_wrap = None        # tinynet.Tensor._wrap (a new tensor around an array), registered with it
 _clock = [0]        # counts in-place changes process-wide: their time stamps
+NO_LIMIT = sys.maxsize  # Op._gate of an op that saved nothing
+next_seq = itertools.count(1).__next__  # the sequence number of each recorded op (see Op._seq)
 
 
 def bump_version(t):
@@ -79,14 +87,24 @@ class Op:
 
     # slots for what every recorded op sets, so an op without settings of its own needs no
     # __dict__ (one allocation fewer per op on a training step's host path)
-    __slots__ = ("inputs", "saved", "needs_input_grad", "gpu_path", "_stamp", "_out_state", "__dict__")
+    __slots__ = ("inputs", "saved", "needs_input_grad", "gpu_path", "_seq", "_stamp", "_out_state", "_gate",
+                 "__dict__", "__weakref__")
     name = "op"
+    _born = None         # an in-place op's sequence number before order.place_rebase moved it
     twice_differentiable = False
     gpu_saves_generic = False
     is_view = False
     n_outputs = 1
-    # set by apply when it records: _stamp, the in-place clock at forward when forward saved
-    # something (else None); _out_state, per output (weak reference, version cell, id of its array)
+    # Set by apply when it records:
+    #   _seq: a number increasing with each op recorded, by which the engine orders the walk
+    #     (see .order);
+    #   _stamp: the in-place clock at forward when forward saved something (else None);
+    #   _out_state: the version cell and the id of the array of each output, flat (cell0,
+    #     id0, cell1, id1, ...: one tuple per op);
+    #   _gate: the engine's one test before its lean path: while the clock is at most _gate,
+    #     nothing this op saved can have changed (_stamp, or NO_LIMIT when it saved nothing);
+    #     -1 sends the op down the general path (several outputs, hooks or retain_grad on an
+    #     output, a Function's own checks, saved arrays freed).
     _checks = ()         # explicit (version cell, version, which) checks (tinynet.autograd.Function)
     _out_meta = ()       # (shape, dtype) per output, for ops with several
     _watched = False     # an output has hooks or retain_grad (the engine then visits them)
@@ -111,6 +129,11 @@ class Op:
     def __repr__(self):
         return f"<{type(self).__name__}Backward>"
 
+    def __lt__(self, other):
+        # the engine's heap holds (-_seq, op): two ops tie only when in-place ops on unrelated
+        # tensors got the same number (see .order.place_rebase), and then either may go first
+        return id(self) < id(other)
+
     def apply(self, *args):
         """Run the op on ``args`` (tensors or plain values) and record it on the tape.
 
@@ -119,6 +142,8 @@ class Op:
         Raises:
             DeviceMismatchError: tensors on the CPU and on the GPU were mixed.
         """
+        # This runs once per op of every forward pass: the host cost of a small training step
+        # is mostly here and in the engine's loop, so it is written out with few lookups.
         Tensor = tensor_type
         gpu_array = backend._CUPY_NDARRAY
         arrays = []
@@ -139,57 +164,80 @@ class Op:
         if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
             backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else numpy if on_cpu else backend.xp
-        record = True in needs and _grad_enabled.get()
-        self.needs_input_grad = tuple(needs)
+        self.needs_input_grad = needs = tuple(needs)
         self.saved = ()
         # the path is recorded so backward takes the same one, whatever the switch says later
         self.gpu_path = gpu = on_gpu and backend.kernels_enabled and hasattr(self, "forward_gpu")
         y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
+        if _anomaly[0]:  # detect_anomaly: keep the creating stack, check for a new NaN
+            anomaly.forward_hook(self, arrays, y)
+        record = True in needs and _grad_enabled.get()
         if type(y) is tuple:
-            out = tuple(Tensor._wrap(a) for a in y)
-            if self.is_view:  # views of the first argument, e.g. the pieces of split()
-                src = args[0]
-                for o in out:
-                    o._vc, o._base = src._vc, src._base if src._base is not None else src
-            if record:
-                self._record_several(args, out)
-            return out
-        out = Tensor._wrap(y)
+            return self._apply_several(args, y, record)
+        # the output tensor, built here rather than by Tensor._wrap (one call fewer, each field
+        # set once): the same fields as _wrap sets, which tests/test_autograd_order.py checks
+        out = _new(Tensor)
+        out.array = y
+        out.grad = None
+        out._output_nr = 0
+        out._retains_grad = False
+        out._hooks = None
         if self.is_view:  # one storage, one version counter
             src = args[0]
-            out._vc = src._vc
+            out._vc = cell = src._vc
             out._base = src._base if src._base is not None else src
-        if record:
-            self.inputs = args
-            if y.dtype.kind == "f":  # integer and bool outputs carry no gradient
-                out.requires_grad = True
-                out._grad_fn = self
-            if self.saved:  # what backward checks (see check_saved)
-                self._stamp = _clock[0]
-                self._out_state = ((_weak(out), out._vc, id(y)),)
-            else:
-                self._stamp, self._out_state = None, ()
+        else:
+            out._vc = cell = [0, 0]
+            out._base = None
+        if not record:
+            out.requires_grad = False
+            out._grad_fn = None
+            return out
+        self.inputs = args
+        self._seq = next_seq()
+        if y.dtype.kind == "f":  # integer and bool outputs carry no gradient
+            out.requires_grad = True
+            out._grad_fn = self
+        else:
+            out.requires_grad = False
+            out._grad_fn = None
+        if self.saved:  # what backward checks (see check_saved): the clock now, the output's cell
+            self._stamp = self._gate = _clock[0]
+            self._out_state = (cell, id(y))
+        else:
+            self._stamp, self._out_state, self._gate = None, (), NO_LIMIT
         return out
 
-    def _record_several(self, args, outs):
+    def _apply_several(self, args, ys, record):
+        """The end of :meth:`apply` for an op with several outputs (``ys``, a tuple of arrays)."""
+        outs = tuple(_wrap(a) for a in ys)
+        if self.is_view:  # views of the first argument, e.g. the pieces of split()
+            src = args[0]
+            for o in outs:
+                o._vc, o._base = src._vc, src._base if src._base is not None else src
+        if not record:
+            return outs
         self.inputs = args
+        self._seq = next_seq()
         self.n_outputs = len(outs)
-        self._out_meta = [(o.array.shape, o.array.dtype) for o in outs]
+        self._out_meta = [(a.shape, a.dtype) for a in ys]
         for k, o in enumerate(outs):
-            if o.array.dtype.kind == "f":
+            if ys[k].dtype.kind == "f":
                 o.requires_grad = True
                 o._grad_fn = self
                 o._output_nr = k
         if self.saved:
             self._stamp = _clock[0]
-            self._out_state = tuple((weakref.ref(o), o._vc, id(o.array)) for o in outs)
+            self._out_state = tuple(v for o, a in zip(outs, ys) for v in (o._vc, id(a)))
         else:
             self._stamp, self._out_state = None, ()
+        self._gate = -1  # the engine's general path sums and fills the outputs' gradients
+        return outs
 
     def saved_role(self, s):
         """What saved value ``s`` is: an input index, ``("output", k)``, or None (a value of
         the op's own, such as a mask)."""
-        for k, (_, _, oid) in enumerate(self._out_state):
+        for k, oid in enumerate(self._out_state[1::2]):
             if id(s) == oid:
                 return ("output", k)
         for i, a in enumerate(self.inputs):
@@ -224,7 +272,8 @@ class Op:
             for i, a in enumerate(self.inputs):
                 if isinstance(a, Tensor) and a._vc[1] > stamp and self._saves_memory_of(a.array):
                     self._modified(f"input {i}", a._vc[0])
-            for k, (_, cell, oid) in enumerate(self._out_state):
+            state = self._out_state
+            for k, (cell, oid) in enumerate(zip(state[::2], state[1::2])):
                 if cell[1] > stamp and any(id(s) == oid for s in self.saved):
                     self._modified(f"output {k}", cell[0])
         for cell, version, which in self._checks:
@@ -243,7 +292,7 @@ class Op:
         if self._out_hooks is None:
             self._out_hooks = {}
         self._out_hooks.setdefault(output_nr, []).append(hook)
-        self._watched = True
+        self._watched, self._gate = True, -1
         return self._out_hooks[output_nr]
 
     def retain(self, output_nr, tensor):
@@ -251,7 +300,7 @@ class Op:
         if self._retained is None:
             self._retained = {}
         self._retained[output_nr] = weakref.ref(tensor)
-        self._watched = True
+        self._watched, self._gate = True, -1
 
     def call(self, xp, *args):
         """Run this op from inside another op's ``backward``.

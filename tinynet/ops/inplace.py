@@ -25,7 +25,8 @@ import numpy
 
 from .. import backend, dtypes
 from ..autograd import grad_mode
-from ..autograd.node import bump_version
+from ..autograd.node import bump_version, next_seq
+from ..autograd.order import note_rebase, place_rebase
 from ..errors import ArgumentError, AutogradError, DTypeError, ShapeError
 from ..tensor import Tensor
 from . import arith, unary
@@ -80,6 +81,7 @@ def inplace_apply(op, t, compute):
         _write(op, t, compute(t).array)
         return t
     old = _shadow(t)
+    first = next_seq()  # the ops compute records get later sequence numbers
     r = compute(old)
     node = r._grad_fn
     if node is not None and node.saved:
@@ -87,14 +89,9 @@ def inplace_apply(op, t, compute):
     _write(op, t, r.array)
     if r.requires_grad:
         t.requires_grad, t._grad_fn, t._output_nr = True, node, r._output_nr
-        if node is not None and node._out_state:
-            # t now stands for that output in a create_graph backward; the saved result itself is
-            # r's own array (t got a copy of it), so the version check keeps r's cell
-            import weakref
-            state = list(node._out_state)
-            _, cell, oid = state[r._output_nr]
-            state[r._output_nr] = (weakref.ref(t), cell, oid)
-            node._out_state = tuple(state)
+        if node is not None and node is not old._grad_fn:  # a new history: its place in the backward order
+            place_rebase(node, old, first)
+            note_rebase(t, first, old)  # earlier consumers of t keep sending gradients to old
         if t._retains_grad and node is not None:
             node.retain(r._output_nr, t)
     return t

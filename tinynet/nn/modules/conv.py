@@ -88,7 +88,7 @@ class _ConvNd(Module):
     def _check_input(self, input):
         nd = self._nd
         layout = "(C, L) or (N, C, L)" if nd == 1 else "(C, H, W) or (N, C, H, W)"
-        check_input(repr(self), input, (nd + 1, nd + 2), layout)
+        check_input(self, input, (nd + 1, nd + 2), layout)
         if input.shape[-nd - 1] != self.in_channels:
             raise errors.ShapeError(f"{self!r}: expected input with {self.in_channels} channels (dim "
                                     f"{-nd - 1}), got shape {input.shape}")

@@ -82,8 +82,12 @@ class Module(HookMixin, StateMixin):
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name):
+        # reached only when normal lookup fails: every parameter read of every forward
         d = self.__dict__
-        for store in ("_parameters", "_buffers", "_modules"):
+        params = d.get("_parameters")
+        if params is not None and name in params:
+            return params[name]
+        for store in ("_buffers", "_modules"):
             if store in d and name in d[store]:
                 return d[store][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
@@ -210,15 +214,18 @@ class Module(HookMixin, StateMixin):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     def __call__(self, *args, **kwargs):
+        # runs for every layer of every forward: the hook dicts read from __dict__ (attribute
+        # reads on a class with __getattr__ are not specialised by the interpreter), and no
+        # keyword dict built when there are no keywords
         d = self.__dict__
         try:
             hooked = d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]
         except KeyError:
             raise AttributeError(f"{type(self).__name__}: Module.__init__() was not called (call "
                                  "super().__init__() first in __init__)") from None
-        if not hooked:
-            return self.forward(*args, **kwargs)
-        return _hooks.call_impl(self, args, kwargs)
+        if hooked:
+            return _hooks.call_impl(self, args, kwargs)
+        return self.forward(*args, **kwargs) if kwargs else self.forward(*args)
 
     # ---- traversal -----------------------------------------------------------------------
     def named_modules(self, memo=None, prefix="", remove_duplicate=True):
@@ -352,8 +359,13 @@ class Module(HookMixin, StateMixin):
 
 
 def check_input(layer, x, ndims, layout):
-    """Raise ShapeError naming ``layer`` unless ``x`` is a Tensor with ndim in ``ndims``."""
+    """Raise ShapeError naming ``layer`` (a module, named by its repr, built only then, or
+    a string) unless ``x`` is a Tensor with ndim in ``ndims``."""
     if not isinstance(x, Tensor):
-        raise ArgumentTypeError(f"{layer}: expected a Tensor input, got {type(x).__name__}")
+        raise ArgumentTypeError(f"{_label(layer)}: expected a Tensor input, got {type(x).__name__}")
     if x.ndim not in ndims:
-        raise ShapeError(f"{layer}: expected input of shape {layout}, got {x.shape}")
+        raise ShapeError(f"{_label(layer)}: expected input of shape {layout}, got {x.shape}")
+
+
+def _label(layer):
+    return layer if isinstance(layer, str) else repr(layer)

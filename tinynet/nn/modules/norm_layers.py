@@ -80,7 +80,7 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        check_input(repr(self), input, range(len(self.normalized_shape), 64), f"(*, {self._trailing()})")
+        check_input(self, input, range(len(self.normalized_shape), 64), f"(*, {self._trailing()})")
         k = len(self.normalized_shape)
         if tuple(input.shape[input.ndim - k:]) != self.normalized_shape:
             raise ShapeError(f"{self!r}: expected input of shape (*, {self._trailing()}), got {tuple(input.shape)}")
@@ -125,7 +125,7 @@ class GroupNorm(Module):
         _affine_params(self, (self.num_channels,), self.affine, self.affine and bias, device, dtype)
 
     def forward(self, input):
-        check_input(repr(self), input, range(2, 64), "(N, C, *)")
+        check_input(self, input, range(2, 64), "(N, C, *)")
         if input.shape[1] != self.num_channels:
             raise ShapeError(f"{self!r}: expected input with {self.num_channels} channels (dim 1), got shape "
                              f"{tuple(input.shape)}")
@@ -158,7 +158,7 @@ class _InstanceNorm(Module):
 
     def forward(self, input):
         nb = self._no_batch_dim
-        check_input(repr(self), input, (nb, nb + 1), self._layout)
+        check_input(self, input, (nb, nb + 1), self._layout)
         channels = input.shape[input.ndim - nb]
         if channels != self.num_features:
             msg = (f"{self!r}: expected input's size at dim={input.ndim - nb} to match num_features "

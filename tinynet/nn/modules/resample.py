@@ -60,7 +60,7 @@ class Upsample(Module):
         self.recompute_scale_factor = recompute_scale_factor
 
     def forward(self, input):
-        check_input(repr(self), input, self._ranks, self._layout)
+        check_input(self, input, self._ranks, self._layout)
         return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
                              recompute_scale_factor=self.recompute_scale_factor)
 
@@ -111,7 +111,7 @@ class PixelShuffle(Module):
         self.upscale_factor = _factor(type(self).__name__, "upscale_factor", upscale_factor)
 
     def forward(self, input):
-        check_input(repr(self), input, range(3, 64), "(*, C*r^2, H, W)")
+        check_input(self, input, range(3, 64), "(*, C*r^2, H, W)")
         if input.shape[-3] % self.upscale_factor ** 2:
             raise errors.ShapeError(f"{self!r}: expected input channels (dim -3) divisible by "
                                     f"{self.upscale_factor ** 2}, got shape {input.shape}")
@@ -134,7 +134,7 @@ class PixelUnshuffle(Module):
         self.downscale_factor = _factor(type(self).__name__, "downscale_factor", downscale_factor)
 
     def forward(self, input):
-        check_input(repr(self), input, range(3, 64), "(*, C, H*r, W*r)")
+        check_input(self, input, range(3, 64), "(*, C, H*r, W*r)")
         r = self.downscale_factor
         if input.shape[-2] % r or input.shape[-1] % r:
             raise errors.ShapeError(f"{self!r}: expected height and width divisible by {r}, got shape "
@@ -176,7 +176,7 @@ class Unflatten(Module):
         self.dim, self.unflattened_size = int(dim), unflattened_size
 
     def forward(self, input):
-        check_input(repr(self), input, range(1, 64), "(*, S, *)")
+        check_input(self, input, range(1, 64), "(*, S, *)")
         try:
             return ops.shape.unflatten(input, self.dim, self.unflattened_size)
         except (errors.ShapeError, errors.IndexOutOfRangeError) as e:
