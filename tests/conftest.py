@@ -3,8 +3,16 @@ import os
 
 import numpy
 import pytest
+from hypothesis import settings
 
 import tinynet
+
+# Hypothesis profiles: "ci" (the default) draws the same 20 examples per test every run (the fuzz
+# tests, -m fuzz, take about a minute on two CPU cores); "long" draws 2,000 fresh ones on demand:
+# pytest -m fuzz --hypothesis-profile long
+settings.register_profile("ci", max_examples=20, deadline=None, derandomize=True)
+settings.register_profile("long", max_examples=2000, deadline=None)
+settings.load_profile("ci")
 
 DEVICES = [pytest.param("cpu", id="numpy")]
 if tinynet.cuda.is_available():
@@ -14,6 +22,7 @@ if tinynet.cuda.is_available():
 def pytest_configure(config):
     config.addinivalue_line("markers", "gpu: needs CuPy and a CUDA GPU (skipped without one)")
     config.addinivalue_line("markers", "slow: trains on real data (a few minutes)")
+    config.addinivalue_line("markers", "fuzz: hypothesis fuzzing (bounded by the hypothesis profile)")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -16,6 +16,8 @@ from .autograd import (enable_grad, inference_mode, is_grad_enabled, is_inferenc
                        set_grad_enabled)
 from .random import Generator, default_generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state
 from .parallel import get_num_threads, set_num_threads
+from .determinism import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
+                          use_deterministic_algorithms)
 from .tensor import Tensor
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
@@ -79,8 +81,10 @@ def is_nonzero(input):
     """True when the one-element ``input`` is nonzero.
 
     Raises:
+        ArgumentTypeError: ``input`` is not a Tensor.
         ArgumentError: ``input`` does not have exactly one element.
     """
+    errors.check_type("is_nonzero", "input", input, Tensor, "a Tensor")
     return input.__bool__()
 
 

@@ -68,7 +68,7 @@ def as_dtype(dtype, op):
         return None
     try:
         dt = numpy.dtype(dtype)  # Python's float/int/bool give float64/int64/bool, as in PyTorch
-    except TypeError:
+    except (TypeError, ValueError, SyntaxError):  # NumPy parses some strings ("01") as Python literals
         raise DTypeError(f"{op}: unknown dtype {dtype!r}") from None
     if dt.kind not in "biuf":
         raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer and floating-point dtypes only)")

@@ -149,16 +149,16 @@ def set_rng_state(new_state):
     default_generator.set_state(new_state)
 
 
-def host_generator(generator=None):
+def host_generator(generator=None, op="random"):
     """The NumPy ``Generator`` behind host draws: ``generator``'s, else the default's.
 
     Raises:
-        ArgumentTypeError: ``generator`` is not a :class:`Generator`.
+        ArgumentTypeError: ``generator`` is not a :class:`Generator` (the message names ``op``).
     """
     if generator is None:
         return default_generator.numpy
     if not isinstance(generator, Generator):
-        raise ArgumentTypeError(f"generator must be a tinynet.Generator, got {type(generator).__name__}")
+        raise ArgumentTypeError(f"{op}: generator must be a tinynet.Generator, got {type(generator).__name__}")
     return generator.numpy
 
 

@@ -19,7 +19,7 @@ import logging
 
 import numpy
 
-from .. import backend
+from .. import backend, determinism
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
@@ -153,7 +153,7 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
     g.validate()
     g.build_operation_graph()
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-    if settings.deterministic:
+    if deterministic(settings):
         g.deselect_numeric_notes([cudnn.numerical_note.NONDETERMINISTIC])
     if dtype == numpy.float32 and not settings.allow_tf32:
         g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE, cudnn.numerical_note.DOWN_CONVERT_INPUTS])
@@ -230,11 +230,17 @@ def _time_candidate(cudnn, cp, g, i, args, uids, stream, reps=10):
         return cp.cuda.get_elapsed_time(start, stop) / reps
 
 
+def deterministic(settings):
+    """Only deterministic engines: ``backends.cudnn.deterministic`` or
+    ``tinynet.use_deterministic_algorithms(True)`` (either one, as in PyTorch)."""
+    return settings.deterministic or determinism.are_deterministic_algorithms_enabled()
+
+
 def plans(dtype, xshape, wshape, yshape, stride, padding, dilation, settings):
     """The cached fprop/dgrad/wgrad plans for a configuration, built on first use under
     ``settings`` (TF32, determinism, autotuning); None when cuDNN cannot run it (the caller
     then uses im2col + GEMM throughout)."""
-    key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, settings.deterministic,
+    key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, deterministic(settings),
            settings.benchmark, backend.cupy.cuda.runtime.getDevice())
     hit = _cache.get(key, _MISSING)
     if hit is not _MISSING:

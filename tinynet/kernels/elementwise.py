@@ -1,7 +1,9 @@
-"""Element-wise GPU kernels: LeakyReLU, GELU and the fused bias + ReLU forward.
+"""Element-wise GPU kernels: LeakyReLU, GELU, the fused bias + ReLU forward and the
+in-order ``add.at`` of deterministic mode.
 
 Each is a named ``cupy.ElementwiseKernel`` built once (see :func:`cuda.elementwise`).
 """
+from .. import backend
 from . import cuda
 
 _GELU_PRE = """
@@ -55,3 +57,27 @@ def bias_relu_bwd(y, gy):
     from . import gpu_ops
     gx = gpu_ops.relu_bwd(y, gy)
     return gx, gpu_ops.bias_grad(gx)
+
+
+def add_at_in_order(dst, index, values):
+    """``dst[index] += values`` (repeated targets accumulating) in NumPy's order, without
+    atomics: the flat target positions are sorted stably, and one thread per distinct
+    target adds its values one by one in their original order -- the same additions, in
+    the same order, as NumPy's ``add.at``, so the result is the CPU's bit for bit."""
+    cp = backend.cupy
+    pos = cp.arange(dst.size, dtype=cp.int64).reshape(dst.shape)[index]  # flat target of each value
+    vals = cp.ascontiguousarray(cp.broadcast_to(cp.asarray(values, dtype=dst.dtype), pos.shape)).ravel()
+    pos = pos.ravel()
+    if pos.size == 0:
+        return
+    order = cp.argsort(pos, kind="stable")
+    pos, vals = pos[order], vals[order]
+    starts = cp.flatnonzero(cp.concatenate([cp.ones(1, dtype=bool), pos[1:] != pos[:-1]]))
+    ends = cp.concatenate([starts[1:], cp.array([pos.size], dtype=starts.dtype)])
+    op = "long long p = pos[s]; T acc = dst[p]; for (long long j = s; j < e; ++j) acc += vals[j]; dst[p] = acc"
+    flat = dst.reshape(-1) if dst.flags.c_contiguous else None
+    target = flat if flat is not None else cp.ascontiguousarray(dst).reshape(-1)
+    cuda.elementwise("int64 s, int64 e, raw T vals, raw int64 pos", "raw T dst", op, "tinynet_add_at_in_order")(
+        starts, ends, vals, pos, target)
+    if flat is None:
+        dst[...] = target.reshape(dst.shape)

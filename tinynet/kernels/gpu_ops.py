@@ -314,7 +314,7 @@ def bias_add(y, b):
 
 def relu_fwd(x):
     cp = _cp()
-    x = cp.ascontiguousarray(x)
+    x = x if x.flags.c_contiguous else cp.ascontiguousarray(x)  # (ascontiguousarray makes 0-d 1-d)
     y = cp.empty_like(x)
     cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_fwd", x.dtype), x.size, (x, y, cp.int64(x.size)))
     return y
@@ -322,7 +322,7 @@ def relu_fwd(x):
 
 def relu_bwd(y, gy):
     cp = _cp()
-    gy = cp.ascontiguousarray(gy)
+    gy = gy if gy.flags.c_contiguous else cp.ascontiguousarray(gy)
     gx = cp.empty_like(gy)
     cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_bwd", gy.dtype), gy.size, (y, gy, gx, cp.int64(gy.size)))
     return gx

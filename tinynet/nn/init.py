@@ -103,13 +103,13 @@ def calculate_gain(nonlinearity, param=None):
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with values drawn from U(a, b)."""
     _check("uniform_", tensor, floating=True)
-    return _fill(tensor, host_generator(generator).uniform(a, b, tensor.shape))
+    return _fill(tensor, host_generator(generator, "uniform_").uniform(a, b, tensor.shape))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with values drawn from N(mean, std^2)."""
     _check("normal_", tensor, floating=True)
-    return _fill(tensor, host_generator(generator).normal(mean, std, tensor.shape))
+    return _fill(tensor, host_generator(generator, "normal_").normal(mean, std, tensor.shape))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
@@ -126,7 +126,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values "
                       "may be incorrect.", stacklevel=2)
-    rng = host_generator(generator)
+    rng = host_generator(generator, "trunc_normal_")
 
     def cdf(x):
         return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
@@ -260,7 +260,7 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor.shape[0]
     cols = tensor.array.size // rows
-    flat = host_generator(generator).normal(0.0, 1.0, (rows, cols))
+    flat = host_generator(generator, "orthogonal_").normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = numpy.linalg.qr(flat)
@@ -282,7 +282,7 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ShapeError(f"sparse_: only tensors with 2 dimensions are supported, got shape {tuple(tensor.shape)}")
     rows, cols = tensor.shape
     num_zeros = math.ceil(sparsity * rows)
-    rng = host_generator(generator)
+    rng = host_generator(generator, "sparse_")
     values = rng.normal(0.0, std, (rows, cols))
     for c in range(cols):
         values[rng.permutation(rows)[:num_zeros], c] = 0

@@ -15,7 +15,7 @@ from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
 from .inplace import inplace_apply
 from .unary import _erf
-from .util import check_float, check_tensor, dim_index, is_graph
+from .util import check_choice, check_float, check_number, check_tensor, dim_index, is_graph
 
 
 def _check(op, x):
@@ -194,14 +194,18 @@ class Softmax(_Activation):
         self.axis = axis
 
     def forward(self, xp, x):
-        e = xp.exp(x - x.max(axis=self.axis, keepdims=True))
-        y = e / e.sum(axis=self.axis, keepdims=True)
+        if x.size == 0:  # nothing to normalise (and no max to take out)
+            y = x.copy()
+        else:
+            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
+            e = xp.exp(x - x.max(axis=ax, keepdims=True))
+            y = e / e.sum(axis=ax, keepdims=True)
         self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
         (y,) = self.saved
-        return (y * (gy - _sum_kept(xp, gy * y, self.axis)),)
+        return (y * (gy - _sum_kept(xp, gy * y, self.axis if y.ndim else None)),)
 
 
 class LogSoftmax(_Activation):
@@ -211,17 +215,21 @@ class LogSoftmax(_Activation):
         self.axis = axis
 
     def forward(self, xp, x):
-        shifted = x - x.max(axis=self.axis, keepdims=True)
-        y = shifted - xp.log(xp.exp(shifted).sum(axis=self.axis, keepdims=True))
+        if x.size == 0:  # nothing to normalise (and no max to take out)
+            y = x.copy()
+        else:
+            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
+            shifted = x - x.max(axis=ax, keepdims=True)
+            y = shifted - xp.log(xp.exp(shifted).sum(axis=ax, keepdims=True))
         self.save_for_backward(y)
         return y
 
     def backward(self, xp, gy):
         (y,) = self.saved
-        return (gy - xp.exp(y) * _sum_kept(xp, gy, self.axis),)
+        return (gy - xp.exp(y) * _sum_kept(xp, gy, self.axis if y.ndim else None),)
 
     def forward_gpu(self, xp, x):
-        if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1):
+        if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1 and x.size):
             return self.forward(xp, x)
         y = gpu_ops.log_softmax_fwd(x)
         self.save_for_backward(y)
@@ -229,7 +237,7 @@ class LogSoftmax(_Activation):
 
     def backward_gpu(self, xp, gy):
         (y,) = self.saved
-        if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1):
+        if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1 and y.size):
             return self.backward(xp, gy)
         return (gpu_ops.log_softmax_bwd(y, gy),)
 
@@ -276,7 +284,7 @@ def relu(input, inplace=False):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     """``x`` for ``x > 0`` else ``negative_slope * x`` (default slope 0.01)."""
     _check("leaky_relu", input)
-    return LeakyReLU(float(negative_slope)).apply(input)
+    return LeakyReLU(check_number("leaky_relu", "negative_slope", negative_slope)).apply(input)
 
 
 def _to_float(op, input):
@@ -304,11 +312,10 @@ def gelu(input, approximate="none"):
             (``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``).
 
     Raises:
-        ValueError: unknown ``approximate``.
+        ArgumentError: unknown ``approximate``.
     """
     _check("gelu", input)
-    if approximate not in ("none", "tanh"):
-        raise ValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    check_choice("gelu", "approximate", approximate, ("none", "tanh"))
     return GELU(approximate).apply(input)
 
 
@@ -319,6 +326,7 @@ def softmax(input, dim=None, dtype=None):
         dim (int): the dimension summing to 1 (PyTorch's deprecated implicit choice when None).
         dtype: cast the input to it first.
     """
+    check_tensor("softmax", "input", input)
     if dtype is not None:
         input = input.to(dtype)
     _check("softmax", input)
@@ -327,6 +335,7 @@ def softmax(input, dim=None, dtype=None):
 
 def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
+    check_tensor("log_softmax", "input", input)
     if dtype is not None:
         input = input.to(dtype)
     _check("log_softmax", input)

@@ -128,7 +128,10 @@ class Pow(_Binary):
 
     def forward(self, xp, a, b):
         a, b = self._operands(a, b)
-        y = xp.asarray(a ** b).astype(self.dtype, copy=False)  # bool ** bool is int8 in NumPy
+        if self.dtype.kind in "iu" and hasattr(b, "dtype"):
+            y = _int_pow(xp, a, b).astype(self.dtype, copy=False)
+        else:
+            y = xp.asarray(a ** b).astype(self.dtype, copy=False)  # bool ** bool is int8 in NumPy
         self.save_for_backward(a, b, y if self.needs_input_grad[1] else None)
         return y
 
@@ -144,6 +147,14 @@ class Pow(_Binary):
         if self.needs_input_grad[1]:
             gb = _reduce(xp, _exponent_grad(xp, gy, a, b, y), sb)
         return ga, gb
+
+
+def _int_pow(xp, a, b):
+    """Integer ``a ** b`` for an exponent tensor as PyTorch (NumPy raises on negative exponents):
+    ``b < 0`` gives 1 for base 1, +-1 for base -1, else 0 (``1 // a ** -b``)."""
+    a, b = xp.asarray(a), xp.asarray(b)
+    y = a ** xp.abs(b)
+    return xp.where(b < 0, xp.where(xp.abs(a) == 1, y, xp.zeros_like(y)), y)
 
 
 def _exponent_grad(xp, gy, a, b, y):

@@ -11,9 +11,9 @@ number around to uint8 first).
 import numpy
 
 from .. import backend, dtypes
-from ..errors import ArgumentError, DTypeError, ShapeError
+from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .util import array_of, check_tensor, operand
+from .util import array_of, check_flag, check_number, check_tensor, operand
 
 
 def _arrays(op, a, b):
@@ -134,9 +134,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     check_tensor("isclose", "other", other)
     if input.dtype != other.dtype:
         raise DTypeError(f"isclose: input ({input.dtype}) and other ({other.dtype}) must have the same dtype")
-    for name, v in (("rtol", rtol), ("atol", atol)):
-        if v < 0:
-            raise ArgumentError(f"isclose: {name} must be >= 0, got {v}")
+    rtol, atol = (check_number("isclose", name, v, 0) for name, v in (("rtol", rtol), ("atol", atol)))
+    equal_nan = check_flag("isclose", "equal_nan", equal_nan)
     return _elementwise("isclose", lambda xp, a, b: xp.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan),
                         input, other)
 

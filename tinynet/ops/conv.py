@@ -21,7 +21,7 @@ import numpy
 from .. import backend, parallel
 from ..autograd import Op
 from ..backends import cudnn as settings
-from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
 from .cpu import conv as cpu_conv
@@ -206,8 +206,12 @@ def _conv_spec(input, weight, bias, stride, padding, dilation, groups, op="conv2
     if input.shape[1] != cg * groups:
         raise ShapeError(f"{op}: expected input with {cg * groups} channels for weight {weight.shape} "
                          f"and groups={groups}, got input of shape {input.shape}")
-    if bias is not None and bias.shape != (co,):
-        raise ShapeError(f"{op}: expected bias of shape ({co},), got {bias.shape}")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (co,)):
+        raise ShapeError(f"{op}: expected bias of shape ({co},), got {getattr(bias, 'shape', type(bias).__name__)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != input.dtype:  # PyTorch refuses mixed dtypes too
+            raise DTypeError(f"{op}: expected input and {name} to have the same dtype, got {input.dtype} and "
+                             f"{t.dtype}")
     pad = conv_padding(op, padding, weight.shape[2:], dilation, stride)
     kh, kw = weight.shape[2:]
     out = (out_size(op, input.shape[2], pad[0][0], pad[0][1], kh, stride[0], dilation[0]),

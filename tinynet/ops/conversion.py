@@ -11,7 +11,7 @@ import builtins
 
 from .. import backend, devices, dtypes
 from ..autograd import Op
-from ..errors import ArgumentError, ArgumentTypeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from .util import check_tensor, is_graph
 
@@ -77,6 +77,8 @@ def _parse_to(args, kwargs):
     device = kwargs.pop("device", None)
     dtype = kwargs.pop("dtype", None)
     copy = kwargs.pop("copy", False)
+    if not isinstance(copy, builtins.bool):
+        raise ArgumentTypeError(f"to: copy must be a bool, got {builtins.type(copy).__name__}")
     kwargs.pop("non_blocking", None)
     kwargs.pop("memory_format", None)
     if kwargs:
@@ -90,6 +92,8 @@ def _parse_to(args, kwargs):
         if isinstance(a, builtins.bool):  # to(dtype, non_blocking, copy) positional flags
             if args:
                 copy = args.pop(0)
+                if not isinstance(copy, builtins.bool):
+                    raise ArgumentTypeError(f"to: copy must be a bool, got {builtins.type(copy).__name__}")
             continue
         if isinstance(a, str) and device is None and not _is_device_string(a):
             dtype = a  # tinynet also takes dtype names such as "float64"
@@ -225,9 +229,16 @@ def view_dtype(input, dtype):
         ArgumentError: the last dimension's byte size does not divide into ``dtype``'s.
     """
     dt = dtypes.as_dtype(dtype, "view")
+    if dt is None:
+        raise ArgumentTypeError("view: expected a dtype or a shape, got None")
     a = input.array
     if dt.itemsize != a.dtype.itemsize and (a.ndim == 0 or (a.shape[-1] * a.dtype.itemsize) % dt.itemsize):
         raise ArgumentError(f"view: cannot view {a.dtype} of shape {input.shape} as {dt}")
-    out = Tensor._wrap(a.view(dt))
+    try:
+        viewed = a.view(dt)
+    except ValueError:  # another element size needs the last dim contiguous (PyTorch: stride 1)
+        raise ShapeError(f"view: the last dimension must be contiguous to view {a.dtype} as {dt}, got a "
+                         f"strided tensor of shape {input.shape}") from None
+    out = Tensor._wrap(viewed)
     out._vc = input._vc
     return out

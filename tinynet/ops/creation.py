@@ -196,18 +196,19 @@ def empty(*size, dtype=None, device=None, requires_grad=False, pin_memory=False)
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value
     (bool, int64, or the default float) unless given."""
+    value = fill_value.item() if isinstance(fill_value, Tensor) and fill_value.array.size == 1 else fill_value
+    if not isinstance(value, (numbers.Real, numpy.bool_, numpy.number)) or isinstance(value, numpy.complexfloating):
+        raise ArgumentTypeError(f"full: fill_value must be a number or a bool, got {type(fill_value).__name__}")
     if dtype is None:
-        dtype = dtypes.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor) else fill_value)
-    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
-    size = (size,) if isinstance(size, (numbers.Integral, numpy.integer)) else tuple(size)
-    return _make("full", lambda xp, s, d: xp.full(s, value, dtype=d), size, dtype, device, requires_grad)
+        dtype = dtypes.scalar_dtype(value)
+    return _make("full", lambda xp, s, d: xp.full(s, value, dtype=d), (size,), dtype, device, requires_grad)
 
 
 def _like(name, maker):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
         check_tensor(name, "input", input)
-        return maker(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                     requires_grad=requires_grad)
+        return maker(*input.shape, dtype=input.dtype if dtype is None else dtype,
+                     device=input.device if device is None else device, requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = name
     like.__doc__ = f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of ``input``."
     return like
@@ -221,8 +222,8 @@ empty_like = _like("empty_like", empty)
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, memory_format=None):
     """``full(input.shape, fill_value)`` with ``input``'s dtype and device by default."""
     check_tensor("full_like", "input", input)
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=input.dtype if dtype is None else dtype,
+                device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def _number(op, name, v):
@@ -245,6 +246,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     start, end, step = (_number("arange", n, v) for n, v in (("start", start), ("end", end), ("step", step)))
     if step == 0:
         raise ArgumentError("arange: step must be nonzero")
+    if not all(math.isfinite(v) for v in (start, end, step)):
+        raise ArgumentError(f"arange: unsupported range: {start} -> {end} with step {step} (finite numbers only)")
     if (end - start) * step < 0:
         raise ArgumentError(f"arange: the bounds are inconsistent with the step's sign (start {start}, "
                             f"end {end}, step {step})")
@@ -294,7 +297,13 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
 
 
 def from_dlpack(ext_tensor):
-    """Wrap an object exporting ``__dlpack__`` (NumPy, CuPy, PyTorch, ...) without copying."""
+    """Wrap an object exporting ``__dlpack__`` (NumPy, CuPy, PyTorch, ...) without copying.
+
+    Raises:
+        ArgumentTypeError: ``ext_tensor`` does not export ``__dlpack__``.
+    """
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise ArgumentTypeError(f"from_dlpack: expected an object with __dlpack__, got {type(ext_tensor).__name__}")
     if hasattr(ext_tensor, "__dlpack_device__") and ext_tensor.__dlpack_device__()[0] == 2:  # kDLCUDA
         return Tensor._wrap(backend.require_cupy("from_dlpack").from_dlpack(ext_tensor))
     return Tensor._wrap(numpy.from_dlpack(ext_tensor))

@@ -7,10 +7,10 @@ Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repe
 """
 from .. import random as _random
 from ..autograd import Op
-from ..errors import ArgumentError, ShapeError
+from ..errors import ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
-from .util import is_graph
+from .util import check_number, check_tensor, is_graph
 
 
 class Dropout(Op):
@@ -67,8 +67,8 @@ def _scale(xp, x, mask):
 
 
 def _check_p(op, p):
-    if not 0.0 <= p <= 1.0:
-        raise ArgumentError(f"{op}: p must be in [0, 1], got {p}")
+    """``p`` as a float in [0, 1] (ArgumentTypeError for a non-number, ArgumentError outside)."""
+    return check_number(op, "p", p, 0.0, 1.0)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
@@ -81,7 +81,8 @@ def dropout(input, p=0.5, training=True, inplace=False):
     Raises:
         ValueError: ``p`` outside [0, 1].
     """
-    _check_p("dropout", p)
+    check_tensor("dropout", "input", input)
+    p = _check_p("dropout", p)
     if not training or p == 0.0:
         return input
     return Dropout(float(p), input.shape).apply(input)
@@ -93,7 +94,7 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     Raises:
         ValueError: ``p`` outside [0, 1]. ShapeError: input is not 3-D or 4-D.
     """
-    _check_p("dropout2d", p)
+    p = _check_p("dropout2d", p)
     if not isinstance(input, Tensor) or input.ndim not in (3, 4):
         raise ShapeError(f"dropout2d: expected input of shape (N, C, H, W) or (C, H, W), got "
                          f"{getattr(input, 'shape', type(input).__name__)}")

@@ -14,10 +14,10 @@ import numpy
 
 from .. import backend
 from ..autograd import Op
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .indexing import _add_at, _check_range, _index_tensor
-from .util import check_tensor, dim_index
+from .util import check_number, check_tensor, dim_index
 
 
 def _along(xp, index, dim):
@@ -155,6 +155,8 @@ def _scatter(op, input, dim, index, src, add):
     d = dim_index(op, dim, input.ndim)
     if index.ndim != input.ndim:
         raise ShapeError(f"{op}: index must have as many dims as input ({input.ndim}), got {index.ndim}")
+    if not isinstance(src, (Tensor, bool)):
+        check_number(op, "src", src)  # a number (PyTorch's value=)
     if isinstance(src, Tensor):
         if src.ndim != index.ndim or any(i > s for i, s in zip(index.shape, src.shape)):
             raise ShapeError(f"{op}: src {src.shape} must have index's dims and sizes at least {index.shape}")
@@ -198,6 +200,8 @@ def take_along_dim(input, indices, dim=None):
     if dim is None:
         return _gather("take_along_dim", flatten(input), 0, flatten(indices))  # PyTorch: no negatives here
     d = dim_index("take_along_dim", dim, input.ndim)
+    if input.ndim == 0:
+        raise IndexOutOfRangeError(f"take_along_dim: dimension specified as {dim} but tensor has no dimensions")
     if indices.ndim != input.ndim:
         raise ShapeError(f"take_along_dim: indices must have input's number of dims ({input.ndim}), "
                          f"got {indices.ndim}")

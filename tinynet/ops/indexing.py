@@ -12,18 +12,26 @@ wait for the device every call), as in PyTorch's asynchronous CUDA errors.
 Differences from PyTorch: slices may have negative steps (``x[::-1]``, NumPy's; PyTorch
 raises); an index with two Ellipses raises.
 """
+import math
+
 import numpy
 
-from .. import backend
+from .. import backend, determinism
 from ..autograd import Op
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .util import check_tensor, dim_index, is_graph, unbroadcast
 
 
 def _add_at(xp, dst, index, values):
-    """``dst[index] += values`` with repeated indices accumulating (NumPy's and CuPy's ``add.at``)."""
-    xp.add.at(dst, index, values)
+    """``dst[index] += values`` with repeated indices accumulating (NumPy's and CuPy's
+    ``add.at``). CuPy's accumulates with atomics, in a varying order; under
+    ``use_deterministic_algorithms(True)`` a kernel adds in NumPy's order instead."""
+    if backend.is_gpu_array(dst) and determinism.are_deterministic_algorithms_enabled():
+        from ..kernels import elementwise
+        elementwise.add_at_in_order(dst, index, values)
+    else:
+        xp.add.at(dst, index, values)
 
 
 def _is_basic(index):
@@ -188,6 +196,10 @@ def index_select(input, dim, index):
         raise ShapeError(f"index_select: index must be 0-D or 1-D, got shape {index.shape}")
     d = dim_index("index_select", dim, input.ndim)
     _check_range("index_select", index, input.shape[d] if input.ndim else 1, d)
+    if input.ndim == 0:  # PyTorch: one index (0 or -1) into a scalar, which comes back
+        if index.array.size != 1:
+            raise ShapeError(f"index_select: index into a 0-d tensor must have exactly 1 value, got {index.array.size}")
+        return GetItem((index.array.reshape(-1),)).apply(input.reshape(1)).reshape(())
     idx = (slice(None),) * d + (index.array.reshape(-1),)
     return GetItem(idx).apply(input)
 
@@ -217,6 +229,14 @@ def put_index(op, input, index, value):
         if value.is_cuda != input.is_cuda:
             from ..errors import DeviceMismatchError
             raise DeviceMismatchError(f"{op}: value is on {value.device} but the tensor on {input.device}")
+    elif isinstance(value, (int, float, numpy.number)) and input.array.dtype.kind in "iu":
+        info = numpy.iinfo(input.array.dtype)
+        if not (math.isfinite(value) and info.min <= value <= info.max):
+            raise ArgumentError(f"{op}: value {value} cannot be converted to {input.dtype} without overflow")
     elif not isinstance(value, (int, float, bool, numpy.number, numpy.bool_)):
-        value = Tensor._wrap(xp.asarray(value, dtype=input.array.dtype))
+        try:
+            value = Tensor._wrap(xp.asarray(value, dtype=input.array.dtype))
+        except (TypeError, ValueError):
+            raise DTypeError(f"{op}: cannot assign a {type(value).__name__} to a {input.dtype} tensor (numbers, "
+                             f"tensors and array-likes of numbers only)") from None
     return idx, value

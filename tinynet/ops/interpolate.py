@@ -99,6 +99,8 @@ def _spatial(op, name, value, dim, input, kind):
             raise ArgumentTypeError(f"{op}: size must be an int or a tuple of ints, got {value!r}")
         if kind is float and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
             raise ArgumentTypeError(f"{op}: scale_factor must be a number or a tuple of numbers, got {value!r}")
+        if kind is float and not math.isfinite(v):
+            raise ArgumentError(f"{op}: scale_factor must be finite, got {value!r}")
     return tuple(kind(v) for v in values)
 
 

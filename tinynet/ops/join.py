@@ -6,7 +6,7 @@ Backwards split the gradient back into the pieces.
 import numpy
 
 from ..autograd import Op
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from .pad import Pad, pad  # noqa: F401  (moved to ops/pad.py; importable from here as before)
 from .util import check_tensor, dim_index
@@ -47,6 +47,8 @@ class Stack(Op):
 def _seq(op, tensors):
     if isinstance(tensors, Tensor):
         raise ArgumentError(f"{op}: expected a sequence of tensors, got a single Tensor")
+    if not isinstance(tensors, (list, tuple)):
+        raise ArgumentTypeError(f"{op}: expected a sequence of tensors, got {type(tensors).__name__}")
     tensors = list(tensors)
     if not tensors:
         raise ArgumentError(f"{op}: expected a non-empty sequence of tensors")
@@ -75,12 +77,20 @@ def cat(tensors, dim=0):
     for i, t in enumerate(ts):
         if t.ndim == 0:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated")
-    ts = [t for t in ts if not (t.ndim == 1 and t.shape[0] == 0)] or ts[:1]  # PyTorch skips 1-D empties
-    d = dim_index("cat", dim, ts[0].ndim)
-    for t in ts[1:]:
-        if t.ndim != ts[0].ndim or t.shape[:d] + t.shape[d + 1:] != ts[0].shape[:d] + ts[0].shape[d + 1:]:
-            raise ShapeError(f"cat: tensors must match except in dim {dim}, got {ts[0].shape} and {t.shape}")
-    return Concat(d, _common_dtype(ts)).apply(*ts)
+    dtype = _common_dtype(ts)
+    ref = next((t for t in ts if not _skipped(t)), ts[0])
+    d = dim_index("cat", dim, ref.ndim)
+    empty = ref.shape[:d] + (0,) + ref.shape[d + 1:]
+    ts = [t.reshape(empty) if _skipped(t) else t for t in ts]  # PyTorch skips 1-D empties (they still get a grad)
+    for t in ts:
+        if t.ndim != ref.ndim or t.shape[:d] + t.shape[d + 1:] != ref.shape[:d] + ref.shape[d + 1:]:
+            raise ShapeError(f"cat: tensors must match except in dim {dim}, got {ref.shape} and {t.shape}")
+    return Concat(d, dtype).apply(*ts)
+
+
+def _skipped(t):
+    """A 1-D empty tensor, which :func:`cat` accepts beside tensors of any shape (as PyTorch)."""
+    return t.ndim == 1 and t.shape[0] == 0
 
 
 concat = concatenate = cat

@@ -6,12 +6,19 @@ GPU the products go through :func:`tinynet.kernels.gpu_ops.matmul` (tinynet's ti
 kernel with the bias fused for small layers, cuBLAS for large ones) and the bias
 gradient through the per-channel reduction kernel.
 """
+import math
+
 from .. import parallel
 from ..autograd import Op
-from ..errors import ShapeError
+from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
-from .util import check_float, is_graph
+from .util import check_float, check_tensor, is_graph
+
+
+def _rows(a):
+    """``a``'s shape as a matrix: leading dims flattened (explicit, so that zero-size ones work)."""
+    return (math.prod(a.shape[:-1]), a.shape[-1])
 
 
 class Linear(Op):
@@ -40,19 +47,19 @@ class Linear(Op):
         need_x, need_w, need_b = self.needs_input_grad
         gx = gw = gb = None
         if is_graph(xp):  # a create_graph backward: the same products, recorded
-            g2 = xp.reshape(gy, (-1, gy.shape[-1]))
+            g2 = xp.reshape(gy, _rows(gy))
             if need_x:
                 gx = xp.matmul(gy, w)
             if need_w:
-                gw = xp.matmul(xp.swapaxes(g2, 0, 1), xp.reshape(x, (-1, x.shape[-1])))
+                gw = xp.matmul(xp.swapaxes(g2, 0, 1), xp.reshape(x, _rows(x)))
             if need_b:
                 gb = xp.sum(g2, axis=0)
             return gx, gw, gb
         if need_x:
             gx = parallel.matmul(gy, w)
-        g2 = gy.reshape(-1, gy.shape[-1])
+        g2 = gy.reshape(_rows(gy))
         if need_w:
-            gw = parallel.matmul(g2.T, x.reshape(-1, x.shape[-1]))
+            gw = parallel.matmul(g2.T, x.reshape(_rows(x)))
         if need_b:
             gb = g2.sum(axis=0)
         return gx, gw, gb
@@ -100,7 +107,8 @@ def linear(input, weight, bias=None):
     Raises:
         ShapeError: ``input.shape[-1] != in_features`` or a malformed weight/bias.
     """
-    if not isinstance(input, Tensor) or input.ndim < 1:
+    check_tensor("linear", "input", input)
+    if input.ndim < 1:
         raise ShapeError(f"linear: expected input of shape (*, in_features), got "
                          f"{getattr(input, 'shape', type(input).__name__)}")
     check_float("linear", "weight", weight)
@@ -110,8 +118,13 @@ def linear(input, weight, bias=None):
     if input.shape[-1] != in_f:
         raise ShapeError(f"linear: expected input with {in_f} features (last dim) for weight "
                          f"{weight.shape}, got input of shape {input.shape}")
-    if bias is not None and bias.shape != (out_f,):
-        raise ShapeError(f"linear: expected bias of shape ({out_f},), got {bias.shape}")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (out_f,)):
+        raise ShapeError(f"linear: expected bias of shape ({out_f},), got "
+                         f"{getattr(bias, 'shape', type(bias).__name__)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t.dtype != input.dtype:  # PyTorch refuses mixed dtypes too (as matmul does)
+            raise DTypeError(f"linear: expected input and {name} to have the same dtype, got {input.dtype} and "
+                             f"{t.dtype}")
     return Linear().apply(input, weight, bias)
 
 

@@ -17,7 +17,7 @@ from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
 from . import activation, reduction as R, shape as S
 from .indexing import IndexAddInto
-from .util import is_graph
+from .util import check_number, is_graph
 
 _REDUCTIONS = ("mean", "sum", "none")
 
@@ -269,8 +269,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         ShapeError, DTypeError, IndexOutOfRangeError: as in :func:`nll_loss`.
     """
     reduction = reduction_of("cross_entropy", reduction, size_average, reduce)
-    if not 0.0 <= label_smoothing <= 1.0:
-        raise ArgumentError(f"cross_entropy: label_smoothing must be in [0, 1], got {label_smoothing}")
+    label_smoothing = check_number("cross_entropy", "label_smoothing", label_smoothing, 0.0, 1.0)
     if not isinstance(input, Tensor) or input.ndim < 1:
         raise ShapeError("cross_entropy: input must be a tensor of shape (N, C) or (N, C, d1, ...)")
     if not label_smoothing and isinstance(target, Tensor) and target.dtype.kind in "iu":
@@ -296,7 +295,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if reduction == "none":
             return losses
         total = R.sum(losses)
-        return total if reduction == "sum" else total / (input.shape[0] if input.ndim > 1 else 1)
+        if reduction == "sum":
+            return total
+        return total / losses.array.size if losses.array.size else total * float("nan")  # mean over N, d1, ...
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if not label_smoothing:
         return nll

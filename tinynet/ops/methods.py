@@ -6,6 +6,7 @@ first argument (DeZero's way), so a method needs no code of its own and the ops 
 import :mod:`tinynet.tensor` back. Methods whose signature differs from the function
 (``view(*shape)``, ``permute(*dims)``, ``where(condition, other)``) are small adapters here.
 """
+from ..errors import ArgumentTypeError
 from ..tensor import Tensor
 from . import (activation, arith, compare, conversion, creation, gather, indexing, inplace, linalg, reduction, select,
                shape, stats, unary)
@@ -49,28 +50,33 @@ def _where(self, condition, other):
     return select.where(condition, self, other)
 
 
+def _or(value, default):
+    """``value``, or ``default`` when it is None (``or`` would ask an array or tensor for its truth)."""
+    return default if value is None else value
+
+
 def _new(maker):
     def new(self, *size, dtype=None, device=None, requires_grad=False):
-        return maker(*size, dtype=dtype or self.dtype, device=device or self.device, requires_grad=requires_grad)
+        return maker(*size, dtype=_or(dtype, self.dtype), device=_or(device, self.device), requires_grad=requires_grad)
     new.__doc__ = f"``tinynet.{maker.__name__}(size)`` with this tensor's dtype and device by default."
     return new
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """``tinynet.full(size, fill_value)`` with this tensor's dtype and device by default."""
-    return creation.full(size, fill_value, dtype=dtype or self.dtype, device=device or self.device,
+    return creation.full(size, fill_value, dtype=_or(dtype, self.dtype), device=_or(device, self.device),
                          requires_grad=requires_grad)
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     """``tinynet.tensor(data)`` with this tensor's dtype and device by default."""
-    return creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+    return creation.tensor(data, dtype=_or(dtype, self.dtype), device=_or(device, self.device),
                            requires_grad=requires_grad)
 
 
 def _iter(self):
     if self.ndim == 0:
-        raise TypeError("iteration over a 0-d tensor")
+        raise ArgumentTypeError("iter: iteration over a 0-d tensor")
     return (indexing.getitem(self, i) for i in range(self.shape[0]))
 
 

@@ -8,9 +8,10 @@ running statistics. Backward (for ``M`` values per channel, ``xh`` the normalise
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
 """
 from ..autograd import Op
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
+from .util import check_flag, check_number
 
 
 class BatchNorm(Op):
@@ -113,11 +114,16 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var),
                     ("weight", weight), ("bias", bias)):
+        if t is not None and not isinstance(t, Tensor):
+            raise ArgumentTypeError(f"batch_norm: {name} must be a Tensor or None, got {type(t).__name__}")
         if t is not None and tuple(t.shape) != (c,):
             raise ShapeError(f"batch_norm: expected {name} of shape ({c},), got {tuple(t.shape)}")
     if not training and (running_mean is None or running_var is None):
         raise ArgumentError("batch_norm: running_mean and running_var are required when training=False")
-    if training and input.array.size // c <= 1:
+    training, eps = check_flag("batch_norm", "training", training), check_number("batch_norm", "eps", eps)
+    if momentum is not None:
+        check_number("batch_norm", "momentum", momentum)
+    if training and input.array.size // max(c, 1) <= 1:
         raise ShapeError(f"batch_norm: expected more than 1 value per channel when training, "
                          f"got input of shape {input.shape}")
     rm = running_mean.array if isinstance(running_mean, Tensor) else running_mean

@@ -24,9 +24,9 @@ import functools
 import numpy
 
 from ..autograd import Op
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError
 from .axis_map import AxisMap, transpose_table
-from .util import check_tensor
+from .util import check_number, check_tensor, sizes
 
 
 class Pad(Op):
@@ -136,10 +136,18 @@ def pad(input, pad, mode="constant", value=None):
             reflect widths >= the size, circular widths > the size.
     """
     check_tensor("pad", "input", input)
-    if mode not in _MODES:
+    if not isinstance(mode, str) or mode not in _MODES:
         raise ArgumentError(f"pad: mode must be one of {list(_MODES)}, got {mode!r}")
+    if not isinstance(pad, (tuple, list)):
+        raise ArgumentTypeError(f"pad: pad must be a tuple of ints, got {type(pad).__name__}")
+    pad = sizes("pad", (tuple(pad),), "pad")
+    if value is not None:
+        check_number("pad", "value", value)
     if len(pad) % 2 or len(pad) // 2 > input.ndim:
         raise ArgumentError(f"pad: expected an even number of at most {2 * input.ndim} values, got {tuple(pad)}")
+    if input.ndim == 0:  # nothing to pad (pad is empty here): a copy
+        from .conversion import clone
+        return clone(input)
     if mode != "constant":
         out = input
         for i, (lo, hi) in enumerate(_check_non_constant(input, pad, mode, value)):

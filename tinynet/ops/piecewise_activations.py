@@ -17,6 +17,8 @@ PyTorch's formulas and its gradients at the kinks.
 Every op here is twice differentiable (the second derivative is 0 almost everywhere,
 1/3 for Hardswish in ``[-3, 3]``).
 """
+import math
+
 import numpy
 
 from ..autograd import Op
@@ -118,6 +120,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if input.array.dtype.kind == "u" and lo < 0:
         raise ArgumentError(f"hardtanh: cannot do hardtanh on an unsigned type ({input.dtype}) with negative "
                             f"limits (min_val={lo})")
+    if input.array.dtype.kind in "iu" and not all(math.isfinite(v) for v in (lo, hi)):
+        raise ArgumentError(f"hardtanh: the limits of an integer tensor must be finite, got min_val={lo}, "
+                            f"max_val={hi}")
     return _run("hardtanh", input, inplace, lambda: Hardtanh(lo, hi))
 
 

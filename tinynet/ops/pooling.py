@@ -7,14 +7,16 @@ gradient to exactly one input (PyTorch's rule). Adaptive average pooling uses th
 ``[floor(i*H/out), ceil((i+1)*H/out))`` written as two averaging matrices.
 """
 import math
+import numbers
 
 import numpy
 
-from .. import backend, parallel
+from .. import backend, determinism, parallel
 from ..autograd import Op
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from .cpu import pooling as cpu_pooling
+from .util import check_int
 from .window import check_4d, col2im_add, is_batch_last, pair, pool_out, running_max, window_slices, windows
 
 
@@ -115,7 +117,8 @@ class AvgPool2d(Op):
         self.count_include_pad, self.divisor_override = count_include_pad, divisor_override
 
     def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
+        overlap = any(k > s for k, s in zip(self.kernel, self.stride))  # the kernel's backward adds atomically
+        if not cuda.supported(x) or (overlap and determinism.are_deterministic_algorithms_enabled()):
             self.gpu_path = False
             return self.forward(xp, x)
         self.in_shape = x.shape
@@ -167,7 +170,7 @@ class AdaptiveAvgPool2d(Op):
 def _pool_args(op, input, kernel_size, stride, padding, dilation):
     check_4d(op, "input", input, "(N, C, H, W)")
     k = pair(op, "kernel_size", kernel_size)
-    s = k if stride is None or stride == () or stride == [] else pair(op, "stride", stride)
+    s = k if stride is None or isinstance(stride, (tuple, list)) and not stride else pair(op, "stride", stride)
     p = pair(op, "padding", padding)
     d = pair(op, "dilation", dilation)
     if min(k) < 1 or min(s) < 1 or min(d) < 1:
@@ -219,6 +222,8 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
         Tensor (N, C, H_out, W_out).
     """
     k, s, p, _ = _pool_args("avg_pool2d", input, kernel_size, stride, padding, 1)
+    if divisor_override is not None and check_int("avg_pool2d", "divisor_override", divisor_override) == 0:
+        raise ArgumentError("avg_pool2d: divisor_override must not be zero")
     h, w = input.shape[2:]
     out = tuple(pool_out("avg_pool2d", (h, w)[i], k[i], s[i], p[i], 1, ceil_mode) for i in range(2))
     sizes = []
@@ -252,11 +257,17 @@ def adaptive_avg_pool2d(input, output_size):
         Tensor (N, C, h, w).
     """
     check_4d("adaptive_avg_pool2d", "input", input, "(N, C, H, W)")
-    if isinstance(output_size, int):
-        output_size = (output_size, output_size)
-    oh, ow = (input.shape[2 + i] if v is None else v for i, v in enumerate(output_size))
+    wanted = output_size if isinstance(output_size, (tuple, list)) else (output_size, output_size)
+    if len(wanted) != 2 or any(v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral))
+                               for v in wanted):
+        raise ArgumentTypeError(f"adaptive_avg_pool2d: output_size must be an int or a pair of ints (or None), "
+                                f"got {output_size!r}")
+    oh, ow = (input.shape[2 + i] if v is None else v for i, v in enumerate(wanted))
     if oh < 1 or ow < 1:
         raise ArgumentError(f"adaptive_avg_pool2d: output_size must be >= 1, got {output_size}")
+    if min(input.shape[2:]) < 1:
+        raise ShapeError(f"adaptive_avg_pool2d: expected input with non-zero height and width, got shape "
+                         f"{input.shape}")
     xp = backend.array_module(input.array)
     ah = xp.asarray(_adaptive_matrix(input.shape[2], oh), dtype=input.dtype)
     aw = xp.asarray(_adaptive_matrix(input.shape[3], ow), dtype=input.dtype)

@@ -21,7 +21,7 @@ from .. import backend, dtypes
 from ..autograd import Op
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from .util import check_tensor, dim_index, dims_tuple, is_graph
+from .util import check_flag, check_tensor, dim_index, dims_tuple, is_graph
 
 
 def _expand(xp, g, shape, axes, keepdim):
@@ -197,6 +197,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
         IndexOutOfRangeError: a dim out of range. ArgumentError: a repeated dim.
     """
     _check("sum", input)
+    keepdim = check_flag("sum", "keepdim", keepdim)
     dt = _sum_dtype(input, dtype, "sum")
     return Sum(dims_tuple("sum", _all_dims(dim), input.ndim), keepdim, dt).apply(input)
 
@@ -208,6 +209,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         DTypeError: an integer or bool input without a float ``dtype``.
     """
     _check("mean", input)
+    keepdim = check_flag("mean", "keepdim", keepdim)
     dt = dtypes.as_dtype(dtype, "mean")
     if (dt or input.dtype).kind != "f":
         raise DTypeError(f"mean: could not infer the output dtype: input must be floating-point or a float "
@@ -219,6 +221,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over ``dim`` (an int; tinynet also takes a tuple; None for all); bool and
     integer tensors multiply as int64."""
     _check("prod", input)
+    keepdim = check_flag("prod", "keepdim", keepdim)
     dt = _sum_dtype(input, dtype, "prod")
     axes = dims_tuple("prod", dim, input.ndim)
     return Prod(axes, keepdim, dt).apply(input)
@@ -236,6 +239,7 @@ def _nonempty(op, input, axes):
 
 
 def _extreme(op, input, dim, keepdim, largest):
+    keepdim = check_flag(op, "keepdim", keepdim)
     if dim is None:
         _nonempty(op, input, None)
         return AMax(dims_tuple(op, None, input.ndim), keepdim, largest).apply(input)
@@ -274,6 +278,7 @@ def min(input, dim=None, keepdim=False):
 
 def _amax(op, input, dim, keepdim, largest):
     _check(op, input)
+    keepdim = check_flag(op, "keepdim", keepdim)
     axes = dims_tuple(op, _all_dims(dim), input.ndim)
     _nonempty(op, input, axes if dim not in (None, ()) else None)
     return AMax(axes, keepdim, largest).apply(input)
@@ -295,6 +300,7 @@ def amin(input, dim=(), keepdim=False):
 
 def _arg(op, input, dim, keepdim, largest):
     _check(op, input)
+    keepdim = check_flag(op, "keepdim", keepdim)
     a = input.array
     if a.dtype.kind == "b":
         raise DTypeError(f"{op}: bool tensors are not supported (as in PyTorch); convert with .int() first")
@@ -328,6 +334,7 @@ def argmin(input, dim=None, keepdim=False):
 
 def _truth(op, input, dim, keepdim, how):
     _check(op, input)
+    keepdim = check_flag(op, "keepdim", keepdim)
     a = input.array
     if isinstance(dim, (tuple, list)) and not dim:  # PyTorch: no dims, no reduction
         axes = ()

@@ -18,7 +18,7 @@ from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import host_generator
 from ..tensor import Tensor
 from .creation import _make
-from .util import check_int, check_tensor
+from .util import check_int, check_number, check_tensor
 
 
 def _host(dev, values):
@@ -40,7 +40,7 @@ def rand(*size, generator=None, dtype=None, device=None, requires_grad=False):
     Raises:
         DTypeError: a non-float dtype. ArgumentError: a negative size.
     """
-    g = host_generator(generator)
+    g = host_generator(generator, "rand")
     return _make("rand", lambda xp, s, d: xp.asarray(g.random(s, dtype=numpy.float64).astype(d)),
                  size, _float_dtype("rand", dtype), device, requires_grad)
 
@@ -51,7 +51,7 @@ def randn(*size, generator=None, dtype=None, device=None, requires_grad=False):
     Raises:
         DTypeError: a non-float dtype. ArgumentError: a negative size.
     """
-    g = host_generator(generator)
+    g = host_generator(generator, "randn")
     return _make("randn", lambda xp, s, d: xp.asarray(g.standard_normal(s).astype(d)),
                  size, _float_dtype("randn", dtype), device, requires_grad)
 
@@ -86,12 +86,11 @@ def randint(*args, low=None, high=None, size=None, generator=None, dtype=None, d
     low, high = check_int("randint", "low", 0 if low is None else low), check_int("randint", "high", high)
     if high <= low:
         raise ArgumentError(f"randint: expected low < high, got low={low}, high={high}")
-    g = host_generator(generator)
+    g = host_generator(generator, "randint")
     dt = dtypes.as_dtype(dtype, "randint") or dtypes.int64
     _check_fits("randint", low, high, dt)
-    size = (size,) if isinstance(size, int) else tuple(size)
     return _make("randint", lambda xp, s, d: xp.asarray(g.integers(low, high, size=s).astype(d)),
-                 size, dt, device, requires_grad)
+                 (size,), dt, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -101,7 +100,7 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
         ArgumentError: ``n`` is negative, or ``n - 1`` does not fit ``dtype``.
     """
     n = check_int("randperm", "n", n, 0)
-    g = host_generator(generator)
+    g = host_generator(generator, "randperm")
     dt = dtypes.as_dtype(dtype, "randperm") or dtypes.int64
     _check_fits("randperm", 0, n, dt)
     return _make("randperm", lambda xp, s, d: xp.asarray(g.permutation(n).astype(d)), (n,), dt, device,
@@ -111,8 +110,9 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
 def _like(name, maker):
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
         check_tensor(name, "input", input)
-        _float_dtype(name, dtype or input.dtype)
-        return maker(*input.shape, dtype=dtype or input.dtype, device=device or input.device,
+        dtype = input.dtype if dtype is None else dtype
+        _float_dtype(name, dtype)
+        return maker(*input.shape, dtype=dtype, device=input.device if device is None else device,
                      requires_grad=requires_grad)
     like.__name__ = like.__qualname__ = name
     like.__doc__ = f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of ``input``."
@@ -129,8 +129,8 @@ def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_g
     check_tensor("randint_like", "input", input)
     if high is None:
         low, high = 0, low
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device or input.device,
-                   requires_grad=requires_grad)
+    return randint(low, high, tuple(input.shape), dtype=input.dtype if dtype is None else dtype,
+                   device=input.device if device is None else device, requires_grad=requires_grad)
 
 
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
@@ -146,20 +146,22 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
         DTypeError: an integer tensor or a non-float ``dtype``. ShapeError: mean and std do
         not broadcast.
     """
-    g = host_generator(generator)
+    g = host_generator(generator, "normal")
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):
         if size is None:
             raise ArgumentError("normal: with a number mean and std, size is required")
+        mean, std = check_number("normal", "mean", mean), check_number("normal", "std", std)
         if std < 0:
             raise ArgumentError(f"normal: std must be >= 0, got {std}")
         return _make("normal", lambda xp, s, d: xp.asarray((mean + std * g.standard_normal(s)).astype(d)),
-                     tuple(size) if not isinstance(size, int) else (size,), _float_dtype("normal", dtype), device,
-                     requires_grad)
+                     (size,), _float_dtype("normal", dtype), device, requires_grad)
     if size is not None:
         raise ArgumentError("normal: size is only for a number mean and std; the tensors give the shape")
     ref = mean if isinstance(mean, Tensor) else std
     for name, v in (("mean", mean), ("std", std)):
-        if isinstance(v, Tensor) and v.dtype.kind != "f":
+        if not isinstance(v, Tensor):
+            check_number("normal", name, v)
+        elif v.dtype.kind != "f":
             raise DTypeError(f"normal: {name} must be a floating-point tensor, got {v.dtype}")
     m = mean.numpy(force=True) if isinstance(mean, Tensor) else mean
     s = std.numpy(force=True) if isinstance(std, Tensor) else std
@@ -183,10 +185,10 @@ def bernoulli(input, p=None, *, generator=None):
     check_tensor("bernoulli", "input", input)
     if p is None and input.dtype.kind != "f":
         raise DTypeError(f"bernoulli: probabilities must be a floating-point tensor, got {input.dtype}")
-    probs = numpy.full(input.shape, p) if p is not None else input.numpy(force=True)
+    probs = numpy.full(input.shape, check_number("bernoulli", "p", p)) if p is not None else input.numpy(force=True)
     if numpy.any((probs < 0) | (probs > 1)) or numpy.any(numpy.isnan(probs)):
         raise ArgumentError("bernoulli: probabilities must be in [0, 1]")
-    g = host_generator(generator)
+    g = host_generator(generator, "bernoulli")
     return _host(input.device, (g.random(input.shape) < probs).astype(input.dtype))
 
 
@@ -205,13 +207,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     if input.dtype.kind != "f":
         raise DTypeError(f"multinomial: input must be a float tensor of weights, got {input.dtype}")
     n = check_int("multinomial", "num_samples", num_samples, 1)
-    w = input.numpy(force=True).astype(numpy.float64).reshape(-1, input.shape[-1])
+    w = input.numpy(force=True).astype(numpy.float64).reshape(input.shape[0] if input.ndim == 2 else 1,
+                                                                input.shape[-1])
     if numpy.any(w < 0) or not numpy.all(numpy.isfinite(w)):
         raise ArgumentError("multinomial: weights must be finite and non-negative")
     if not replacement and n > w.shape[1]:
         raise ArgumentError(f"multinomial: cannot draw {n} samples without replacement from {w.shape[1]} "
                             "categories")
-    g = host_generator(generator)
+    g = host_generator(generator, "multinomial")
     if numpy.any(w.sum(axis=1) <= 0):
         raise ArgumentError("multinomial: a row of weights sums to 0")
     if replacement:
@@ -231,8 +234,11 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
 def poisson(input, generator=None):
     """Poisson samples with rates ``input`` (same shape and float dtype)."""
     check_tensor("poisson", "input", input)
-    g = host_generator(generator)
-    return _host(input.device, g.poisson(input.numpy(force=True)).astype(input.dtype))
+    g = host_generator(generator, "poisson")
+    rates = input.numpy(force=True)
+    if not numpy.all(rates >= 0):  # NaN fails too
+        raise ArgumentError("poisson: invalid Poisson rate, expected rate to be non-negative (and not NaN)")
+    return _host(input.device, numpy.asarray(g.poisson(rates)).astype(input.dtype))
 
 
 __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",

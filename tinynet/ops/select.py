@@ -7,16 +7,18 @@ Gradients: ``where`` sends ``gy`` to the input chosen at each element; ``maximum
 Difference from PyTorch: ``maximum``/``minimum`` also take a Python number for either
 operand (PyTorch's take tensors only).
 """
+import numbers
+
 import numpy
 
 from ..autograd import Op
 from .. import backend, dtypes
-from ..errors import DTypeError, ShapeError
+from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import _Binary, _promote, _reduce, _run
 from .indexing import GetItem, nonzero
 from .shape import expand
-from .util import array_of, check_tensor, grad_for
+from .util import array_of, check_tensor, grad_for, operand
 
 
 class _Extremum(_Binary):
@@ -98,6 +100,13 @@ def where(condition, input=None, other=None):
     cond = array_of(condition)
     if getattr(cond, "dtype", None) != numpy.bool_:
         raise DTypeError(f"where: condition must be a bool tensor, got {getattr(cond, 'dtype', type(cond).__name__)}")
+    input, other = operand("where", input), operand("where", other)
+    shapes = [numpy.shape(array_of(v)) for v in (condition, input, other)]
+    try:
+        numpy.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(f"where: condition, input and other of shapes {', '.join(map(str, shapes))} cannot be "
+                         f"broadcast together") from None
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):  # two numbers: their dtype, cond's shape
         dt = dtypes.result_type(input, other)
         return Where(dt).apply(condition, input, other)
@@ -118,6 +127,8 @@ def masked_fill(input, mask, value):
         raise DTypeError(f"masked_fill: mask must be a bool tensor, got {mask.dtype}")
     if isinstance(value, Tensor) and value.ndim:
         raise ShapeError(f"masked_fill: value must be a number or a 0-d tensor, got shape {value.shape}")
+    if not isinstance(value, (Tensor, bool, numpy.bool_, numbers.Real, numpy.number)):
+        raise ArgumentTypeError(f"masked_fill: value must be a number or a 0-d tensor, got {type(value).__name__}")
     try:
         if numpy.broadcast_shapes(mask.shape, input.shape) != input.shape:
             raise ValueError

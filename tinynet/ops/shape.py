@@ -7,7 +7,7 @@ in-place change through one is seen by autograd's checks on the other.
 import numpy
 
 from ..autograd import Op
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from . import util
 from .util import check_tensor, dim_index, dims_tuple, is_graph, sizes, unbroadcast
 
@@ -192,11 +192,19 @@ def mT(input):
     return transpose(input, -2, -1)
 
 
+def _dim_list(op, name, dims):
+    """An int or a sequence of ints as a list (ArgumentTypeError for anything else)."""
+    if isinstance(dims, (tuple, list)):
+        return list(dims)
+    if isinstance(dims, bool) or not isinstance(dims, (int, numpy.integer)):
+        raise ArgumentTypeError(f"{op}: {name} must be an int or a tuple of ints, got {type(dims).__name__}")
+    return [dims]
+
+
 def movedim(input, source, destination):
     """Move dimension(s) ``source`` to position(s) ``destination`` (a view)."""
     check_tensor("movedim", "input", input)
-    src = [source] if isinstance(source, int) else list(source)
-    dst = [destination] if isinstance(destination, int) else list(destination)
+    src, dst = (_dim_list("movedim", name, d) for name, d in (("source", source), ("destination", destination)))
     if len(src) != len(dst):
         raise ArgumentError(f"movedim: source {source} and destination {destination} differ in length")
     n = input.ndim
@@ -205,6 +213,8 @@ def movedim(input, source, destination):
     for name, ds in (("source", src), ("destination", dst)):
         if len(set(ds)) != len(ds):
             raise ArgumentError(f"movedim: repeated dim in {name} {ds}")
+    if n == 0:  # a 0-d tensor's only dim is 0 (or -1): nothing moves
+        return Permute(()).apply(input)
     order = [d for d in range(n) if d not in src]
     for d, s in sorted(zip(dst, src)):
         order.insert(d, s)
@@ -234,7 +244,12 @@ def unflatten(input, dim, sizes):
     """
     check_tensor("unflatten", "input", input)
     d = dim_index("unflatten", dim, input.ndim)
+    if not isinstance(sizes, (tuple, list)):
+        raise ArgumentTypeError(f"unflatten: sizes must be a tuple of ints, got {type(sizes).__name__}")
     inner = util.sizes("unflatten", tuple(sizes), "sizes")
+    if not inner or input.ndim == 0:
+        raise ShapeError(f"unflatten: needs non-empty sizes and a dimension to split, got sizes {tuple(sizes)} for "
+                         f"shape {input.shape}")
     n = input.shape[d]
     known = int(numpy.prod([s for s in inner if s != -1]))
     if inner.count(-1) == 1 and known and n % known == 0:

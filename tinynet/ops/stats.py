@@ -11,7 +11,7 @@ import numpy
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError
 from .reduction import _all_dims, _check, _expand, _Reduction
-from .util import dims_tuple
+from .util import check_flag, check_number, dims_tuple
 
 
 class Var(_Reduction):
@@ -40,7 +40,10 @@ class Var(_Reduction):
             n *= x.shape[a]
         centred = x - xp.mean(x, axis=self.axes, keepdims=True)
         g = _expand(xp, gy, x.shape, self.axes, self.keepdim)
-        return (g * centred * (2.0 / (n - self.correction)),)
+        if n - self.correction > 0:
+            return (g * centred * (2.0 / (n - self.correction)),)
+        with numpy.errstate(divide="ignore", invalid="ignore"):  # no degrees of freedom: inf/nan, no crash
+            return (g * centred * 2.0 / xp.asarray(0.0, dtype=centred.dtype),)
 
 
 def _kept(xp, y, axes, keepdim):
@@ -127,8 +130,8 @@ def _correction(op, unbiased, correction):
     if correction is not None and unbiased is not None:
         raise ArgumentError(f"{op}: give either unbiased or correction, not both")
     if correction is not None:
-        return correction
-    return 1 if unbiased in (None, True) else 0
+        return check_number(op, "correction", correction)
+    return 1 if unbiased is None or check_flag(op, "unbiased", unbiased) else 0
 
 
 def _float_input(op, input):
@@ -150,6 +153,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if isinstance(dim, bool):  # var(x, False): the legacy unbiased flag in dim's place
         dim, unbiased = None, dim
     dims = dims_tuple("var", _all_dims(dim), input.ndim)
+    keepdim = check_flag("var", "keepdim", keepdim)
     return Var(dims, keepdim, _correction("var", unbiased, correction)).apply(input)
 
 
@@ -170,6 +174,7 @@ def logsumexp(input, dim, keepdim=False):
     _check("logsumexp", input)
     if input.array.dtype.kind != "f":
         input = input.to(dtypes.get_default_dtype())
+    keepdim = check_flag("logsumexp", "keepdim", keepdim)
     return LogSumExp(dims_tuple("logsumexp", dim, input.ndim), keepdim).apply(input)
 
 
@@ -191,7 +196,9 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         if p != "fro":
             raise ArgumentError(f"norm: p={p!r} is not supported (numbers, inf, -inf and 'fro' are)")
         p = 2
+    p = check_number("norm", "p", p)
+    keepdim = check_flag("norm", "keepdim", keepdim)
     if dtype is not None:
         input = input.to(dtypes.as_dtype(dtype, "norm"))
     _float_input("norm", input)
-    return Norm(dims_tuple("norm", _all_dims(dim), input.ndim), keepdim, float(p)).apply(input)
+    return Norm(dims_tuple("norm", _all_dims(dim), input.ndim), keepdim, p).apply(input)

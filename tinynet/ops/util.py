@@ -29,7 +29,8 @@ def check_tensor(op, name, t):
 
 def check_float(op, name, t):
     """Raise ArgumentTypeError/DTypeError unless ``t`` is a floating-point Tensor."""
-    check_tensor(op, name, t)
+    if not isinstance(t, Tensor):
+        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if t.array.dtype.kind != "f":
         raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
     return t
@@ -48,6 +49,41 @@ def check_int(op, name, v, minimum=None):
     return v
 
 
+def check_number(op, name, v, minimum=None, maximum=None):
+    """``v`` as a Python float (an int, a float or a one-element tensor); ArgumentTypeError
+    for anything else, ArgumentError outside ``[minimum, maximum]`` (NaN is outside)."""
+    if isinstance(v, Tensor) and v.array.size == 1:
+        v = v.item()
+    if isinstance(v, bool) or not isinstance(v, (numbers.Real, numpy.floating, numpy.integer)):
+        raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
+    v = float(v)
+    low_ok = minimum is None or v >= minimum
+    high_ok = maximum is None or v <= maximum
+    if not (low_ok and high_ok):
+        expected = (f"in [{minimum:g}, {maximum:g}]" if minimum is not None and maximum is not None
+                    else f">= {minimum:g}" if minimum is not None else f"<= {maximum:g}")
+        raise ArgumentError(f"{op}: {name} must be {expected}, got {v:g}")
+    return v
+
+
+def check_flag(op, name, v):
+    """``v`` as a bool: a bool, a NumPy bool or an int (PyTorch takes bools only);
+    ArgumentTypeError for anything else."""
+    if not isinstance(v, (bool, numpy.bool_, numbers.Integral)):
+        raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
+    return bool(v)
+
+
+def check_choice(op, name, v, choices):
+    """``v`` when it is one of the strings ``choices``; ArgumentError (ArgumentTypeError for a
+    non-string) naming the choices otherwise."""
+    if not isinstance(v, str):
+        raise ArgumentTypeError(f"{op}: {name} must be a string (one of {list(choices)}), got {type(v).__name__}")
+    if v not in choices:
+        raise ArgumentError(f"{op}: {name} must be one of {list(choices)}, got {v!r}")
+    return v
+
+
 def dim_index(op, dim, ndim):
     """Normalise one dimension index to ``0 <= dim < ndim`` (a 0-d tensor has dims -1 and 0).
 
@@ -55,7 +91,7 @@ def dim_index(op, dim, ndim):
         ArgumentTypeError: ``dim`` is not an int.
         IndexOutOfRangeError: ``dim`` is outside ``[-ndim, ndim - 1]``.
     """
-    if isinstance(dim, bool) or not isinstance(dim, (numbers.Integral, numpy.integer)):
+    if type(dim) is not int and (isinstance(dim, bool) or not isinstance(dim, (numbers.Integral, numpy.integer))):
         raise ArgumentTypeError(f"{op}: dim must be an int, got {type(dim).__name__}")
     n = max(ndim, 1)
     if not -n <= dim < n:
@@ -68,7 +104,12 @@ def dims_tuple(op, dim, ndim):
     """``None`` (all dims), an int or a sequence of ints as a sorted tuple of distinct dims."""
     if dim is None:
         return tuple(range(ndim))
-    dims = (dim,) if isinstance(dim, (numbers.Integral, numpy.integer)) else tuple(dim)
+    if isinstance(dim, (numbers.Integral, numpy.integer)):
+        dims = (dim,)
+    elif isinstance(dim, (tuple, list)):
+        dims = tuple(dim)
+    else:
+        raise ArgumentTypeError(f"{op}: dim must be an int, a tuple of ints or None, got {type(dim).__name__}")
     out = tuple(sorted({dim_index(op, d, ndim) for d in dims}))
     if len(out) != len(dims):
         raise ArgumentError(f"{op}: dim {dim} repeats a dimension")
@@ -91,6 +132,8 @@ def sizes(op, args, name="size"):
 
 def operand(op, x):
     """A Tensor or a Python number stays; a NumPy/CuPy array becomes a Tensor."""
+    if isinstance(x, complex) or (isinstance(x, numpy.generic) and x.dtype.kind == "c"):
+        raise DTypeError(f"{op}: complex numbers are not supported, got {x!r}")
     if isinstance(x, (Tensor, numbers.Number)):
         return x
     if hasattr(x, "shape") and hasattr(x, "dtype"):

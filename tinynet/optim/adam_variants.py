@@ -25,10 +25,11 @@ import numpy
 
 from .. import backend, dtypes
 from ..autograd import no_grad
-from .optimizer import Optimizer, check, check_betas, closure_loss, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, closure_loss, lerp_
 
 
 def _check_common(name, lr, eps, betas, weight_decay):
+    check_numbers(name, lr=lr, eps=eps, weight_decay=weight_decay)
     check(name, lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
     check(name, eps >= 0, f"invalid epsilon value: expected >= 0, got {eps}")
     betas = check_betas(name, betas)
@@ -75,6 +76,7 @@ class NAdam(Optimizer):
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, maximize=False):
         betas = _check_common("NAdam", lr, eps, betas, weight_decay)
+        check_numbers("NAdam", momentum_decay=momentum_decay)
         check("NAdam", momentum_decay >= 0, f"invalid momentum_decay value: expected >= 0, got {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,

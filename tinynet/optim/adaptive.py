@@ -19,10 +19,11 @@ Adagrad and RMSprop without ``centered`` run as fused multi-tensor kernels
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, closure_loss, lerp_
+from .optimizer import Optimizer, check, check_numbers, closure_loss, lerp_
 
 
 def _nonneg(name, **values):
+    check_numbers(name, **values)
     for k, v in values.items():
         label = {"lr": "learning rate", "eps": "epsilon value"}.get(k, f"{k} value")
         check(name, v >= 0, f"invalid {label}: expected {k} >= 0, got {v}")
@@ -43,6 +44,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
         _nonneg("Adadelta", lr=lr)
+        check_numbers("Adadelta", rho=rho)
         check("Adadelta", 0.0 <= rho <= 1.0, f"invalid rho value: expected a value in [0, 1], got {rho}")
         _nonneg("Adadelta", eps=eps, weight_decay=weight_decay)
         super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))

@@ -24,7 +24,8 @@ from bisect import bisect_right
 from collections import Counter
 
 from ..errors import ArgumentError, ArgumentTypeError
-from .lr_scheduler_base import LRScheduler, _LRScheduler, group_values
+from .lr_scheduler_base import LRScheduler, _LRScheduler, check_optimizer, group_values
+from .optimizer import check_numbers
 from .lr_scheduler_more import (ChainedScheduler, CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau,
                                 SequentialLR)
 
@@ -34,6 +35,7 @@ __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR"
 
 
 def _lambdas(name, optimizer, lr_lambda):
+    check_optimizer(name, optimizer)
     if isinstance(lr_lambda, (list, tuple)):
         if len(lr_lambda) != len(optimizer.param_groups):
             raise ArgumentError(f"{name}: expected {len(optimizer.param_groups)} lr_lambdas (one per parameter "
@@ -110,6 +112,7 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+        check_numbers("StepLR", step_size=step_size, gamma=gamma)
         if not step_size > 0:
             raise ArgumentError(f"StepLR: step_size must be positive, got {step_size}")
         self.step_size, self.gamma = step_size, gamma
@@ -138,6 +141,7 @@ class MultiStepLR(LRScheduler):
         except TypeError:
             raise ArgumentTypeError(f"MultiStepLR: milestones must be a list of epochs, "
                                     f"got {type(milestones).__name__}") from None
+        check_numbers("MultiStepLR", gamma=gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -159,6 +163,7 @@ class ConstantLR(LRScheduler):
     """
 
     def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+        check_numbers("ConstantLR", factor=factor, total_iters=total_iters)
         if factor > 1.0 or factor < 0:
             raise ArgumentError(f"ConstantLR: factor must be in [0, 1], got {factor}")
         self.factor, self.total_iters = factor, total_iters
@@ -184,6 +189,7 @@ class LinearLR(LRScheduler):
     """
 
     def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+        check_numbers("LinearLR", start_factor=start_factor, end_factor=end_factor, total_iters=total_iters)
         if start_factor > 1.0 or start_factor <= 0:
             raise ArgumentError(f"LinearLR: start_factor must be in (0, 1], got {start_factor}")
         if end_factor > 1.0 or end_factor < 0:
@@ -209,6 +215,7 @@ class ExponentialLR(LRScheduler):
     """Multiply the learning rate by ``gamma`` every epoch."""
 
     def __init__(self, optimizer, gamma, last_epoch=-1):
+        check_numbers("ExponentialLR", gamma=gamma)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -226,6 +233,7 @@ class PolynomialLR(LRScheduler):
     (default 5) epochs."""
 
     def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+        check_numbers("PolynomialLR", total_iters=total_iters, power=power)
         self.total_iters, self.power = total_iters, power
         super().__init__(optimizer, last_epoch)
 
@@ -250,6 +258,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+        check_numbers("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
         if not T_max > 0:
             raise ArgumentError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
         self.T_max, self.eta_min = T_max, eta_min

@@ -10,7 +10,7 @@ PyTorch does; ``step(epoch)`` jumps to ``epoch`` and uses the closed form
 each path reproduces PyTorch's numbers to the last bit.
 """
 from ..errors import ArgumentError, ArgumentTypeError
-from .optimizer import Optimizer
+from .optimizer import Optimizer, check_numbers
 
 
 def check_optimizer(name, optimizer):
@@ -56,6 +56,7 @@ class LRScheduler:
     def __init__(self, optimizer, last_epoch=-1):
         name = type(self).__name__
         check_optimizer(name, optimizer)
+        check_numbers(name, last_epoch=last_epoch)
         self.optimizer = optimizer
         if last_epoch == -1:
             for g in optimizer.param_groups:

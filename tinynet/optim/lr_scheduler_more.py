@@ -19,9 +19,12 @@ from bisect import bisect_right
 
 from ..errors import ArgumentError, ArgumentTypeError
 from .lr_scheduler_base import LRScheduler, check_optimizer, format_param, group_values
+from .optimizer import check_numbers
 
 
 def _check_children(name, optimizer, schedulers):
+    if not isinstance(schedulers, (list, tuple)):
+        raise ArgumentTypeError(f"{name}: schedulers must be a list of schedulers, got {type(schedulers).__name__}")
     if len(schedulers) < 1:
         raise ArgumentError(f"{name}: expected at least one scheduler, got none")
     for i, s in enumerate(schedulers):
@@ -108,6 +111,9 @@ class ChainedScheduler(_Composite, LRScheduler):
     """
 
     def __init__(self, schedulers, optimizer=None):
+        if not isinstance(schedulers, (list, tuple)):
+            raise ArgumentTypeError(f"ChainedScheduler: schedulers must be a list of schedulers, got "
+                                    f"{type(schedulers).__name__}")
         if len(schedulers) < 1:
             raise ArgumentError("ChainedScheduler: expected at least one scheduler, got none")
         optimizer = optimizer if optimizer is not None else getattr(schedulers[0], "optimizer", None)
@@ -141,6 +147,8 @@ class ReduceLROnPlateau(LRScheduler):
 
     def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
                  cooldown=0, min_lr=0, eps=1e-8):
+        check_numbers("ReduceLROnPlateau", factor=factor, patience=patience, threshold=threshold, cooldown=cooldown,
+                      eps=eps)
         if factor >= 1.0:
             raise ArgumentError(f"ReduceLROnPlateau: factor must be < 1.0, got {factor}")
         self.factor = factor
@@ -150,6 +158,7 @@ class ReduceLROnPlateau(LRScheduler):
             self.default_min_lr = None
             self.min_lrs = format_param("min_lr", optimizer, min_lr, "ReduceLROnPlateau")
         else:
+            check_numbers("ReduceLROnPlateau", min_lr=min_lr)
             self.default_min_lr = min_lr
             self.min_lrs = [min_lr] * len(optimizer.param_groups)
         self.patience, self.cooldown, self.eps = patience, cooldown, eps

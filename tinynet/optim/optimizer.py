@@ -1,6 +1,7 @@
 """The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``, and the
 helpers the optimizers share (argument checks, the closure, the parameters to update)."""
 import copy
+import numbers
 import warnings
 
 from .. import backend
@@ -26,10 +27,21 @@ def check(name, cond, msg):
         raise ArgumentError(f"{name}: {msg}")
 
 
+def check_numbers(name, **values):
+    """Each of ``values`` must be a real number (or a one-element tensor): ArgumentTypeError
+    otherwise, before any comparison of it could fail in Python or NumPy."""
+    for k, v in values.items():
+        if isinstance(v, Tensor) and v.array.size == 1:
+            continue
+        if isinstance(v, bool) or not isinstance(v, numbers.Real):
+            raise ArgumentTypeError(f"{name}: {k} must be a number, got {type(v).__name__}")
+
+
 def check_betas(name, betas):
     """``betas`` must be a pair of numbers in [0, 1)."""
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise ArgumentTypeError(f"{name}: betas must be a pair of floats, got {betas!r}")
+    check_numbers(name, **{f"betas[{i}]": b for i, b in enumerate(betas)})
     for i, b in enumerate(betas):
         check(name, 0.0 <= b < 1.0, f"invalid beta parameter betas[{i}]: expected a value in [0, 1), got {b}")
     return tuple(float(b) for b in betas)

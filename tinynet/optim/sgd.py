@@ -17,7 +17,7 @@ GPU the common cases run as fused multi-tensor kernels (``tinynet.kernels.optim_
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_betas, closure_loss, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, closure_loss, lerp_
 
 
 class SGD(Optimizer):
@@ -38,6 +38,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False):
+        check_numbers("SGD", lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay)
         check("SGD", lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
         check("SGD", momentum >= 0, f"invalid momentum value: expected >= 0, got {momentum}")
         check("SGD", weight_decay >= 0, f"invalid weight_decay value: expected >= 0, got {weight_decay}")
@@ -98,6 +99,7 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
         name = type(self).__name__
+        check_numbers(name, lr=lr, eps=eps, weight_decay=weight_decay)
         check(name, lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
         check(name, eps >= 0, f"invalid epsilon value: expected >= 0, got {eps}")
         betas = check_betas(name, betas)

@@ -61,9 +61,9 @@ class GELU(Module):
 
 
 class Softmax(Module):
-    """Softmax along ``dim``. Shape: any; output = input."""
+    """Softmax along ``dim`` (PyTorch's deprecated implicit choice when None). Shape: any; output = input."""
 
-    def __init__(self, dim):
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 

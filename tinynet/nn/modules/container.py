@@ -268,9 +268,11 @@ class ModuleList(Module):
         Raises:
             ArgumentTypeError: ``modules`` is not iterable, or holds a non-Module.
         """
-        if not isinstance(modules, collections.abc.Iterable):
+        try:
+            modules = list(modules)
+        except TypeError:
             raise ArgumentTypeError(f"ModuleList.extend should be called with an iterable, but got "
-                                    f"{type(modules).__name__}")
+                                    f"{type(modules).__name__}") from None
         offset = len(self)
         for i, module in enumerate(modules):
             self.add_module(str(offset + i), module)
@@ -284,6 +286,11 @@ def _pairs(owner, values):
                                 f"{type(values).__name__}")
     if isinstance(values, (collections.abc.Mapping, ModuleDict)):
         return list(values.items())
+    try:
+        values = list(values)
+    except TypeError:  # iterable by type only (a 0-d array)
+        raise ArgumentTypeError(f"{owner}.update should be called with an iterable of key/value pairs, but got "
+                                f"{type(values).__name__}") from None
     out = []
     for j, p in enumerate(values):
         if not isinstance(p, collections.abc.Iterable):

@@ -36,6 +36,9 @@ class _ConvTransposeNd(_ConvNd):
             return self.output_padding
         nd = self._nd
         batch = input.ndim == nd + 2
+        if not isinstance(output_size, (tuple, list)):
+            raise errors.ArgumentTypeError(f"{self!r}: output_size must be a tuple of ints, got "
+                                           f"{type(output_size).__name__}")
         size = tuple(output_size)
         if len(size) == nd + (2 if batch else 1):
             size = size[-nd:]

@@ -1,5 +1,5 @@
 """Dropout layers: ``Dropout``, ``Dropout2d``."""
-from ...errors import ArgumentError
+from ...ops.util import check_number
 from .. import functional as F
 from .module import Module
 
@@ -9,8 +9,7 @@ class Dropout(Module):
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
-        if not 0.0 <= p <= 1.0:
-            raise ArgumentError(f"Dropout: p must be in [0, 1], got {p}")
+        check_number(type(self).__name__, "p", p, 0.0, 1.0)
         self.p, self.inplace = p, inplace
 
     def forward(self, input):

@@ -1,5 +1,6 @@
 """Linear layers: ``Identity``, ``Linear``."""
 from ...errors import ShapeError
+from ...ops.util import check_int
 from ...tensor import Tensor
 from .. import functional as F, init
 from .module import Module, Parameter
@@ -35,7 +36,8 @@ class Linear(Module):
 
     def __init__(self, in_features, out_features, bias=True):
         super().__init__()
-        self.in_features, self.out_features = int(in_features), int(out_features)
+        self.in_features = check_int("Linear", "in_features", in_features, 0)
+        self.out_features = check_int("Linear", "out_features", out_features, 0)
         self.weight = _param(self.out_features, self.in_features)
         if bias:
             self.bias = _param(self.out_features)

@@ -1,6 +1,7 @@
 """Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``."""
 from ... import ops
 from ...errors import ShapeError
+from ...ops.util import check_int, check_number
 from .. import functional as F
 from .module import Module, Parameter, check_input
 
@@ -10,6 +11,11 @@ class _BatchNorm(Module):
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
         super().__init__()
+        layer = type(self).__name__
+        num_features = check_int(layer, "num_features", num_features, 0)
+        check_number(layer, "eps", eps)
+        if momentum is not None:
+            check_number(layer, "momentum", momentum)
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
@@ -28,7 +34,7 @@ class _BatchNorm(Module):
             self.register_buffer("num_batches_tracked", None)
 
     def forward(self, input):
-        check_input(repr(self), input, self._ndims, self._layout)
+        check_input(self, input, self._ndims, self._layout)
         if input.shape[1] != self.num_features:
             raise ShapeError(f"{self!r}: expected input with {self.num_features} channels (dim 1), "
                              f"got shape {input.shape}")

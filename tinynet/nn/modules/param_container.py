@@ -81,6 +81,11 @@ class ParameterList(Module):
         if not isinstance(values, collections.abc.Iterable) or isinstance(values, Tensor):
             raise ArgumentTypeError(f"ParameterList.extend should be called with an iterable, but got "
                                     f"{type(values).__name__}")
+        try:
+            values = list(values)
+        except TypeError:  # iterable by type only (a 0-d array)
+            raise ArgumentTypeError(f"ParameterList.extend should be called with an iterable, but got "
+                                    f"{type(values).__name__}") from None
         for value in values:
             self.append(value)
         return self

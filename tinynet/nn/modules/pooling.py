@@ -7,6 +7,11 @@ class MaxPool2d(Module):
     """Max pooling; see :func:`tinynet.nn.functional.max_pool2d`.
 
     Shape: (N, C, H, W) -> (N, C, H_out, W_out).
+
+    Raises:
+        ArgumentError / ArgumentTypeError: at ``forward``, as PyTorch, not at construction: a
+            ``kernel_size``, ``stride`` or ``dilation`` below 1 (``MaxPool2d(0)`` builds),
+            padding over half the kernel, a non-int size.
     """
 
     def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
@@ -27,6 +32,9 @@ class AvgPool2d(Module):
     """Average pooling; see :func:`tinynet.nn.functional.avg_pool2d`.
 
     Shape: (N, C, H, W) -> (N, C, H_out, W_out).
+
+    Raises:
+        ArgumentError / ArgumentTypeError: at ``forward``, as PyTorch (see :class:`MaxPool2d`).
     """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,

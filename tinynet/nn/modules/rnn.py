@@ -109,7 +109,7 @@ class RNNBase(Module):
                  bidirectional=False, proj_size=0, device=None, dtype=None):
         super().__init__()
         name = type(self).__name__
-        if mode not in _GATES:
+        if not isinstance(mode, str) or mode not in _GATES:
             raise ArgumentError(f"{name}: unrecognized RNN mode {mode!r}")
         if isinstance(dropout, bool) or not isinstance(dropout, numbers.Real) or not 0 <= dropout <= 1:
             raise ArgumentError(f"{name}: dropout should be a number in range [0, 1] representing the "

@@ -303,7 +303,7 @@ class DataLoader(Resumable):
             self._iterator.reset(index_sampler=index_sampler)
             return self._deliver(self._iterator)
         if self._resident is not None:
-            return _device.resident(self, index_sampler)
+            return self._counted(_device.resident(self, index_sampler))
         if self.num_workers == 0:
             fetcher = make_fetcher(self._iterable, self.dataset, self._auto_collation, self._host_collate_fn,
                                    self.drop_last)
@@ -316,13 +316,16 @@ class DataLoader(Resumable):
     def _deliver(self, source):
         try:
             if self.device.type == "cuda":
-                batches = _device.staged(source, self.device)
+                yield from self._counted(_device.staged(source, self.device))
             else:
-                batches = _device.on_device(source, self.device)
-            for batch in batches:
-                self._yielded += 1
-                yield batch
-            self._epoch_rng = None  # the epoch is complete: nothing to resume
+                yield from self._counted(_device.on_device(source, self.device))
         finally:
             if isinstance(source, MultiProcessIter) and not self.persistent_workers:
                 source.shutdown()
+
+    def _counted(self, batches):
+        """``batches``, counted for :meth:`state_dict`; the epoch is over when they run out."""
+        for batch in batches:
+            self._yielded += 1
+            yield batch
+        self._epoch_rng = None  # the epoch is complete: nothing to resume

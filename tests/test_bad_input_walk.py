@@ -1,0 +1,300 @@
+"""A hypothesis walk over the public API with bad arguments: whatever is raised must be a
+typed :class:`tinynet.errors.TinynetError` (also a subclass of the matching built-in), never a
+NumPy/CuPy or Python-internal exception escaping from inside tinynet.
+
+The walk covers every public function of ``tinynet`` and ``tinynet.nn.functional``, every
+public ``Tensor`` method and the arithmetic operators, every ``nn`` module's constructor and
+(for a table of valid modules) its ``forward``, and the optimizers' and LR schedulers'
+constructors. Each parameter's kind (tensor, dim, size, number, ...) is guessed from its name
+or default (tests/bad_input_kinds.py); hypothesis draws plausible-but-often-wrong values of
+that kind or plain garbage for each. A call may succeed (many random calls are valid); it
+must never leak an untyped error. ``PYTORCH_RAISES`` then checks, case by case, that where
+PyTorch refuses an input tinynet refuses it too (no silence).
+
+Examples per entry point follow the hypothesis profile (tests/conftest.py): ``ci`` by default,
+``--hypothesis-profile long`` for thousands.
+"""
+import collections
+import inspect
+import operator
+import traceback
+import warnings
+
+import numpy
+import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+import tinynet
+import tinynet.nn.functional as F
+from tinynet import nn, optim
+from tinynet.errors import TinynetError
+from tinynet.optim import lr_scheduler
+
+from bad_input_kinds import KINDS, Built, kind_of, make, values
+
+torch = pytest.importorskip("torch")
+
+# Entry points the walk leaves out, and why.
+NOT_WALKED = {
+    "save", "load",  # file I/O: tests/test_serialization.py
+    "manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device", "set_num_threads",
+    "set_grad_enabled", "set_printoptions",  # change process-wide state other tests rely on
+    "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
+}
+
+
+Param = collections.namedtuple("Param", "name kind required star keyword", defaults=(True, False, False))
+
+
+class Entry:
+    """One public entry point: a name, the callable, and its :class:`Param` list; ``first`` is a
+    fixed first argument (the module whose ``forward`` is walked)."""
+
+    def __init__(self, name, fn, params, first=None):
+        self.name, self.fn, self.params, self.first = name, fn, params, first
+
+    def __repr__(self):
+        return self.name
+
+
+def signature_params(fn, skip_self=False):
+    """A :class:`Param` for each parameter of ``fn`` (``**kwargs`` left out)."""
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return [Param("input", "tensor")]
+    out = []
+    for i, p in enumerate(sig.parameters.values()):
+        if skip_self and i == 0 or p.kind is p.VAR_KEYWORD:
+            continue
+        star = p.kind is p.VAR_POSITIONAL
+        out.append(Param(p.name, kind_of(p), p.default is p.empty and not star, star, p.kind is p.KEYWORD_ONLY))
+    return out
+
+
+def functions(module, prefix):
+    for name in sorted(dir(module)):
+        obj = getattr(module, name)
+        if (name.startswith("_") or name in NOT_WALKED or inspect.isclass(obj) or inspect.ismodule(obj)
+                or not callable(obj)):
+            continue
+        yield Entry(f"{prefix}.{name}", obj, signature_params(obj))
+
+
+OPERATORS = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_", "xor", "lt",
+             "le", "eq", "ne", "gt", "ge", "getitem", "setitem", "iadd", "imul", "neg", "invert", "abs",
+             "index", "contains"]
+
+
+def tensor_methods():
+    for name in sorted(dir(tinynet.Tensor)):
+        obj = getattr(tinynet.Tensor, name)
+        if name.startswith("_") or name in NOT_WALKED or not callable(obj) or isinstance(obj, type):
+            continue
+        yield Entry(f"Tensor.{name}", obj, [Param("self", "tensor")] + signature_params(obj, True))
+    for name in OPERATORS:  # the left operand a tensor, the others drawn (indices for [] and []=)
+        fn = getattr(operator, name)
+        second = "index" if name in ("getitem", "setitem") else "tensor"
+        params = [Param("self", "tensor"), Param("b", second), Param("c", "tensor")]
+        yield Entry(f"operator.{name}", fn, params[:len(signature_params(fn))])
+
+
+def classes(module, prefix, base):
+    for name in sorted(dir(module)):
+        obj = getattr(module, name)
+        if inspect.isclass(obj) and issubclass(obj, base) and not name.startswith("_") and obj is not base:
+            yield Entry(f"{prefix}.{name}", obj, signature_params(obj))
+
+
+# Valid constructor arguments for the modules whose forward is walked (the rest build with no args).
+MODULE_ARGS = {
+    "AdaptiveAvgPool2d": (2,), "AvgPool2d": (2,), "BatchNorm1d": (3,), "BatchNorm2d": (3,), "Conv1d": (3, 2, 2),
+    "Conv2d": (3, 2, 2), "ConvTranspose1d": (3, 2, 2), "ConvTranspose2d": (3, 2, 2), "Embedding": (5, 3),
+    "GroupNorm": (1, 3), "GRU": (3, 4), "GRUCell": (3, 4), "InstanceNorm1d": (3,), "InstanceNorm2d": (3,),
+    "LayerNorm": (3,), "Linear": (3, 2), "LocalResponseNorm": (2,), "LSTM": (3, 4), "LSTMCell": (3, 4),
+    "MaxPool2d": (2,), "MultiheadAttention": (4, 2), "PixelShuffle": (2,), "PixelUnshuffle": (2,),
+    "RNN": (3, 4), "RNNCell": (3, 4), "Transformer": (4, 2, 1, 1, 8), "TransformerEncoderLayer": (4, 2, 8),
+    "TransformerDecoderLayer": (4, 2, 8), "Unflatten": (1, (1, -1)), "Upsample": (None, 2),
+    "UpsamplingBilinear2d": (None, 2), "UpsamplingNearest2d": (None, 2),
+}
+NO_FORWARD = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
+              "TransformerEncoder", "TransformerDecoder", "Sequential"}
+
+
+def module_forwards():
+    for entry in classes(nn, "nn", nn.Module):
+        cls, name = entry.fn, entry.name[3:]
+        if name in NO_FORWARD:
+            continue
+        args = MODULE_ARGS.get(name, ())
+        build = Built(f"{name}{args}", lambda d, cls=cls, args=args: cls(*args).to(d))
+        yield Entry(f"nn.{name}.forward", lambda m, *a, **k: m(*a, **k),
+                    [Param("module", "built")] + signature_params(cls.forward, True), first=build)
+
+
+ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *tensor_methods(), *classes(nn, "nn", nn.Module),
+           *module_forwards(), *classes(optim, "optim", optim.Optimizer),
+           *classes(lr_scheduler, "lr_scheduler", lr_scheduler.LRScheduler)]
+
+
+@st.composite
+def calls(draw, entry):
+    """Positional and keyword arguments for ``entry``: every required parameter, and each
+    optional one with probability 1/2, drawn from its kind's plausible values or garbage."""
+    args, kwargs = [], {}
+    for i, p in enumerate(entry.params):
+        if i == 0 and entry.first is not None:
+            args.append(entry.first)
+        elif i == 0 and p.name == "self":
+            args.append(draw(KINDS["tensor"]))
+        elif p.star:
+            args.extend(draw(st.lists(values(p.kind), max_size=3)))
+        elif p.required and not p.keyword and not kwargs:
+            args.append(draw(values(p.kind)))
+        elif p.required or draw(st.booleans()):
+            kwargs[p.name] = draw(values(p.kind))
+    return args, kwargs
+
+
+def short(value):
+    """A one-line repr of an argument (tensors and arrays by shape and dtype)."""
+    if isinstance(value, (tinynet.Tensor, numpy.ndarray)):
+        return f"{type(value).__name__}{tuple(value.shape)}:{value.dtype}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(map(short, value)) + "]"
+    return repr(value)
+
+
+def leak_report(entry, args, kwargs, exc):
+    frame = traceback.extract_tb(exc.__traceback__)[-1]
+    call = ", ".join([*map(short, args), *(f"{k}={short(v)}" for k, v in kwargs.items())])
+    return (f"{entry.name}({call}) leaked {type(exc).__module__}.{type(exc).__name__}: {exc} "
+            f"(raised at {frame.filename}:{frame.lineno})")
+
+
+def call_expecting_typed_errors(entry, args, kwargs):
+    """Call; a TinynetError or success is fine; anything else fails the test."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            entry.fn(*args, **kwargs)
+        except TinynetError as e:  # "op: what was expected, got what" or PyTorch's own wording
+            owner = entry.name.split(".")[1]
+            assert ":" in str(e) or owner in str(e), f"{entry.name}: message does not name the op: {e}"
+        except Exception as e:  # anything else escaped: the point of the test
+            pytest.fail(leak_report(entry, args, kwargs, e))
+
+
+WALK = settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                                      HealthCheck.too_slow, HealthCheck.filter_too_much])
+
+
+# Leaks found in files other changes are editing (ops/inplace.py, ops/layer_norm.py): reported, to
+# fix there. The in-place fast path (no autograd recording) hands its operand to NumPy unchecked.
+_INPLACE = "ops/inplace.py passes a non-number operand (a str, a list of str, a dict) straight to NumPy"
+_RUNNING = ("ops/layer_norm.py: instance_norm with running stats reshapes a 0-channel input (2, 0, 3) "
+            "with -1, a NumPy ValueError")
+KNOWN_LEAKS = {
+    "F.instance_norm": _RUNNING, "tinynet.instance_norm": _RUNNING,
+    "Tensor.add_": _INPLACE + "; add_ tests an array alpha's truth", "Tensor.sub_": _INPLACE,
+    "Tensor.mul_": _INPLACE, "Tensor.div_": _INPLACE, "operator.iadd": _INPLACE, "operator.imul": _INPLACE,
+    "Tensor.fill_": "ops/inplace.py: fill_ converts its value with float() unchecked",
+    "Tensor.uniform_": "ops/inplace.py: uniform_ computes b - a on unchecked arguments",
+}
+
+
+def _param(entry):
+    reason = KNOWN_LEAKS.get(entry.name)
+    return pytest.param(entry, marks=pytest.mark.xfail(reason=reason, strict=False) if reason else ())
+
+
+@pytest.mark.fuzz
+@pytest.mark.parametrize("entry", [_param(e) for e in ENTRIES], ids=repr)
+@WALK
+@given(data=st.data())
+def test_bad_arguments_raise_typed_errors(entry, device, data):
+    args, kwargs = data.draw(calls(entry), label="call")
+    tinynet.set_default_device(device)
+    try:
+        call_expecting_typed_errors(entry, make(args, device), make(kwargs, device))
+    finally:
+        tinynet.set_default_device(None)
+
+
+# ---- no silence: where PyTorch refuses an input, tinynet refuses it too, with a typed error ----
+# Each call gets the library (torch or tinynet, whose APIs agree) and builds its own inputs.
+def _x4(m):
+    return m.zeros(1, 1, 4, 4)
+
+
+def _sgd(m, **kw):
+    return m.optim.SGD([m.zeros(2, requires_grad=True)], **kw)
+
+
+PYTORCH_RAISES = {
+    "full with a str fill": lambda m: m.full((2,), "a"),
+    "arange step 0": lambda m: m.arange(0, 5, 0),
+    "zeros negative size": lambda m: m.zeros(-1),
+    "zeros float size": lambda m: m.zeros(2.5),
+    "add shapes that do not broadcast": lambda m: m.zeros(2, 3) + m.zeros(4, 5),
+    "view of a transposed tensor": lambda m: m.zeros(2, 3).t().view(6),
+    "sum keepdim str": lambda m: m.zeros(2).sum(0, keepdim="a"),
+    "softmax float dim": lambda m: m.softmax(m.zeros(2), 1.5),
+    "cat None": lambda m: m.cat(None),
+    "pad None": lambda m: m.nn.functional.pad(m.zeros(2), None),
+    "linear mixed dtypes": lambda m: m.nn.functional.linear(m.zeros(2, 3, dtype=m.int64), m.zeros(2, 3)),
+    "conv2d mixed dtypes": lambda m: m.nn.functional.conv2d(_x4(m), m.zeros(1, 1, 2, 2, dtype=m.float64)),
+    "interpolate nan scale": lambda m: m.nn.functional.interpolate(_x4(m), scale_factor=float("nan")),
+    "cross_entropy label_smoothing 2": lambda m: m.nn.functional.cross_entropy(m.zeros(2, 3), m.tensor([0, 1]),
+                                                                              label_smoothing=2.0),
+    "poisson negative rate": lambda m: m.poisson(m.tensor([-1.0])),
+    "multinomial from 0 categories": lambda m: m.multinomial(m.zeros(3, 0), 2),
+    "take_along_dim on a 0-d tensor": lambda m: m.take_along_dim(m.tensor(1.0), m.tensor(0), dim=0),
+    "int tensor set to inf": lambda m: m.zeros(3, dtype=m.int64).__setitem__(0, float("inf")),
+    "hardtanh nan bound on ints": lambda m: m.nn.functional.hardtanh(m.zeros(2, dtype=m.int64), 0, float("nan")),
+    "adaptive pool of an empty map": lambda m: m.nn.functional.adaptive_avg_pool2d(m.zeros(4, 4, 0, 1), 2),
+    "iterating a 0-d tensor": lambda m: iter(m.tensor(1.0)),
+    "Linear(-1, 2)": lambda m: m.nn.Linear(-1, 2),
+    "Linear(2.5, 2)": lambda m: m.nn.Linear(2.5, 2),
+    "Linear on int input": lambda m: m.nn.Linear(3, 2)(m.zeros(2, 3, dtype=m.int64)),
+    "Linear on a str": lambda m: m.nn.Linear(3, 2)("a"),
+    "MaxPool2d(0) (at forward)": lambda m: m.nn.MaxPool2d(0)(_x4(m)),
+    "MaxPool2d stride 0 (at forward)": lambda m: m.nn.MaxPool2d(2, stride=0)(_x4(m)),
+    "AvgPool2d(0) (at forward)": lambda m: m.nn.AvgPool2d(0)(_x4(m)),
+    "Conv2d negative kernel": lambda m: m.nn.Conv2d(1, 4, -1),
+    "Conv2d groups 3 of 2 channels": lambda m: m.nn.Conv2d(2, 4, 3, groups=3),
+    "Conv2d padding_mode": lambda m: m.nn.Conv2d(2, 4, 3, padding_mode="x"),
+    "BatchNorm2d(-1)": lambda m: m.nn.BatchNorm2d(-1),
+    "BatchNorm1d(2.5)": lambda m: m.nn.BatchNorm1d(2.5),
+    "BatchNorm2d(0) forward": lambda m: m.nn.BatchNorm2d(0)(m.zeros(2, 0, 3, 3)),
+    "LSTM(0, 4)": lambda m: m.nn.LSTM(0, 4),
+    "LSTM dropout 2": lambda m: m.nn.LSTM(4, 4, dropout=2.0),
+    "GRU float hidden_size": lambda m: m.nn.GRU(4, 2.5),
+    "Embedding(-1, 3)": lambda m: m.nn.Embedding(-1, 3),
+    "Embedding padding_idx out of range": lambda m: m.nn.Embedding(3, 3, padding_idx=5),
+    "Dropout(1.5)": lambda m: m.nn.Dropout(1.5),
+    "Dropout('a')": lambda m: m.nn.Dropout("a"),
+    "GroupNorm(3, 4)": lambda m: m.nn.GroupNorm(3, 4),
+    "MultiheadAttention(5, 2)": lambda m: m.nn.MultiheadAttention(5, 2),
+    "Sequential with an int": lambda m: m.nn.Sequential(m.nn.Linear(2, 2), 5),
+    "SGD lr -1": lambda m: _sgd(m, lr=-1),
+    "SGD lr str": lambda m: _sgd(m, lr="a"),
+    "SGD empty params": lambda m: m.optim.SGD([], lr=1),
+    "SGD of a single tensor": lambda m: m.optim.SGD(m.zeros(2, requires_grad=True), lr=1),
+    "Adam betas (1.5, 0.9)": lambda m: m.optim.Adam([m.zeros(2, requires_grad=True)], betas=(1.5, 0.9)),
+    "Adam(None)": lambda m: m.optim.Adam(None),
+    "StepLR of a str": lambda m: m.optim.lr_scheduler.StepLR("a", 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PYTORCH_RAISES))
+def test_refused_like_pytorch(name, device):
+    call = PYTORCH_RAISES[name]
+    with pytest.raises(Exception):  # any refusal of PyTorch's
+        call(torch)
+    tinynet.set_default_device(device)
+    try:
+        with pytest.raises(TinynetError):
+            call(tinynet)
+    finally:
+        tinynet.set_default_device(None)
