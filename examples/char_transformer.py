@@ -159,6 +159,8 @@ def build_parser():
     p.add_argument("--sample-chars", type=int, default=300)
     p.add_argument("--seed", type=int, default=1337)
     p.add_argument("--device", default=None, help="cpu or cuda (default: the default device)")
+    p.add_argument("--summary", action="store_true",
+                   help="print the model's layers, output shapes, parameters and mult-adds before training")
     return p
 
 
@@ -201,6 +203,12 @@ def main(argv=None):
     console = Console()
     console.print(f"tinynet {torch.__version__}: training a {args.n_layer}-layer character GPT on "
                   f"{os.path.basename(args.text)}, {args.steps} steps of {args.batch_size} x {args.block_size}")
+    if args.summary:  # a model like the one train() builds (train() seeds the generator again first)
+        from tinynet.utils import summary
+        model = CharGPT(len(load_text(args.text)[0]), args.block_size, args.n_layer, args.n_head, args.n_embd,
+                        args.dropout)
+        console.print(summary(model, input_size=(args.batch_size, args.block_size), dtypes=[torch.long],
+                              col_names=("output_size", "num_params", "mult_adds"), verbose=0), crop=False)
     columns = (TextColumn("training"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("training", total=args.steps)

@@ -31,19 +31,25 @@ instead (speed measurements where CIFAR-10 is not at hand).
 """
 import argparse
 import math
+import os
 import sys
 import time
 
 import numpy
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-import tinynet
-import tinynet.nn as nn
-import tinynet.nn.functional as F
-from tinynet.data import datasets
-from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import curves  # noqa: E402  (examples/curves.py: --logdir and --plot)
+import tinynet  # noqa: E402
+import tinynet.nn as nn  # noqa: E402
+import tinynet.nn.functional as F  # noqa: E402
+from tinynet.data import datasets  # noqa: E402
+from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError  # noqa: E402
+from tinynet.utils import summary  # noqa: E402
 
 console = Console()
 CROP = 24
@@ -149,12 +155,17 @@ def build_parser():
     p.add_argument("--synthetic", type=int, default=None, metavar="N",
                    help="train on N random images instead of CIFAR-10 (speed runs; no test set)")
     p.add_argument("--save-model", metavar="PATH", default=None, help="save the trained state_dict (.npz)")
+    curves.add_arguments(p, every="50")
     return p
 
 
 def main(argv=None):
     """Train and report; returns the exit code (2 when CIFAR-10 is missing). Rows in ``main.results``."""
     args = build_parser().parse_args(argv)
+    problem = curves.check(args)  # --plot/--logdir that cannot work fail now, not after training
+    if problem:
+        console.print(f"[bold red]error:[/] {escape(problem)}", soft_wrap=True)
+        return 2
     tinynet.manual_seed(args.seed)
     rng = numpy.random.default_rng(args.seed)
     try:
@@ -174,32 +185,46 @@ def main(argv=None):
                   f"{'synthetic' if args.synthetic else 'CIFAR-10'}: {len(train[0])} train images, "
                   f"batch {args.batch_size}, {args.epochs} epochs")
     rows, steps = [], math.ceil(len(train[0]) / args.batch_size)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, console=console, transient=True) as progress:
-        for epoch in range(1, args.epochs + 1):
-            model.train()
-            task = progress.add_task(f"epoch {epoch}", total=steps)
-            start, total = time.perf_counter(), None
-            for i, (x, y) in enumerate(batches(*train, args.batch_size, rng, True, device)):
-                optimizer.zero_grad()
-                loss = criterion(model(x), y)
-                loss.backward()
-                optimizer.step()
-                total = loss.detach() if total is None else total + loss.detach()
-                if i % 50 == 0:
-                    progress.update(task, description=f"epoch {epoch} loss {loss.item():.4f}")
-                progress.advance(task)
-            train_loss = total.item() / steps  # .item() waits for the device: the epoch's time is complete
-            seconds = time.perf_counter() - start
-            progress.remove_task(task)
-            scheduler.step()
-            row = dict(epoch=epoch, train_loss=train_loss, seconds=seconds, images_per_s=len(train[0]) / seconds)
-            if test is not None:
-                row["test_loss"], row["accuracy"] = evaluate(model, test, args, device)
-            rows.append(row)
-            tail = f", test loss {row['test_loss']:.4f}, accuracy {row['accuracy']:.2f}%" if test else ""
-            progress.console.print(f"epoch {epoch:2d}: train loss {train_loss:.4f}{tail}, {seconds:.1f} s, "
-                                   f"{row['images_per_s']:.0f} images/s")
+    if args.summary:
+        console.print(summary(model, input_size=(args.batch_size, 3, 24, 24),
+                              col_names=("output_size", "num_params", "mult_adds"), verbose=0), crop=False)
+    try:
+        recorder = curves.Recorder(args.logdir, steps)
+    except PathNotWritableError as exc:
+        console.print(f"[bold red]error:[/] --logdir: {escape(str(exc))}", soft_wrap=True)
+        return 2
+    try:
+        columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+        with Progress(*columns, console=console, transient=True) as progress:
+            for epoch in range(1, args.epochs + 1):
+                model.train()
+                task = progress.add_task(f"epoch {epoch}", total=steps)
+                start, total = time.perf_counter(), None
+                for i, (x, y) in enumerate(batches(*train, args.batch_size, rng, True, device)):
+                    optimizer.zero_grad()
+                    loss = criterion(model(x), y)
+                    loss.backward()
+                    optimizer.step()
+                    total = loss.detach() if total is None else total + loss.detach()
+                    if i % 50 == 0:
+                        value = loss.item()
+                        progress.update(task, description=f"epoch {epoch} loss {value:.4f}")
+                        recorder.log_step(epoch, i, value, optimizer.param_groups[0]["lr"])
+                    progress.advance(task)
+                train_loss = total.item() / steps  # .item() waits for the device: the epoch's time is complete
+                seconds = time.perf_counter() - start
+                progress.remove_task(task)
+                scheduler.step()
+                row = dict(epoch=epoch, train_loss=train_loss, seconds=seconds, images_per_s=len(train[0]) / seconds)
+                if test is not None:
+                    row["test_loss"], row["accuracy"] = evaluate(model, test, args, device)
+                recorder.log_epoch(row)
+                rows.append(row)
+                tail = f", test loss {row['test_loss']:.4f}, accuracy {row['accuracy']:.2f}%" if test else ""
+                progress.console.print(f"epoch {epoch:2d}: train loss {train_loss:.4f}{tail}, {seconds:.1f} s, "
+                                       f"{row['images_per_s']:.0f} images/s")
+    finally:
+        recorder.close()
     table = Table(title=f"tinynet CIFAR-10 tutorial network ({tinynet.backend.name})")
     for col in ("epoch", "train loss", "test loss", "accuracy %", "seconds", "images/s"):
         table.add_column(col, justify="right")
@@ -211,6 +236,13 @@ def main(argv=None):
         tinynet.save(model.state_dict(), args.save_model)
         console.print(f"saved state_dict to {args.save_model}")
     main.results = rows
+    if args.plot:
+        try:
+            curves.save_plot(args.plot, rows, steps, "tinynet CIFAR-10 tutorial network")
+        except OSError as exc:
+            console.print(f"[bold red]error:[/] --plot {escape(args.plot)}: {escape(str(exc))}", soft_wrap=True)
+            return 2
+        console.print(f"saved the curves to {escape(args.plot)}", soft_wrap=True)
     return 0
 
 

@@ -7,13 +7,16 @@ import math
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+import curves
 import tinynet
 import tinynet.nn.functional as F
 from tinynet.data import datasets, transforms
-from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError
+from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError
+from tinynet.utils import summary
 from tinynet.utils.data import DataLoader
 
 console = Console()
@@ -41,8 +44,11 @@ def build_parser(description, lr, momentum):
                    help="save a checkpoint (model, optimizer, data order, random state) at the end of every epoch")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
                    help="with --checkpoint, also save every N training steps (default 0: epochs only)")
+    p.add_argument("--deterministic", action="store_true",
+                   help="tinynet.use_deterministic_algorithms(True): bit-identical GPU runs and resumes")
     p.add_argument("--resume", metavar="PATH", default=None,
                    help="continue the run a --checkpoint file stopped at (bit-identical to an uninterrupted run)")
+    curves.add_arguments(p)
     return p
 
 
@@ -86,8 +92,9 @@ def load_checkpoint(path, model, optimizer, loader, device):
         state["loss_sum"] if in_epoch else None)
 
 
-def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None):
-    """One epoch of SGD steps; ``total`` is the loss sum so far of a resumed epoch."""
+def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None, recorder=None):
+    """One epoch of SGD steps; ``total`` is the loss sum so far of a resumed epoch; ``recorder``
+    (a :class:`curves.Recorder`) gets the loss of every ``--log-interval``-th batch."""
     model.train()
     done = loader.state_dict()["batches_yielded"] if total is not None else 0
     task = progress.add_task(f"epoch {epoch}", total=len(loader), completed=done)
@@ -102,6 +109,8 @@ def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=Non
             if not math.isfinite(value):
                 raise NonFiniteLoss(f"epoch {epoch}, step {i}: the training loss is {value}")
             progress.update(task, description=f"epoch {epoch} loss {value:.4f}")
+            if recorder is not None:
+                recorder.log_step(epoch, i, value, optimizer.param_groups[0]["lr"])
         if args.checkpoint and args.checkpoint_every and (i + 1) % args.checkpoint_every == 0:
             save_checkpoint(args.checkpoint, model, optimizer, loader, epoch, rows, total)
         progress.advance(task)
@@ -129,13 +138,21 @@ def evaluate(model, loader):
 def run(make_model, parser, argv=None, title="model"):
     """Parse ``argv``, load the data, train ``make_model()`` with SGD, print the results.
 
-    Returns the process exit code (0; 2 when the dataset is unavailable; 3 when the loss
-    became NaN/inf); the per-epoch rows are left in ``run.results``. ``--checkpoint`` and
-    ``--resume`` save and continue a run: a resumed run ends with parameters bit-identical
-    to an uninterrupted one (on the GPU with deterministic algorithms).
+    Returns the process exit code (0; 2 when the dataset is unavailable, or --plot/--logdir
+    cannot be written or lack their package; 3 when the loss became NaN/inf); the per-epoch
+    rows are left in ``run.results``. ``--checkpoint`` and ``--resume`` save and continue a
+    run: a resumed run ends with parameters bit-identical to an uninterrupted one (on the GPU
+    with deterministic algorithms). ``--summary`` prints :func:`tinynet.utils.summary` of the
+    model; ``--logdir`` and ``--plot`` record the curves (``curves.py`` says what and how);
+    the plot is also written when the loss became NaN/inf, with the epochs done.
     """
     args = parser.parse_args(argv)
+    problem = curves.check(args)  # --plot/--logdir that cannot work fail now, not after training
+    if problem:
+        console.print(f"[bold red]error:[/] {escape(problem)}", soft_wrap=True)
+        return 2
     tinynet.manual_seed(args.seed)
+    tinynet.use_deterministic_algorithms(args.deterministic)
     try:
         train_set, test_set = load_data(args)
     except (DatasetNotFoundError, DownloadError, ChecksumError) as exc:
@@ -153,12 +170,45 @@ def run(make_model, parser, argv=None, title="model"):
     if args.resume:
         first, rows, total = load_checkpoint(args.resume, model, optimizer, train_loader, device)
         console.print(f"resumed from {args.resume} at epoch {first}")
+    if args.summary:  # the forward of the summary leaves the random state and the parameters as they were
+        size = (args.batch_size, *train_set[0][0].shape)
+        console.print(summary(model, input_size=size, col_names=("output_size", "num_params", "mult_adds"),
+                              verbose=0), crop=False)
+    done = train_loader.state_dict()["batches_yielded"] if total is not None else 0
+    try:  # on a resumed run, TensorBoard hides what the interrupted run logged from this step on
+        recorder = curves.Recorder(args.logdir, len(train_loader),
+                                   (first - 1) * len(train_loader) + done + 1 if args.resume else None)
+    except PathNotWritableError as exc:
+        console.print(f"[bold red]error:[/] --logdir: {escape(str(exc))}", soft_wrap=True)
+        return 2
+    try:
+        code = _train(model, optimizer, train_loader, test_loader, train_set, device, args, rows, first, total,
+                      recorder)
+    finally:
+        recorder.close()
+    if code == 0:
+        _report(model, rows, args, title)
+        run.results = rows
+    if args.plot and rows:
+        try:
+            curves.save_plot(args.plot, rows, len(train_loader), f"tinynet {title} on {args.dataset}")
+            console.print(f"saved the curves to {escape(args.plot)}", soft_wrap=True)
+        except OSError as exc:
+            console.print(f"[bold red]error:[/] --plot {escape(args.plot)}: {escape(str(exc))}", soft_wrap=True)
+            return code or 2
+    return code
+
+
+def _train(model, optimizer, train_loader, test_loader, train_set, device, args, rows, first, total, recorder):
+    """The epochs from ``first`` to ``args.epochs``; appends a row per epoch to ``rows``.
+    Returns 0, or 3 when the loss became NaN/inf."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, console=console, transient=True) as progress:
         for epoch in range(first, args.epochs + 1):
             start = time.perf_counter()
             try:
-                train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress, rows, total)
+                train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress, rows, total,
+                                         recorder)
             except NonFiniteLoss as exc:
                 last = f"; the last good checkpoint is {args.checkpoint}" if args.checkpoint else ""
                 console.print(f"[bold red]error:[/] {exc}: training stopped{last}", soft_wrap=True)
@@ -170,6 +220,7 @@ def run(make_model, parser, argv=None, title="model"):
                        seconds=seconds, images_per_s=len(train_set) / seconds)
             if device.type == "cuda":
                 row["pool_used_bytes"] = tinynet.cuda.memory_allocated()
+            recorder.log_epoch(row)  # row["steps"]: the epoch's logged losses, kept in the checkpoint
             rows.append(row)
             extra = f", GPU pool {row['pool_used_bytes'] / 2**20:.1f} MiB" if "pool_used_bytes" in row else ""
             progress.console.print(
@@ -177,6 +228,11 @@ def run(make_model, parser, argv=None, title="model"):
                 f"accuracy {acc:.2f}%, {seconds:.1f} s, {row['images_per_s']:.0f} images/s{extra}")
             if args.checkpoint:
                 save_checkpoint(args.checkpoint, model, optimizer, train_loader, epoch, rows, None)
+    return 0
+
+
+def _report(model, rows, args, title):
+    """The table of the epochs, and the saved model."""
     table = Table(title=f"tinynet {title} on {args.dataset} ({tinynet.backend.name})")
     for col in ("epoch", "train loss", "test loss", "accuracy %", "seconds", "images/s"):
         table.add_column(col, justify="right")
@@ -187,5 +243,3 @@ def run(make_model, parser, argv=None, title="model"):
     if args.save_model:
         tinynet.save(model.state_dict(), args.save_model)
         console.print(f"saved state_dict to {args.save_model}")
-    run.results = rows
-    return 0
