@@ -27,7 +27,7 @@ from .. import backend, dtypes
 from ..autograd import grad_mode
 from ..autograd.node import bump_version, next_seq
 from ..autograd.order import note_rebase, place_rebase
-from ..errors import ArgumentError, AutogradError, DTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, ShapeError
 from ..tensor import Tensor
 from . import arith, unary
 from .util import array_of, check_tensor
@@ -108,9 +108,19 @@ def _preserve(node, old, out):
     old.array, old._vc, old._base = copy, [0, 0], None
 
 
+def _number(op, name, v):
+    """``v`` when it is a number (bools included, as PyTorch), else an ArgumentTypeError naming ``op``."""
+    if not isinstance(v, (numbers.Number, numpy.generic)) or isinstance(v, (complex, numpy.complexfloating)):
+        raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
+    return v
+
+
 def _direct(op, t, ufunc, other):
     """``ufunc(t, other, out=t)``: the unrecorded fast path of add_/sub_/mul_/div_."""
     check_inplace(op, t)
+    if not isinstance(other, Tensor) and not hasattr(other, "shape") and (
+            not isinstance(other, (numbers.Number, numpy.generic)) or isinstance(other, complex)):
+        raise ArgumentTypeError(f"{op}: other must be a Tensor or a number, got {type(other).__name__}")
     o = array_of(other)
     if hasattr(o, "shape"):
         if backend.array_module(o) is not backend.array_module(t.array):
@@ -142,6 +152,7 @@ def _recording(*ts):
 def add_(self, other, *, alpha=1):
     """``self += alpha * other`` in place; returns self."""
     from .arith import add
+    _number("add_", "alpha", alpha)
     if not _recording(self, other):
         if alpha != 1:
             other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
@@ -152,6 +163,7 @@ def add_(self, other, *, alpha=1):
 def sub_(self, other, *, alpha=1):
     """``self -= alpha * other`` in place; returns self."""
     from .arith import sub
+    _number("sub_", "alpha", alpha)
     if not _recording(self, other):
         if alpha != 1:
             other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
@@ -211,8 +223,11 @@ def zero_(self):
 
 def fill_(self, value):
     """Fill with ``value`` (a number or 0-d tensor) in place; returns self."""
-    if isinstance(value, Tensor) and value.ndim:
-        raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape {value.shape}")
+    if isinstance(value, Tensor):
+        if value.ndim:
+            raise ShapeError(f"fill_: value must be a number or a 0-d tensor, got shape {value.shape}")
+    else:
+        _number("fill_", "value", value)
     return _fill("fill_", self, lambda: value)
 
 
@@ -236,6 +251,7 @@ clip_ = clamp_
 def uniform_(self, a=0.0, b=1.0, *, generator=None):
     """Fill with samples from U[a, b) in place; returns self."""
     from .sampling import rand
+    _number("uniform_", "a", a), _number("uniform_", "b", b)
     return _fill("uniform_", self, lambda: rand(*self.shape, generator=generator, dtype=self.dtype,
                                                  device=self.device) * (b - a) + a)
 
