@@ -349,6 +349,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def _update_running(input, running_mean, running_var, momentum):
     """PyTorch's running statistics of instance norm: the per-instance mean and unbiased
     variance averaged over the batch, folded in with ``momentum`` (in place, no gradient)."""
+    if input.numel() == 0:  # no channel or no sample: nothing to fold in
+        return
     x = input.array.reshape(input.shape[0], input.shape[1], -1)
     if running_mean is not None:
         rm = running_mean.array
