@@ -13,7 +13,7 @@ import numpy
 
 from . import backend, devices, dtypes
 from .autograd import engine, node
-from .errors import ArgumentError, AutogradError, DTypeError, IndexOutOfRangeError
+from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
 
 
 class Tensor:
@@ -178,7 +178,7 @@ class Tensor:
 
     def __len__(self):
         if self.array.ndim == 0:
-            raise TypeError("len() of a 0-d tensor")
+            raise ArgumentTypeError("len() of a 0-d tensor")  # a TypeError, as PyTorch
         return self.array.shape[0]
 
     def __repr__(self):

@@ -98,7 +98,13 @@ def inference_mode(mode=True):
 
     Args:
         mode (bool): ``False`` makes it a context that changes nothing. Default True.
+
+    Raises:
+        ArgumentTypeError: ``mode`` is not a bool.
     """
+    if not isinstance(mode, bool):
+        from ..errors import ArgumentTypeError
+        raise ArgumentTypeError(f"inference_mode: mode must be a bool, got {type(mode).__name__}")
     return _GradMode(False, True) if mode else _GradMode(None, None)
 
 
