@@ -43,6 +43,18 @@ def test_info_prints_backend_and_versions():
     assert r.returncode == 0
     for word in ("tinynet backend", "numpy", "scipy", "cupy", "GPU", "cuDNN"):
         assert word in r.stdout
+    for extra in ("test", "plot", "tensorboard", "docs", "cuda12", "cuda13"):
+        assert f"extra [{extra}]" in r.stdout
+
+
+def test_info_lists_extras_and_version():
+    from tinynet import info
+    found = info.extras()
+    assert set(found) == {f"extra [{name}]" for name in info.EXTRAS}
+    # pytest runs this, so the test extra's pytest is there; an absent distribution is reported with its extra
+    assert "pytest" in found["extra [test]"] or "missing" in found["extra [test]"]
+    assert info._present("surely-not-a-distribution-xyz", None) is None
+    assert isinstance(tinynet.__version__, str) and tinynet.__version__
 
 
 @pytest.mark.gpu

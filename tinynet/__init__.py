@@ -5,6 +5,12 @@ Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by 
 :mod:`tinynet.backend`. The names here are PyTorch's ``torch.*``: the functions come from
 :mod:`tinynet.ops`, the layers from :mod:`tinynet.nn`.
 """
+from importlib import metadata as _metadata
+
+try:
+    __version__ = _metadata.version("tinynet")  # the installed distribution's version (pyproject.toml)
+except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
+    __version__ = "0+unknown"
 from . import backend, devices, errors
 from .devices import device
 from .dtypes import (bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16, int32,

@@ -22,7 +22,7 @@ import time
 try:
     import fcntl
 except ImportError:  # Windows
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # (Windows has no fcntl; callers check for None)
 
 STALE_AGE = 600.0  # seconds; the stray-file age limit where fcntl is missing
 

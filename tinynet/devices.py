@@ -88,7 +88,7 @@ class device:
 
 
 CPU = device("cpu")
-_cuda_devices = {}
+_cuda_devices: dict = {}
 
 
 def cuda_device(index):

@@ -60,7 +60,7 @@ def _default_threads():
 
 
 _num_threads = _default_threads()
-_workers = []          # one SimpleQueue per started worker thread
+_workers: list = []       # one SimpleQueue per started worker thread
 _local = threading.local()
 _pool_lock = threading.Lock()
 _held = None           # [(threadpoolctl controller of a BLAS library, its own thread count)]

@@ -10,11 +10,12 @@ and the result can be differentiated again. An op that does not declare
 ``twice_differentiable`` runs its array backward; its results are passed on through
 :class:`_NotTwiceDifferentiable`, which raises only if something differentiates them.
 """
+from typing import Any
 from . import grad_mode, node
 from ..errors import AutogradError
 from .node import Op
 
-graph_xp = None  # the tensor namespace of create_graph backwards, registered by tinynet.ops
+graph_xp: Any = None  # the tensor namespace of create_graph backwards, registered by tinynet.ops
 
 
 class _NotTwiceDifferentiable(Op):

@@ -13,6 +13,7 @@ change on a process-wide clock). When an op saves an input or output array for b
 tensor changed since, naming the op, instead of computing a wrong gradient (PyTorch's
 rule).
 """
+from typing import Any
 import itertools
 import sys
 import types
@@ -28,8 +29,8 @@ from .grad_mode import _grad_enabled
 
 _new = object.__new__
 FREED = object()    # marks ``Op.saved`` once backward has released it
-tensor_type = None  # tinynet.Tensor, registered by tinynet.tensor (autograd sits below it)
-_wrap = None        # tinynet.Tensor._wrap (a new tensor around an array), registered with it
+tensor_type: Any = None  # tinynet.Tensor, registered by tinynet.tensor (autograd sits below it)
+_wrap: Any = None   # tinynet.Tensor._wrap (a new tensor around an array), registered with it
 _clock = [0]        # counts in-place changes process-wide: their time stamps
 NO_LIMIT = sys.maxsize  # Op._gate of an op that saved nothing
 next_seq = itertools.count(1).__next__  # the sequence number of each recorded op (see Op._seq)

@@ -20,7 +20,7 @@ import weakref
 
 from . import node
 
-_unordered = set()  # weak references to in-place ops that no sequence number places
+_unordered: set = set()  # weak references to in-place ops that no sequence number places
 
 
 def _forget(ref):
@@ -95,7 +95,7 @@ def search_order(starts):
 # stand-in (ops/inplace.py's shadow) carries the tensor's history from before it. An op
 # recorded earlier consumed that older version, and its gradient must go there (PyTorch
 # records the input's edge when it records the op).
-rebased = {}
+rebased: dict = {}
 
 
 def note_rebase(t, first, before):

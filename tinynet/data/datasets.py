@@ -47,10 +47,10 @@ class _IDXDataset(Dataset):
     """Shared code of MNIST-style datasets; subclasses set the class attributes."""
 
     name = ""
-    mirrors = []
+    mirrors: list[str] = []
     # (file, md5 of the .gz, md5 of the decompressed file)
-    resources = []
-    classes = []
+    resources: list[tuple[str, str, str]] = []
+    classes: list[str] = []
 
     def __init__(self, root=None, train=True, download=False, transform=None, target_transform=None):
         self.root = os.fspath(root) if root is not None else default_root()

@@ -23,9 +23,9 @@ from .. import backend, determinism
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
-engines = {}  # configuration key -> {direction: plan name}
-_state = {"module": None, "why": None, "handles": {}}
-_cache = {}
+engines: dict = {}  # configuration key -> {direction: plan name}
+_state: dict = {"module": None, "why": None, "handles": {}}
+_cache: dict = {}
 _MISSING = object()
 
 

@@ -6,6 +6,7 @@ Gimpel, 2016, arXiv:1606.08415) exact ``x * Phi(x)`` with the normal CDF
 ``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation; softmax with the
 max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
 """
+from typing import Any
 import math
 
 from .. import dtypes
@@ -90,7 +91,7 @@ class _ParamPointwise(_Activation):
     """An elementwise op of the input and one parameter (``self.param``) with a GPU
     kernel pair ``gpu_kernels = (fwd(x, param), bwd(x, gy, param))`` from
     ``kernels.elementwise``; the input is saved for backward on either path."""
-    gpu_kernels = None
+    gpu_kernels: Any = None
 
     def __init__(self, param):
         self.param = param

@@ -186,7 +186,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         return gx, gw, gb
 
 
-_CONV_SPECS = {}  # validated (stride, padding, dilation, groups, out size) per argument set
+_CONV_SPECS: dict = {}  # validated (stride, padding, dilation, groups, out size) per argument set
 
 
 def _conv_spec(input, weight, bias, stride, padding, dilation, groups, op="conv2d"):

@@ -116,10 +116,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
         Tensor of shape ``input.shape + (D,)`` and the weight's dtype.
 
     Raises:
-        ArgumentTypeError: not Tensors. DTypeError: indices that are not int64/int32.
-        ShapeError: ``weight`` is not 2-D. ArgumentError: ``padding_idx`` outside
-        ``[-V, V)``, or ``sparse=True``. IndexOutOfRangeError: an index outside ``[0, V)``
-        (checked for CPU tensors; on the GPU the check would wait for the device).
+        ArgumentTypeError: not Tensors.
+        DTypeError: indices that are not int64/int32.
+        ShapeError: ``weight`` is not 2-D.
+        ArgumentError: ``padding_idx`` outside ``[-V, V)``, or ``sparse=True``.
+        IndexOutOfRangeError: an index outside ``[0, V)`` (checked for CPU tensors; on
+            the GPU the check would wait for the device).
     """
     _check_index("embedding", input)
     check_tensor("embedding", "weight", weight)
@@ -170,10 +172,11 @@ def one_hot(tensor, num_classes=-1):
         int64 Tensor of shape ``tensor.shape + (C,)`` (no gradient).
 
     Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: not int64 (PyTorch's rule).
+        ArgumentTypeError: not a Tensor.
+        DTypeError: not int64 (PyTorch's rule).
         ArgumentError: ``num_classes`` below -1, or -1 with an empty tensor.
         IndexOutOfRangeError: a negative value or one ``>= num_classes`` (checked for CPU
-        tensors; on the GPU the check would wait for the device).
+            tensors; on the GPU the check would wait for the device).
     """
     _check_index("one_hot", tensor, ("int64",))
     c = check_int("one_hot", "num_classes", num_classes)

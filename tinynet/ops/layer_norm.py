@@ -227,9 +227,10 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
 
     Raises:
         ArgumentTypeError: ``normalized_shape`` is not a sequence of ints, or not Tensors.
-        ArgumentError: an empty ``normalized_shape``. DTypeError: a non-float input, or
-        parameters of another dtype. ShapeError: the input's trailing shape, or a
-        parameter's shape, is not ``normalized_shape``.
+        ArgumentError: an empty ``normalized_shape``.
+        DTypeError: a non-float input, or parameters of another dtype.
+        ShapeError: the input's trailing shape, or a parameter's shape, is not
+            ``normalized_shape``.
     """
     check_float("layer_norm", "input", input)
     shape = _shape_tuple("layer_norm", normalized_shape)

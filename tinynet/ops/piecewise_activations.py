@@ -173,9 +173,10 @@ def prelu(input, weight):
         Tensor of the input's shape.
 
     Raises:
-        ArgumentTypeError: not Tensors. DTypeError: not floating point, or the weight's
-        dtype differs from the input's (PyTorch does not promote either). ShapeError: weight
-        has more than 1 dim, or a number of elements other than 1 or C.
+        ArgumentTypeError: not Tensors.
+        DTypeError: not floating point, or the weight's dtype differs from the input's
+            (PyTorch does not promote either).
+        ShapeError: weight has more than 1 dim, or a number of elements other than 1 or C.
     """
     check_float("prelu", "input", input)
     check_float("prelu", "weight", weight)

@@ -256,8 +256,8 @@ def max(input, dim=None, keepdim=False):
     elementwise :func:`maximum`.
 
     Raises:
-        ShapeError: an empty input without dim. IndexOutOfRangeError: ``dim`` out of range
-        or of size 0.
+        ShapeError: an empty input without dim.
+        IndexOutOfRangeError: ``dim`` out of range or of size 0.
     """
     _check("max", input)
     if isinstance(dim, Tensor):

@@ -143,8 +143,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
 
     Raises:
         ArgumentError: a negative ``std``, numbers without ``size``, or ``size`` with tensors.
-        DTypeError: an integer tensor or a non-float ``dtype``. ShapeError: mean and std do
-        not broadcast.
+        DTypeError: an integer tensor or a non-float ``dtype``.
+        ShapeError: mean and std do not broadcast.
     """
     g = host_generator(generator, "normal")
     if not isinstance(mean, Tensor) and not isinstance(std, Tensor):

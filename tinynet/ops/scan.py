@@ -30,8 +30,8 @@ from .sorting import Pick
 from .util import check_tensor, dim_index, is_graph
 
 # torch.return_types.<name>: (values, indices)
-CummaxResult = collections.namedtuple("cummax", ["values", "indices"])
-CumminResult = collections.namedtuple("cummin", ["values", "indices"])
+CummaxResult = collections.namedtuple("cummax", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
+CumminResult = collections.namedtuple("cummin", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
 
 
 def scan(xp, name, x, axis):

@@ -165,8 +165,8 @@ def softplus(input, beta=1.0, threshold=20.0):
         Tensor of the input's shape and dtype.
 
     Raises:
-        ArgumentTypeError: not a Tensor, or beta/threshold not numbers. DTypeError: not
-        floating point.
+        ArgumentTypeError: not a Tensor, or beta/threshold not numbers.
+        DTypeError: not floating point.
     """
     check_float("softplus", "input", input)
     return Softplus(_number("softplus", "beta", beta), _number("softplus", "threshold", threshold)).apply(input)

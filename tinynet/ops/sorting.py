@@ -29,10 +29,10 @@ from .gather import ScatterAddInto
 from .util import check_int, check_tensor, dim_index
 
 # torch.return_types.<name>: (values, indices)
-SortResult = collections.namedtuple("sort", ["values", "indices"])
-TopKResult = collections.namedtuple("topk", ["values", "indices"])
-KthValueResult = collections.namedtuple("kthvalue", ["values", "indices"])
-MedianResult = collections.namedtuple("median", ["values", "indices"])
+SortResult = collections.namedtuple("sort", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
+TopKResult = collections.namedtuple("topk", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
+KthValueResult = collections.namedtuple("kthvalue", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
+MedianResult = collections.namedtuple("median", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
 
 
 def stable_order(xp, x, axis, descending=False):

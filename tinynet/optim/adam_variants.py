@@ -62,9 +62,14 @@ class NAdam(Optimizer):
     """NAdam.
 
     Args:
-        params; lr (float, default 2e-3); betas (pair, default (0.9, 0.999)); eps (float,
-        default 1e-8); weight_decay (float, default 0); momentum_decay (float, default 4e-3);
-        decoupled_weight_decay (bool, default False: NAdamW when True); maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 2e-3.
+        betas (pair): default (0.9, 0.999).
+        eps (float): default 1e-8.
+        weight_decay (float): default 0.
+        momentum_decay (float): default 4e-3.
+        decoupled_weight_decay (bool): default False; NAdamW when True.
+        maximize (bool): default False.
 
     State per parameter: ``step``, ``mu_product``, ``exp_avg``, ``exp_avg_sq``.
 
@@ -119,9 +124,13 @@ class RAdam(Optimizer):
     """RAdam.
 
     Args:
-        params; lr (float, default 1e-3); betas (pair, default (0.9, 0.999)); eps (float,
-        default 1e-8); weight_decay (float, default 0); decoupled_weight_decay (bool,
-        default False: RAdamW when True); maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 1e-3.
+        betas (pair): default (0.9, 0.999).
+        eps (float): default 1e-8.
+        weight_decay (float): default 0.
+        decoupled_weight_decay (bool): default False; RAdamW when True.
+        maximize (bool): default False.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq``.
 
@@ -171,8 +180,12 @@ class Adamax(Optimizer):
     """Adamax (Adam with the infinity norm).
 
     Args:
-        params; lr (float, default 2e-3); betas (pair, default (0.9, 0.999)); eps (float,
-        default 1e-8); weight_decay (float, L2, default 0); maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 2e-3.
+        betas (pair): default (0.9, 0.999).
+        eps (float): default 1e-8.
+        weight_decay (float): L2, default 0.
+        maximize (bool): default False.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_inf``.
 

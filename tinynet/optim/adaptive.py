@@ -33,8 +33,12 @@ class Adadelta(Optimizer):
     """Adadelta.
 
     Args:
-        params; lr (float, scales the step, default 1.0); rho (float in [0, 1], default 0.9);
-        eps (float, default 1e-6); weight_decay (float, L2, default 0); maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): scales the step, default 1.0.
+        rho (float): in [0, 1], default 0.9.
+        eps (float): default 1e-6.
+        weight_decay (float): L2, default 0.
+        maximize (bool): default False.
 
     State per parameter: ``step``, ``square_avg``, ``acc_delta``.
 
@@ -94,10 +98,14 @@ class Adagrad(Optimizer):
     """Adagrad.
 
     Args:
-        params; lr (float, default 1e-2); lr_decay (float, default 0); weight_decay (float,
-        L2, default 0); initial_accumulator_value (float, default 0: the starting ``sum``;
-        as in PyTorch the constructor's value is used for every group); eps (float,
-        default 1e-10); maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 1e-2.
+        lr_decay (float): default 0.
+        weight_decay (float): L2, default 0.
+        initial_accumulator_value (float): default 0; the starting ``sum`` (as in PyTorch
+            the constructor's value is used for every group).
+        eps (float): default 1e-10.
+        maximize (bool): default False.
 
     State per parameter (made at construction, as in PyTorch): ``step``, ``sum``.
 
@@ -153,10 +161,14 @@ class RMSprop(Optimizer):
     """RMSprop.
 
     Args:
-        params; lr (float, default 1e-2); alpha (float, smoothing, default 0.99); eps (float,
-        default 1e-8); weight_decay (float, L2, default 0); momentum (float, default 0);
-        centered (bool: normalise by the variance estimate, default False);
-        maximize (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 1e-2.
+        alpha (float): smoothing, default 0.99.
+        eps (float): default 1e-8.
+        weight_decay (float): L2, default 0.
+        momentum (float): default 0.
+        centered (bool): normalise by the variance estimate, default False.
+        maximize (bool): default False.
 
     State per parameter: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0),
     ``grad_avg`` (centered).

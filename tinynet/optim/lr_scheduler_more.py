@@ -133,11 +133,16 @@ class ReduceLROnPlateau(LRScheduler):
     """Reduce the learning rate when a metric stops improving; call ``step(metric)``.
 
     Args:
-        optimizer; mode ('min' or 'max', default 'min'); factor (default 0.1, < 1);
-        patience (steps without improvement tolerated, default 10); threshold (default 1e-4);
-        threshold_mode ('rel': better than ``best * (1 -+ threshold)``, or 'abs':
-        ``best -+ threshold``; default 'rel'); cooldown (default 0); min_lr (number or one
-        per group, default 0); eps (smallest change applied, default 1e-8).
+        optimizer (Optimizer): the wrapped optimizer.
+        mode (str): 'min' (default) or 'max'.
+        factor (float): default 0.1, below 1.
+        patience (int): steps without improvement tolerated, default 10.
+        threshold (float): default 1e-4.
+        threshold_mode (str): 'rel' (default): better than ``best * (1 -+ threshold)``,
+            or 'abs': ``best -+ threshold``.
+        cooldown (int): default 0.
+        min_lr (float or list): one number or one per group, default 0.
+        eps (float): smallest change applied, default 1e-8.
 
     Raises:
         ArgumentError: ``factor`` >= 1, an unknown mode or threshold_mode, or a ``min_lr``
@@ -234,7 +239,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     """Cosine annealing restarted every ``T_i`` epochs: ``T_0`` first, then times ``T_mult``.
 
     Args:
-        optimizer; T_0 (int > 0); T_mult (int >= 1, default 1); eta_min (default 0); last_epoch.
+        optimizer (Optimizer): the wrapped optimizer.
+        T_0 (int): steps of the first restart period, > 0.
+        T_mult (int): >= 1, default 1.
+        eta_min (float): default 0.
+        last_epoch (int): default -1.
 
     ``step(epoch)`` accepts fractional epochs (e.g. ``epoch + i / iters`` per batch).
 
@@ -293,10 +302,20 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy; step once per batch.
 
     Args:
-        optimizer; max_lr (float or one per group); total_steps, or epochs and
-        steps_per_epoch; pct_start=0.3; anneal_strategy='cos' or 'linear';
-        cycle_momentum=True; base_momentum=0.85 and max_momentum=0.95 (or one per group);
-        div_factor=25; final_div_factor=1e4; three_phase=False; last_epoch=-1.
+        optimizer (Optimizer): the wrapped optimizer.
+        max_lr (float or list): one number or one per group.
+        total_steps (int): or give ``epochs`` and ``steps_per_epoch``.
+        epochs (int): with ``steps_per_epoch``, instead of ``total_steps``.
+        steps_per_epoch (int): with ``epochs``.
+        pct_start (float): default 0.3.
+        anneal_strategy (str): 'cos' (default) or 'linear'.
+        cycle_momentum (bool): default True.
+        base_momentum (float or list): default 0.85, or one per group.
+        max_momentum (float or list): default 0.95, or one per group.
+        div_factor (float): default 25.
+        final_div_factor (float): default 1e4.
+        three_phase (bool): default False.
+        last_epoch (int): default -1.
 
     Raises:
         ArgumentError: total steps not given or not a positive int, pct_start outside

@@ -84,10 +84,15 @@ class Adam(Optimizer):
     """Adam.
 
     Args:
-        params; lr (float, default 1e-3); betas (pair, default (0.9, 0.999));
-        eps (float, default 1e-8); weight_decay (float, default 0: L2, or decoupled as in
-        AdamW when ``decoupled_weight_decay``); amsgrad (bool, default False);
-        maximize (bool, default False); decoupled_weight_decay (bool, default False).
+        params (iterable): parameters or parameter groups.
+        lr (float): default 1e-3.
+        betas (pair): default (0.9, 0.999).
+        eps (float): default 1e-8.
+        weight_decay (float): default 0; L2, or decoupled as in AdamW when
+            ``decoupled_weight_decay``.
+        amsgrad (bool): default False.
+        maximize (bool): default False.
+        decoupled_weight_decay (bool): default False.
 
     State per parameter: ``step``, ``exp_avg``, ``exp_avg_sq`` (and ``max_exp_avg_sq`` with amsgrad).
 

@@ -1,10 +1,11 @@
 """Activation layers: ``ReLU``, ``Sigmoid``, ``Tanh``, ``LeakyReLU``, ``GELU``, ``Softmax``, ``LogSoftmax``."""
+from typing import Any
 from .. import functional as F
 from .module import Module
 
 
 class _Activation(Module):
-    _fn = None
+    _fn: Any = None
 
     def __init__(self, inplace=False):
         super().__init__()

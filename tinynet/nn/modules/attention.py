@@ -181,11 +181,12 @@ class MultiheadAttention(Module):
             all masked gives zeros without ``need_weights`` and NaN with it (as in PyTorch).
 
         Raises:
-            ArgumentTypeError: a non-Tensor input or mask. DTypeError: a mask neither bool nor
-            float, or a float mask not of the query's dtype. ShapeError: inputs not 2-D/3-D
-            alike, feature dims other than ``embed_dim``/``kdim``/``vdim``, key and value or
-            batch sizes that differ, masks of the wrong shape. ArgumentError: ``is_causal``
-            without ``attn_mask``.
+            ArgumentTypeError: a non-Tensor input or mask.
+            DTypeError: a mask neither bool nor float, or a float mask not of the query's dtype.
+            ShapeError: inputs not 2-D/3-D alike, feature dims other than
+                ``embed_dim``/``kdim``/``vdim``, key and value or batch sizes that differ,
+                masks of the wrong shape.
+            ArgumentError: ``is_causal`` without ``attn_mask``.
         """
         is_batched = self._check_inputs(query, key, value, key_padding_mask, attn_mask)
         dtype = query.dtype

@@ -6,6 +6,7 @@ Init is PyTorch's: ``kaiming_uniform_(a=sqrt 5)`` for the weight and
 ``padding_mode`` other than ``'zeros'`` pads with :func:`tinynet.nn.functional.pad` first
 and convolves without padding, as PyTorch does.
 """
+from typing import Any
 import numbers
 
 from ... import errors
@@ -112,7 +113,7 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    _function = None
+    _function: Any = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
                  bias=True, padding_mode="zeros"):
@@ -136,9 +137,15 @@ class Conv1d(_Conv):
     :func:`tinynet.nn.functional.conv1d`.
 
     Args:
-        in_channels, out_channels (int); kernel_size (int or 1-tuple);
-        stride=1, padding=0 (int, 1-tuple, 'same', 'valid'), dilation=1, groups=1, bias=True,
-        padding_mode='zeros' ('zeros', 'reflect', 'replicate' or 'circular').
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or 1-tuple): size of the kernel.
+        stride (int or 1-tuple): default 1.
+        padding (int, 1-tuple, 'same' or 'valid'): default 0.
+        dilation (int or 1-tuple): default 1.
+        groups (int): default 1.
+        bias (bool): default True.
+        padding_mode (str): 'zeros' (default), 'reflect', 'replicate' or 'circular'.
 
     Shape:
         (N, C_in, L) -> (N, C_out, L_out),
@@ -159,9 +166,15 @@ class Conv2d(_Conv):
     :func:`tinynet.nn.functional.conv2d`.
 
     Args:
-        in_channels, out_channels (int); kernel_size (int or pair);
-        stride=1, padding=0 (int, pair, 'same', 'valid'), dilation=1, groups=1, bias=True,
-        padding_mode='zeros' ('zeros', 'reflect', 'replicate' or 'circular').
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or pair): size of the kernel.
+        stride (int or pair): default 1.
+        padding (int, pair, 'same' or 'valid'): default 0.
+        dilation (int or pair): default 1.
+        groups (int): default 1.
+        bias (bool): default True.
+        padding_mode (str): 'zeros' (default), 'reflect', 'replicate' or 'circular'.
 
     Shape:
         input (N, C_in, H, W) -> output (N, C_out, H_out, W_out),

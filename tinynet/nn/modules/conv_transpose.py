@@ -8,6 +8,7 @@ output padding that gives that size, as in PyTorch.
 Difference from PyTorch: ``output_padding`` is checked at construction (< stride or
 dilation per dim); PyTorch checks it at the first call.
 """
+from typing import Any
 from ... import errors
 from .. import functional as F
 from .conv import _ConvNd
@@ -15,7 +16,7 @@ from .conv import _ConvNd
 
 class _ConvTransposeNd(_ConvNd):
     _transposed = True
-    _function = None
+    _function: Any = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
                  bias=True, dilation=1, padding_mode="zeros"):
@@ -66,9 +67,16 @@ class ConvTranspose1d(_ConvTransposeNd):
     :func:`tinynet.nn.functional.conv_transpose1d`.
 
     Args:
-        in_channels, out_channels (int); kernel_size (int or 1-tuple); stride=1,
-        padding=0, output_padding=0 (< stride or dilation), groups=1, bias=True,
-        dilation=1, padding_mode='zeros' (the only mode).
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or 1-tuple): size of the kernel.
+        stride (int or 1-tuple): default 1.
+        padding (int or 1-tuple): default 0.
+        output_padding (int or 1-tuple): default 0; below stride or dilation.
+        groups (int): default 1.
+        bias (bool): default True.
+        dilation (int or 1-tuple): default 1.
+        padding_mode (str): 'zeros' (the only mode).
 
     Shape:
         (N, C_in, L) -> (N, C_out, L_out),
@@ -90,16 +98,23 @@ class ConvTranspose2d(_ConvTransposeNd):
     :func:`tinynet.nn.functional.conv_transpose2d`.
 
     Args:
-        in_channels, out_channels (int); kernel_size (int or pair); stride=1, padding=0,
-        output_padding=0 (< stride or dilation per dim), groups=1, bias=True, dilation=1,
-        padding_mode='zeros' (the only mode).
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or pair): size of the kernel.
+        stride (int or pair): default 1.
+        padding (int or pair): default 0.
+        output_padding (int or pair): default 0; below stride or dilation per dim.
+        groups (int): default 1.
+        bias (bool): default True.
+        dilation (int or pair): default 1.
+        padding_mode (str): 'zeros' (the only mode).
 
     Shape:
         (N, C_in, H, W) -> (N, C_out, H_out, W_out),
         ``H_out = (H - 1)*stride - 2*padding + dilation*(kernel_size - 1) + output_padding + 1``.
 
     Raises:
-        as ConvTranspose1d; ShapeError (call) for input not 3-D/4-D.
+        ShapeError: (at call) input not 3-D/4-D; otherwise as ConvTranspose1d.
     """
     _nd = 2
     _function = staticmethod(F.conv_transpose2d)

@@ -26,7 +26,9 @@ class Linear(Module):
     """``y = x W^T + b``.
 
     Args:
-        in_features (int), out_features (int), bias (bool, default True).
+        in_features (int): size of each input sample.
+        out_features (int): size of each output sample.
+        bias (bool): default True.
 
     Shape:
         input (*, in_features) -> output (*, out_features); float32 by default.

@@ -12,6 +12,7 @@ when given (with PyTorch's deprecation warning).
 e.g. ``CrossEntropyLoss(reduction='sum', label_smoothing=0.1, weight=<tensor (3,)>)``;
 PyTorch's loss layers print only ``CrossEntropyLoss()``.
 """
+from typing import Any
 import numbers
 
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -41,7 +42,7 @@ def _weight(layer, name, w, ndim=None):
 
 class _Loss(Module):
     """Base of the loss layers: ``reduction`` (or the legacy ``size_average``/``reduce``)."""
-    _reductions = ("mean", "sum", "none")
+    _reductions: tuple[str, ...] = ("mean", "sum", "none")
 
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
@@ -53,7 +54,7 @@ class _Loss(Module):
 
 class _WeightedLoss(_Loss):
     """A loss with an optional ``weight`` buffer."""
-    _weight_ndim = None
+    _weight_ndim: Any = None
 
     def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)

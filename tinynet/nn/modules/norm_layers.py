@@ -196,8 +196,8 @@ class InstanceNorm1d(_InstanceNorm):
         (N, C, L) or unbatched (C, L) -> the same; L > 1 when using input statistics.
 
     Raises:
-        ShapeError (call): another number of dims, or of channels with ``affine`` or
-        ``track_running_stats`` (without them PyTorch's warning is given instead).
+        ShapeError: (at call) another number of dims, or of channels with ``affine`` or
+            ``track_running_stats`` (without them PyTorch's warning is given instead).
     """
 
 

@@ -7,7 +7,8 @@ from .module import Module, Parameter, check_input
 
 
 class _BatchNorm(Module):
-    _ndims, _layout = (2, 3, 4), "(N, C, *)"
+    _ndims: tuple[int, ...] = (2, 3, 4)
+    _layout = "(N, C, *)"
 
     def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
         super().__init__()

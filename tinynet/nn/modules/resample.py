@@ -31,7 +31,8 @@ class Upsample(Module):
         ArgumentError (construction): a bad configuration (see the module docstring).
         ShapeError (call): input not 3-D/4-D (or not of the rank the mode needs).
     """
-    _ranks, _layout = (3, 4), "(N, C, L) or (N, C, H, W)"
+    _ranks: tuple[int, ...] = (3, 4)
+    _layout = "(N, C, L) or (N, C, H, W)"
 
     def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
                  recompute_scale_factor=None):

@@ -271,8 +271,8 @@ class RNN(RNNBase):
     """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` per layer (or ``relu``).
 
     Args:
-        input_size, hidden_size, num_layers=1, bias=True, batch_first=False, dropout=0.0,
-        bidirectional=False, device=None, dtype=None: as in :class:`RNNBase`.
+        *args: ``input_size, hidden_size, num_layers=1, bias=True, batch_first=False,
+            dropout=0.0, bidirectional=False, device=None, dtype=None``, as in :class:`RNNBase`.
         nonlinearity (str): ``'tanh'`` (default) or ``'relu'``.
 
     Shape: see :meth:`RNNBase.forward`; returns ``(output, h_n)``.

@@ -83,8 +83,12 @@ class RNNCell(RNNCellBase):
     """An Elman RNN cell: ``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or ``relu``).
 
     Args:
-        input_size (int), hidden_size (int), bias (bool, default True),
-        nonlinearity (str): ``'tanh'`` (default) or ``'relu'``; device, dtype.
+        input_size (int): features of the input.
+        hidden_size (int): features of the hidden state.
+        bias (bool): default True.
+        nonlinearity (str): ``'tanh'`` (default) or ``'relu'``.
+        device: the parameters' device.
+        dtype: the parameters' dtype.
 
     Shape:
         input (N, H_in) or (H_in); hx (N, H) or (H), zeros when None -> h' like hx.

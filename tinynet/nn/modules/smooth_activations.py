@@ -5,6 +5,7 @@ Each is the function of the same name in :mod:`tinynet.nn.functional` (formulas 
 gradient conventions: :mod:`tinynet.ops.smooth_activations`). Shape: any, output = input
 (GLU halves ``dim``).
 """
+from typing import Any
 import numbers
 
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -21,7 +22,7 @@ def _real(layer, name, v):
 
 class _Inplace(Module):
     """An activation with PyTorch's ``inplace`` flag (the result is written into the input)."""
-    _fn = None
+    _fn: Any = None
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -142,8 +143,8 @@ class GLU(Module):
         ``(*, 2M, *)`` -> ``(*, M, *)``.
 
     Raises:
-        ArgumentTypeError: ``dim`` is not an int (at construction). ShapeError: an odd size
-        along ``dim`` (at call).
+        ArgumentTypeError: ``dim`` is not an int (at construction).
+        ShapeError: an odd size along ``dim`` (at call).
     """
 
     def __init__(self, dim=-1):

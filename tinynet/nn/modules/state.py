@@ -193,7 +193,8 @@ class StateMixin:
         """Restore what :meth:`get_extra_state` saved."""
         raise NotImplementedError("set_extra_state: override it in a subclass")
 
-    get_extra_state.module_default = set_extra_state.module_default = True
+    # marks the defaults, so that state_dict can tell an override from them (mypy cannot type function attributes)
+    get_extra_state.module_default = set_extra_state.module_default = True  # type: ignore[attr-defined]
 
     # ---- devices and dtypes ----------------------------------------------------------------
     def _apply(self, fn):

@@ -123,8 +123,9 @@ class TransformerEncoderLayer(_Layer):
     ``dropout1``, ``dropout2`` (PyTorch's names).
 
     Raises:
-        ArgumentError / ArgumentTypeError: a bad dim, dropout or activation (PyTorch raises
-        ``RuntimeError`` for an unknown activation name, and checks dropout only when used).
+        ArgumentError: a bad dim, dropout or activation (PyTorch raises ``RuntimeError``
+            for an unknown activation name, and checks dropout only when used).
+        ArgumentTypeError: the same, for arguments of the wrong type.
 
     There is no inference fast path (``_transformer_encoder_layer_fwd``); it computes the
     same values.

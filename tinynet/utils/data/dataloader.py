@@ -105,9 +105,8 @@ class DataLoader(Resumable):
             tinynet.Generator, a bad multiprocessing_context; with spawn/forkserver, a
             dataset, collate_fn or worker_init_fn that cannot be pickled.
         DeviceError: an unknown device, or cuda without a GPU.
-        While iterating: the error a worker raised, re-raised with the worker's traceback
-        (same type, as PyTorch), :class:`~tinynet.errors.WorkerError` when a worker dies or
-        ``timeout`` passes.
+        WorkerError: while iterating, when a worker dies or ``timeout`` passes; the error
+            a worker raised is re-raised with the worker's traceback (same type, as PyTorch).
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,

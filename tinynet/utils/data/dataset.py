@@ -91,7 +91,7 @@ class TensorDataset(Dataset):
             accepts NumPy (or CuPy) arrays and wraps them without a copy.
 
     Attributes:
-        tensors (tuple of Tensor).
+        tensors (tuple of Tensor): the wrapped tensors.
 
     ``__getitems__(indices)`` returns the stacked batch (a tuple of tensors, one gather
     each); tinynet extensions ``to(device)`` (a copy with every tensor on ``device``: what
@@ -194,7 +194,7 @@ class ChainDataset(IterableDataset):
     """The chain of iterable datasets: iterates ``datasets[0]``, then ``datasets[1]``, ...
 
     Args:
-        datasets (iterable of IterableDataset).
+        datasets (iterable of IterableDataset): the datasets to chain.
 
     Raises (while iterating or in ``len``):
         ArgumentTypeError: a member that is not an IterableDataset (PyTorch: AssertionError).
