@@ -32,7 +32,7 @@ def test_the_switch_as_pytorch():
         tinynet.use_deterministic_algorithms(False)
     assert tinynet.is_deterministic_algorithms_warn_only_enabled() is False
     for bad in (1, None, "yes"):
-        with pytest.raises(ArgumentTypeError, match="use_deterministic_algorithms: expected a bool for mode"):
+        with pytest.raises(ArgumentTypeError, match="use_deterministic_algorithms: mode must be a bool"):
             tinynet.use_deterministic_algorithms(bad)
     with pytest.raises(TypeError, match="warn_only"):
         tinynet.use_deterministic_algorithms(True, warn_only=0)

@@ -47,11 +47,9 @@ def use_deterministic_algorithms(mode, *, warn_only=False):
         ArgumentTypeError: ``mode`` or ``warn_only`` is not a bool (PyTorch raises
             RuntimeError; tinynet's error is also a TypeError).
     """
-    from .errors import ArgumentTypeError
-    for name, v in (("mode", mode), ("warn_only", warn_only)):
-        if not isinstance(v, bool):
-            raise ArgumentTypeError(f"use_deterministic_algorithms: expected a bool for {name}, got "
-                                    f"{type(v).__name__}")
+    from .errors import check_type
+    check_type("use_deterministic_algorithms", "mode", mode, bool, "a bool")
+    check_type("use_deterministic_algorithms", "warn_only", warn_only, bool, "a bool")
     _state.update(enabled=mode, warn_only=warn_only)
 
 

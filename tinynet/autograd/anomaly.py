@@ -22,7 +22,7 @@ import traceback
 import numpy
 
 from .. import backend
-from ..errors import AnomalyError, ArgumentTypeError
+from ..errors import AnomalyError, check_type
 
 STATE = [False, True]  # [enabled, check_nan]: read by node.Op.apply and the engine's loop
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # tinynet/
@@ -36,11 +36,6 @@ def is_anomaly_enabled():
 def is_anomaly_check_nan_enabled():
     """True while anomaly detection also checks for NaN (the default when it is on)."""
     return STATE[0] and STATE[1]
-
-
-def _check_bool(op, name, v):
-    if not isinstance(v, bool):
-        raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
 
 
 class set_detect_anomaly(contextlib.ContextDecorator):
@@ -57,8 +52,8 @@ class set_detect_anomaly(contextlib.ContextDecorator):
     """
 
     def __init__(self, mode, check_nan=True):
-        _check_bool("set_detect_anomaly", "mode", mode)
-        _check_bool("set_detect_anomaly", "check_nan", check_nan)
+        check_type("set_detect_anomaly", "mode", mode, bool, "a bool")
+        check_type("set_detect_anomaly", "check_nan", check_nan, bool, "a bool")
         self.prev = list(STATE)
         STATE[:] = [mode, check_nan]
 
@@ -84,7 +79,7 @@ class detect_anomaly(contextlib.ContextDecorator):
     """
 
     def __init__(self, check_nan=True):
-        _check_bool("detect_anomaly", "check_nan", check_nan)
+        check_type("detect_anomaly", "check_nan", check_nan, bool, "a bool")
         self.check_nan = check_nan
 
     def __enter__(self):

@@ -102,9 +102,8 @@ def inference_mode(mode=True):
     Raises:
         ArgumentTypeError: ``mode`` is not a bool.
     """
-    if not isinstance(mode, bool):
-        from ..errors import ArgumentTypeError
-        raise ArgumentTypeError(f"inference_mode: mode must be a bool, got {type(mode).__name__}")
+    from ..errors import check_type
+    check_type("inference_mode", "mode", mode, bool, "a bool")
     return _GradMode(False, True) if mode else _GradMode(None, None)
 
 

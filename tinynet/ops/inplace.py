@@ -108,19 +108,19 @@ def _preserve(node, old, out):
     old.array, old._vc, old._base = copy, [0, 0], None
 
 
-def _number(op, name, v):
-    """``v`` when it is a number (bools included, as PyTorch), else an ArgumentTypeError naming ``op``."""
+def _number(op, name, v, expected="a number"):
+    """``v`` when it is a real number (bools included, as PyTorch), else an ArgumentTypeError
+    naming ``op``, ``name`` and ``expected``."""
     if not isinstance(v, (numbers.Number, numpy.generic)) or isinstance(v, (complex, numpy.complexfloating)):
-        raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
+        raise ArgumentTypeError(f"{op}: {name} must be {expected}, got {type(v).__name__}")
     return v
 
 
 def _direct(op, t, ufunc, other):
     """``ufunc(t, other, out=t)``: the unrecorded fast path of add_/sub_/mul_/div_."""
     check_inplace(op, t)
-    if not isinstance(other, Tensor) and not hasattr(other, "shape") and (
-            not isinstance(other, (numbers.Number, numpy.generic)) or isinstance(other, complex)):
-        raise ArgumentTypeError(f"{op}: other must be a Tensor or a number, got {type(other).__name__}")
+    if not isinstance(other, Tensor) and not hasattr(other, "shape"):  # arrays: tinynet's own callers
+        _number(op, "other", other, "a Tensor or a number")
     o = array_of(other)
     if hasattr(o, "shape"):
         if backend.array_module(o) is not backend.array_module(t.array):
