@@ -19,6 +19,8 @@ drift by 20-40% for seconds to minutes at a time, so the frameworks take turns:
     python benchmarks/train_throughput.py --device cpu            # the CPU table
     TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda
     python benchmarks/train_throughput.py --quick                 # under a minute
+    TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda --graph
+                        # whole-step CUDA graphs in both frameworks (benchmarks/graph_steps.py)
 
 Prints a table with tinynet/PyTorch ratios and writes JSON to benchmarks/results/.
 """
@@ -56,10 +58,13 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def make_step(framework, model_name, device, x, y):
+def make_step(framework, model_name, device, x, y, graph=False):
     """One framework's training step on the in-memory images: ``(step(lo, hi) -> loss,
     sync, loss_value)``. The step is the same code for both frameworks, only the library
-    differs."""
+    differs; ``graph``: replayed from a whole-step CUDA graph (graph_steps.py)."""
+    if graph:
+        from graph_steps import make_graphed_step
+        return make_graphed_step(framework, model_name, device, x, y)
     from models import RECIPES, tinynet_model, torch_model
     if framework == "tinynet":
         import tinynet as lib
@@ -105,9 +110,9 @@ def _summary(times, batch, final_loss):
             "images_per_s": batch / (ms / 1e3)}
 
 
-def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile):
+def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile, graph=False):
     """Time one framework alone: warm-up, then ``reps`` repetitions of ``steps`` steps."""
-    step, sync, final = make_step(framework, model_name, device, x, y)
+    step, sync, final = make_step(framework, model_name, device, x, y, graph)
     rng = numpy.random.default_rng(1)
     _rep(step, sync, _batches(len(x), batch, warmup, rng))
     prof = None
@@ -133,11 +138,11 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
     return out
 
 
-def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y):
+def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, graph=False):
     """Time both frameworks in one process, repetition by repetition in alternating
     order, each repetition on the same batches for both: a slow phase of the host then
     falls on both frameworks alike instead of on whichever process ran through it."""
-    setups = {fw: make_step(fw, model_name, device, x, y) for fw in frameworks}
+    setups = {fw: make_step(fw, model_name, device, x, y, graph) for fw in frameworks}
     rng = numpy.random.default_rng(1)
     for step, sync, _ in setups.values():
         _rep(step, sync, _batches(len(x), batch, warmup, rng))
@@ -167,10 +172,10 @@ def worker(args):
     x, y, source = load_images(args.images, args.data_dir)
     if args.worker == "interleaved":
         res = run_interleaved(args.frameworks, args.model, args.batch, args.device, args.steps, args.reps,
-                              args.warmup, x, y)
+                              args.warmup, x, y, args.graph)
     else:
         res = {args.worker: run_framework(args.worker, args.model, args.batch, args.device, args.steps,
-                                          args.reps, args.warmup, x, y, args.profile)}
+                                          args.reps, args.warmup, x, y, args.profile, args.graph)}
     for fw, r in res.items():
         r["data"] = source
         r["peak_bytes"], r["peak_kind"] = _peak_memory(fw, args.device)
@@ -196,6 +201,7 @@ def main(argv=None):
     p.add_argument("--data-dir", default=None)
     p.add_argument("--quick", action="store_true", help="batch 64 only, few steps: under a minute")
     p.add_argument("--profile", action="store_true", help="cProfile tinynet's timed steps")
+    p.add_argument("--graph", action="store_true", help="whole-step CUDA graphs in both frameworks (GPU)")
     p.add_argument("--frameworks", nargs="+", default=["tinynet", "torch"], choices=["tinynet", "torch"])
     p.add_argument("--out", default=None)
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -250,7 +256,7 @@ def main(argv=None):
             if args.profile and "profile" in row.get("tinynet", {}):
                 print(row["tinynet"]["profile"])
     meta = _meta(args)
-    suffix = "_quick" if args.quick else ""
+    suffix = ("_graph" if args.graph else "") + ("_quick" if args.quick else "")
     out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
@@ -268,6 +274,8 @@ def _run_worker(args, fw, model, batch, steps):
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
            str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
            "--warmup", str(args.warmup), "--images", str(args.images), "--frameworks", *args.frameworks]
+    if args.graph:
+        cmd.append("--graph")
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     if args.profile and fw == "tinynet":
@@ -303,7 +311,7 @@ def _interleave(args):
 def _meta(args):
     meta = {"device": args.device, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "method": "interleaved" if _interleave(args) else "separate processes"}
+            "method": "interleaved" if _interleave(args) else "separate processes", "graph": args.graph}
     try:
         import torch
         meta["torch"] = torch.__version__

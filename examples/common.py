@@ -44,6 +44,9 @@ def build_parser(description, lr, momentum):
                    help="save a checkpoint (model, optimizer, data order, random state) at the end of every epoch")
     p.add_argument("--checkpoint-every", type=int, default=0, metavar="N",
                    help="with --checkpoint, also save every N training steps (default 0: epochs only)")
+    p.add_argument("--no-cuda-graph", dest="cuda_graph", action="store_false",
+                   help="on the GPU, run every training step eagerly instead of replaying it from a CUDA graph "
+                        "(tinynet.compile; the results are bit-identical either way)")
     p.add_argument("--deterministic", action="store_true",
                    help="tinynet.use_deterministic_algorithms(True): bit-identical GPU runs and resumes")
     p.add_argument("--resume", metavar="PATH", default=None,
@@ -92,18 +95,31 @@ def load_checkpoint(path, model, optimizer, loader, device):
         state["loss_sum"] if in_epoch else None)
 
 
-def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None, recorder=None):
-    """One epoch of SGD steps; ``total`` is the loss sum so far of a resumed epoch; ``recorder``
-    (a :class:`curves.Recorder`) gets the loss of every ``--log-interval``-th batch."""
-    model.train()
-    done = loader.state_dict()["batches_yielded"] if total is not None else 0
-    task = progress.add_task(f"epoch {epoch}", total=len(loader), completed=done)
-    for i, (x, y) in enumerate(loader, start=done):
+def make_train_step(model, optimizer, args):
+    """The training step (zero_grad, forward, NLL loss, backward, SGD step) -> the loss.
+    On the GPU it is replayed from a CUDA graph (``tinynet.compile``) unless
+    ``--no-cuda-graph``; the returned loss is then the graph's output, overwritten by the
+    next step, so callers read or accumulate it before the next call."""
+    def train_step(x, y):
         optimizer.zero_grad()
         loss = F.nll_loss(model(x), y)
         loss.backward()
         optimizer.step()
-        total = loss.detach() if total is None else total + loss.detach()  # stays on device
+        return loss
+    return tinynet.compile(train_step) if getattr(args, "cuda_graph", False) else train_step
+
+
+def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None, recorder=None, step=None):
+    """One epoch of SGD steps; ``total`` is the loss sum so far of a resumed epoch; ``recorder``
+    (a :class:`curves.Recorder`) gets the loss of every ``--log-interval``-th batch; ``step``
+    is :func:`make_train_step`'s function (made here when not given)."""
+    model.train()
+    step = step or make_train_step(model, optimizer, args)
+    done = loader.state_dict()["batches_yielded"] if total is not None else 0
+    task = progress.add_task(f"epoch {epoch}", total=len(loader), completed=done)
+    for i, (x, y) in enumerate(loader, start=done):
+        loss = step(x, y)
+        total = loss.detach().clone() if total is None else total + loss.detach()  # stays on device
         if args.log_interval and i % args.log_interval == 0:
             value = loss.item()
             if not math.isfinite(value):
@@ -203,12 +219,13 @@ def _train(model, optimizer, train_loader, test_loader, train_set, device, args,
     """The epochs from ``first`` to ``args.epochs``; appends a row per epoch to ``rows``.
     Returns 0, or 3 when the loss became NaN/inf."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    step = make_train_step(model, optimizer, args)
     with Progress(*columns, console=console, transient=True) as progress:
         for epoch in range(first, args.epochs + 1):
             start = time.perf_counter()
             try:
                 train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress, rows, total,
-                                         recorder)
+                                         recorder, step)
             except NonFiniteLoss as exc:
                 last = f"; the last good checkpoint is {args.checkpoint}" if args.checkpoint else ""
                 console.print(f"[bold red]error:[/] {exc}: training stopped{last}", soft_wrap=True)

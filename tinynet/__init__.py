@@ -60,6 +60,7 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
 from . import autograd, backends, cuda, nn, optim  # noqa: E402
+from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
 
 backends.cudnn.check_always()  # TINYNET_CUDNN=always must fail loudly at import

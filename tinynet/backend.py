@@ -20,6 +20,7 @@ import os
 
 import numpy
 
+from . import capture
 from .errors import BackendError, DeviceMismatchError
 
 _CHOICES = ("auto", "numpy", "cupy")
@@ -112,11 +113,16 @@ def module_for(device):
 def to_device(a, device):
     """Return array ``a`` on ``device`` (a :class:`tinynet.device`), copying only if needed."""
     if device.type == "cpu":
-        return cupy.asnumpy(a) if isinstance(a, _CUPY_NDARRAY) else numpy.asarray(a)
+        if isinstance(a, _CUPY_NDARRAY):
+            capture.check_sync("to(cpu)")
+            return cupy.asnumpy(a)
+        return numpy.asarray(a)
     cp = require_cupy("to")
     index = device.index if device.index is not None else cp.cuda.runtime.getDevice()
     if isinstance(a, _CUPY_NDARRAY) and a.device.id == index:
         return a
+    if not isinstance(a, _CUPY_NDARRAY):
+        capture.check_sync("to(cuda) from host memory")
     with cp.cuda.Device(index):
         return cp.asarray(a) if not isinstance(a, _CUPY_NDARRAY) else a.copy()
 

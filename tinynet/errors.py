@@ -25,6 +25,7 @@ DownloadError            OSError
 WorkerError              RuntimeError
 MissingExtraError        ImportError
 PathNotWritableError     OSError
+GraphCaptureError        RuntimeError
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -119,6 +120,13 @@ class MissingExtraError(TinynetError, ImportError):
 class PathNotWritableError(TinynetError, OSError):
     """A folder or file tinynet was asked to write (a TensorBoard ``log_dir``, ...) cannot be
     created or written; the message gives the path and the operating system's reason."""
+
+
+class GraphCaptureError(TinynetError, RuntimeError):
+    """Work that a CUDA graph cannot hold was asked for while one was being captured: a
+    host synchronisation (``.item()``, ``print(tensor)``, a transfer to or from host memory,
+    a data-dependent shape), a first optimizer step, or a replay whose frozen settings
+    changed. The message names the op and the line of user code (docs/gpu.md)."""
 
 
 def check_type(op, name, value, types, expected):

@@ -17,7 +17,7 @@ import numbers
 
 import numpy
 
-from . import backend
+from . import backend, capture
 from .errors import ArgumentError, ArgumentTypeError
 
 
@@ -163,7 +163,15 @@ def host_generator(generator=None, op="random"):
 
 
 def device_generator():
-    """The CuPy generator used for GPU-side draws on the generic path (seeded from the host)."""
+    """The CuPy generator used for GPU-side draws on the generic path (seeded from the host).
+
+    Raises:
+        GraphCaptureError: called during a CUDA graph capture (a graph would freeze its state).
+    """
+    if capture.current() is not None:
+        from .errors import GraphCaptureError
+        raise GraphCaptureError("random draw on the generic GPU path (TINYNET_KERNELS=0): CuPy's generator "
+                                f"cannot be replayed by a CUDA graph; called at {capture.user_line()}")
     if _device["cupy"] is None:
         s = int(default_generator.numpy.integers(0, 2**63 - 1))
         _device["cupy"] = backend.cupy.random.default_rng(s)
@@ -171,18 +179,39 @@ def device_generator():
 
 
 def philox_draw():
-    """``(seed, offset)`` of the next draw of the Philox generator behind GPU dropout, as
-    ``numpy.uint64`` kernel arguments; the offset then advances by one.
+    """``(seed, offset, cells)`` of the next draw of the Philox generator behind GPU dropout,
+    as ``numpy.uint64`` kernel arguments; the offset then advances by one.
 
     The seed comes from :func:`manual_seed` (so GPU masks repeat), or from the host
     generator when none was set; the offset counts draws since then from 0. Draw ``k``
-    uses the counter block ``(unit, k)`` of Philox4x32-10.
+    uses the counter block ``(unit, k)`` of Philox4x32-10. ``cells`` is 0 (a null pointer)
+    outside a CUDA graph capture. During a capture it points at two device cells
+    ``[seed, base]`` that each replay rewrites, and ``offset`` is the draw's place within
+    the captured step: the kernel uses ``base + offset``. The first replay after the
+    capture uses the offsets the capture took, each later one takes the next free ones,
+    so a graphed run draws exactly the masks of the eager run.
     """
     if _device["seed"] is None:
         _device["seed"] = int(default_generator.numpy.integers(0, 2**63 - 1))
     offset = _device["offset"]
     _device["offset"] = offset + 1
-    return numpy.uint64(_device["seed"] % 2**64), numpy.uint64(offset)
+    cap = capture.current()
+    if cap is None:
+        return numpy.uint64(_device["seed"] % 2**64), numpy.uint64(offset), numpy.uint64(0)
+    rec = cap.shared.get("philox")
+    if rec is None:
+        rec = cap.shared["philox"] = {"base": offset, "n": 0}
+        cap.on_abort(lambda: _device.update(offset=rec["base"]))
+
+        def replay_cells(first):
+            if first:
+                return (_device["seed"] % 2**64, rec["base"])
+            base = _device["offset"]
+            _device["offset"] = base + rec["n"]
+            return (_device["seed"] % 2**64, base)
+        rec["cells"] = cap.cells(2, replay_cells)
+    rec["n"] += 1
+    return numpy.uint64(0), numpy.uint64(offset - rec["base"]), numpy.uint64(rec["cells"].data.ptr)
 
 
 def get_device_state():

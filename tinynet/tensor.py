@@ -11,7 +11,7 @@ import copy as _copy
 
 import numpy
 
-from . import backend, devices, dtypes
+from . import backend, capture, devices, dtypes
 from .autograd import engine, node
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
 
@@ -206,6 +206,7 @@ class Tensor:
             raise AutogradError("numpy: can't call numpy() on a tensor that requires grad; use "
                                 "t.detach().numpy()")
         if isinstance(self.array, backend._CUPY_NDARRAY):
+            capture.check_sync("numpy")
             return backend.cupy.asnumpy(self.array)
         return self.array
 
@@ -218,6 +219,8 @@ class Tensor:
         if self.array.size != 1:
             raise ArgumentError(f"item: only one-element tensors can be converted to Python scalars, "
                                 f"got shape {self.shape}")
+        if isinstance(self.array, backend._CUPY_NDARRAY):
+            capture.check_sync("item")
         return self.array.reshape(()).item()
 
     def tolist(self):

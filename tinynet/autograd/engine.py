@@ -19,7 +19,7 @@ from heapq import heappop, heappush
 
 import numpy
 
-from .. import backend
+from .. import backend, capture as graph_capture
 from ..errors import AutogradError, ArgumentTypeError
 from . import anomaly, node
 from .anomaly import STATE as _anomaly
@@ -159,6 +159,7 @@ def _accumulate(leaf, g, create_graph, stolen):
         g = g.astype(dtype)
     cur = leaf.grad
     if cur is None:
+        graph_capture.grad_journal(leaf)  # a failed CUDA graph capture puts the old grad back
         flags, key = g.flags, id(g)
         if g.base is None and flags.c_contiguous and getattr(flags, "writeable", True) and key not in stolen:
             stolen.add(key)
@@ -171,6 +172,7 @@ def _accumulate(leaf, g, create_graph, stolen):
             and getattr(acc.flags, "writeable", True)):
         acc += g  # in place, as PyTorch accumulates (what a graph replay relies on)
     else:
+        graph_capture.grad_journal(leaf)
         leaf.grad = node._wrap(acc + g)
 
 

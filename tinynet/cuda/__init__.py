@@ -6,6 +6,9 @@ False, :func:`device_count` is 0, and the functions that need a GPU raise
 default backend is NumPy (``TINYNET_BACKEND=numpy``), so GPU tensors can still be made
 with ``device="cuda"``.
 
+CUDA graphs (``CUDAGraph``, ``graph``, ``graph_pool_handle``, ``make_graphed_callables``)
+are in :mod:`tinynet.cuda.graphs`; ``tinynet.compile`` graphs a whole training step.
+
 Memory figures come from CuPy's default memory pool (tinynet allocates all GPU arrays
 there): ``memory_allocated`` is the bytes in use by arrays, ``memory_reserved`` the bytes
 the pool holds. The peak of the allocated bytes is tracked from the first call to
@@ -14,6 +17,8 @@ allocation costs host time, so it is off until asked for).
 """
 from .. import backend, random as _random
 from ..errors import DeviceError
+from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing
+from .graphed_callables import make_graphed_callables
 
 
 def is_available():

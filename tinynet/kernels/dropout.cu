@@ -3,6 +3,9 @@
 // function of (seed, call offset, e) and no generator state moves between threads.
 // The host keeps [seed, offset] and passes both by value, advancing the offset by one per
 // draw (tinynet.random.philox_draw), so a draw is one launch with no state on the device.
+// Inside a CUDA graph the values would be frozen at capture: there `cells` points at the
+// device pair [seed, base] that each replay rewrites, and `offset` is the draw's place in
+// the captured step (seed = cells[0], offset = cells[1] + offset); eager launches pass 0.
 
 struct u4 { unsigned int x, y, z, w; };
 
@@ -50,7 +53,9 @@ __device__ void dropout_bwd(const T* gy, const unsigned char* mask, T* gx, long 
 
 #define DROPOUT_KERNELS(T, S)                                                                      \
 extern "C" __global__ void tinynet_dropout_fwd_##S(const T* x, T* y, unsigned char* m, long long n,  \
-        long long group, float p, T scale, unsigned long long seed, unsigned long long offset) {    \
+        long long group, float p, T scale, unsigned long long seed, unsigned long long offset,      \
+        const unsigned long long* cells) {                                                          \
+    if (cells) { seed = cells[0]; offset += cells[1]; }                                             \
     dropout_fwd<T>(x, y, m, n, group, p, scale, seed, offset); }                                    \
 extern "C" __global__ void tinynet_dropout_bwd_##S(const T* gy, const unsigned char* m, T* gx,       \
         long long n, T scale) { dropout_bwd<T>(gy, m, gx, n, scale); }

@@ -61,6 +61,9 @@ __device__ __forceinline__ bool locate(const Tensors& t, int n, int* k, long lon
 
 // SGD (PyTorch's form): d = g + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
 // step = nesterov ? d + mom*buf : buf (buf absent when mom == 0: step = d); p -= lr*step.
+// The SGD and Adam launchers take a last argument `c`: 0 for eager launches (the settings come
+// by value), or, inside a CUDA graph, device cells holding them that each replay rewrites
+// (tinynet/capture.py), so a scheduler's learning rate and Adam's bias corrections move.
 template <typename T>
 __device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first) {
     int k;
@@ -174,9 +177,13 @@ extern "C" __global__ void tinynet_relu_bwd_##S(const T* y, const T* gy, T* gx, 
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) gx[i] = y[i] > (T)0 ? gy[i] : (T)0; }                                                 \
 extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T mom, T damp, T wd,    \
-        int nesterov, int first) { sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first); }         \
+        int nesterov, int first, const double* c) {                                                  \
+    if (c) { lr = (T)c[0]; mom = (T)c[1]; damp = (T)c[2]; wd = (T)c[3]; }                            \
+    sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first); }                                         \
 extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
-        T wd, int decoupled, T bc1, T sqrt_bc2) {                                                    \
+        T wd, int decoupled, T bc1, T sqrt_bc2, const double* c) {                                   \
+    if (c) { lr = (T)c[0]; b1 = (T)c[1]; b2 = (T)c[2]; eps = (T)c[3]; wd = (T)c[4];                  \
+             bc1 = (T)c[5]; sqrt_bc2 = (T)c[6]; }                                                    \
     adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2); }                             \
 extern "C" __global__ void tinynet_adagrad_multi_fwd_##S(Tensors t, int n, T clr, T eps, T wd,       \
         int maximize) { adagrad_multi<T>(t, n, clr, eps, wd, maximize); }                            \

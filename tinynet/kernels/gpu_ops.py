@@ -4,7 +4,7 @@ takes and returns CuPy arrays; the Functions in :mod:`tinynet.nn.functional` cal
 from their ``forward_gpu``/``backward_gpu``.
 """
 from .. import backend, random as _random
-from . import cuda
+from . import cublas, cuda
 
 
 def _cp():
@@ -78,9 +78,9 @@ def dropout_fwd(x, p, mask_shape):
     scale = cuda.scalar(x.dtype, 1.0 / (1.0 - p)) if p < 1 else cuda.scalar(x.dtype, 0.0)
     y = cp.empty_like(x)
     mask = cp.empty(x.shape, dtype=cp.uint8)
-    seed, offset = _random.philox_draw()
+    seed, offset, cells = _random.philox_draw()  # cells: device [seed, base] inside a graph capture
     cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), x.size,
-                (x, y, mask, cp.int64(x.size), cp.int64(group), cp.float32(p), scale, seed, offset))
+                (x, y, mask, cp.int64(x.size), cp.int64(group), cp.float32(p), scale, seed, offset, cells))
     return y, mask, scale
 
 
@@ -252,8 +252,10 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     batch) run in tinynet's tiled kernel (``gemm.cu``), with the
     bias in the same launch: at these sizes a training step is bound by host time, and a
     cuBLAS call through CuPy costs 20-32 us of it on the H200 machine against 8-13 us
-    for one RawKernel launch. Larger products go to cuBLAS (CuPy's ``@``), whose kernels win
-    once the GPU time dominates. Both accumulate in the operands' precision (no TF32).
+    for one RawKernel launch. Larger products go to cuBLAS, called directly
+    (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike CuPy's ``@``), whose
+    kernels win once the GPU time dominates. Both accumulate in the operands' precision
+    (no TF32).
 
     Returns a new C-contiguous (M, N) array of ``a``'s dtype.
     """
@@ -261,8 +263,8 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     n = b.shape[0] if trans_b else b.shape[1]
     if m * n * k > SMALL_GEMM or m == 0 or n == 0:
-        out = (a.T if trans_a else a) @ (b.T if trans_b else b)
-        return out if bias is None else bias_add(out, bias)
+        out = cublas.gemm(a, b, trans_a, trans_b) if m and n else cp.empty((m, n), dtype=a.dtype)
+        return out if bias is None or out.size == 0 else bias_add(out, bias)
     out = cp.empty((m, n), dtype=a.dtype)
     grid = ((n + GEMM_TILE - 1) // GEMM_TILE, (m + GEMM_TILE - 1) // GEMM_TILE)
     cuda.kernel("gemm.cu", "tinynet_gemm_fwd", a.dtype)(

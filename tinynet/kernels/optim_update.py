@@ -8,8 +8,11 @@ it updated the whole list, ``False`` to let the optimizer run its generic ``xp``
 """
 import numpy
 
-from .. import backend
+from .. import backend, capture
+from ..errors import GraphCaptureError
 from . import cuda
+
+NULL = numpy.uint64(0)  # the cells argument of an eager launch (a null pointer)
 
 MAXT = 16
 _TENSORS = numpy.dtype([("p", "<u8", (MAXT,)), ("g", "<u8", (MAXT,)), ("a", "<u8", (MAXT,)),
@@ -45,8 +48,13 @@ def _launch(name, items, scalars):
         cuda.launch(fn, total, (pack[()], numpy.int32(len(chunk))) + scalars)
 
 
-def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov):
-    """One SGD step for lists of parameters/gradients/state dicts (momentum buffers)."""
+def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, group=None):
+    """One SGD step for lists of parameters/gradients/state dicts (momentum buffers).
+
+    During a CUDA graph capture the kernel reads lr, momentum, dampening and weight_decay
+    from device cells that each replay refills from ``group`` (the param group dict), so a
+    scheduler's changes reach a replayed step.
+    """
     cp = backend.cupy
     t = params[0].dtype.type
     groups = {True: [], False: []}  # first step (buffer just made) or not
@@ -59,24 +67,53 @@ def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov):
                 buf = st["momentum_buffer"] = cp.empty_like(p)
                 first = True
         groups[first].append((p, g, buf, None))
+    cells = NULL
+    cap = capture.current()
+    if cap is not None:
+        if groups[True]:
+            raise GraphCaptureError("SGD.step: the momentum buffers are made by the first step, which a CUDA graph "
+                                    "cannot record; run at least one eager step before capturing (warm-up)")
+        cells = cap.cells(4, lambda first: (float(group["lr"]), float(group["momentum"]),
+                                            float(group["dampening"]), float(group["weight_decay"])))
     for first, items in groups.items():
         if items:
             _launch("tinynet_sgd_multi_fwd", items, (t(lr), t(momentum), t(dampening), t(weight_decay),
-                                                     numpy.int32(bool(nesterov)), numpy.int32(first)))
+                                                     numpy.int32(bool(nesterov)), numpy.int32(first), _ptr(cells)))
     return True
 
 
-def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled):
-    """One Adam/AdamW step; parameters are grouped by their step count (bias corrections)."""
+def _ptr(cells):
+    return cells if cells is NULL else numpy.uint64(cells.data.ptr)
+
+
+def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=None):
+    """One Adam/AdamW step; parameters are grouped by their step count (bias corrections).
+
+    During a CUDA graph capture lr, betas, eps, weight_decay and the bias corrections come
+    from device cells that each replay refills from ``group`` and the states' step counts
+    (advanced before by the optimizer's replay hook, ``Optimizer._live``).
+    """
     t = params[0].dtype.type
     by_step = {}
     for p, g, st in zip(params, grads, states):
         by_step.setdefault(st["step"], []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
+    cap = capture.current()
     for step, items in by_step.items():
         bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
+        cells = NULL if cap is None else cap.cells(7, _adam_cells(group, [st for st in states if st["step"] == step]))
         _launch("tinynet_adam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
-                                                  numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5)))
+                                                  numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5), _ptr(cells)))
     return True
+
+
+def _adam_cells(group, states):
+    """The replay-time values of Adam's settings and bias corrections (eager's formulas)."""
+    def values(first):
+        step = states[0]["step"]
+        b1, b2 = group["betas"]
+        return (float(group["lr"]), float(b1), float(b2), float(group["eps"]), float(group["weight_decay"]),
+                float(1 - b1 ** step), float((1 - b2 ** step) ** 0.5))
+    return values
 
 
 def adagrad(params, grads, states, lr, lr_decay, eps, weight_decay, maximize):

@@ -45,6 +45,7 @@ class Adadelta(Optimizer):
     Raises:
         ArgumentError (a ValueError): lr, eps or weight_decay < 0; rho outside [0, 1].
     """
+    _capturable = True  # lr and the other options are frozen by a capture and guarded
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
         _nonneg("Adadelta", lr=lr)
@@ -113,6 +114,7 @@ class Adagrad(Optimizer):
         ArgumentError (a ValueError): lr, lr_decay, weight_decay, initial_accumulator_value
             or eps < 0.
     """
+    _capturable = True  # lr and the other options are frozen by a capture and guarded
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  *, maximize=False):
@@ -140,6 +142,8 @@ class Adagrad(Optimizer):
             states = [self.state.get(id(p)) or self._init_state(p) for p in live]
             for st in states:
                 st["step"] += 1
+            if lr_decay != 0:
+                self._graph_generic(g, per_step=True)  # the decayed rate changes every step
             datas, grads = [p.array for p in live], [p.grad.array for p in live]
             if optim_update.usable(datas, grads) and \
                     optim_update.adagrad(datas, grads, states, lr, lr_decay, eps, wd, g["maximize"]):
@@ -176,6 +180,7 @@ class RMSprop(Optimizer):
     Raises:
         ArgumentError (a ValueError): lr, eps, momentum, weight_decay or alpha < 0.
     """
+    _capturable = True  # lr and the other options are frozen by a capture and guarded
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  *, maximize=False):

@@ -4,10 +4,10 @@ import copy
 import numbers
 import warnings
 
-from .. import backend
+from .. import backend, capture
 from ..autograd import enable_grad
 from ..autograd.node import bump_versions
-from ..errors import ArgumentError, ArgumentTypeError
+from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
 from ..tensor import Tensor
 
 
@@ -158,6 +158,7 @@ class Optimizer:
         for g in self.param_groups:
             for p in g["params"]:
                 if set_to_none:
+                    capture.grad_journal(p)  # a failed CUDA graph capture puts it back
                     p.grad = None
                 elif p.grad is not None:
                     p.grad.array[...] = 0
@@ -165,12 +166,70 @@ class Optimizer:
     def step(self, closure=None):
         raise NotImplementedError
 
+    # options a CUDA graph replay reads from device cells (the fused SGD/Adam kernels);
+    # every other option is frozen by a capture and guarded (see _capture_group)
+    _graph_live_options: tuple = ()
+    _capturable = False  # True: every per-step number is on the device or guarded
+
     def _live(self, group):
         """The group's parameters that have a gradient, their versions bumped (an optimizer
         step is an in-place change: a graph that saved the old values refuses backward)."""
         live = [p for p in group["params"] if p.grad is not None]
         bump_versions(live)
+        cap = capture.current()
+        if cap is not None:
+            self._capture_group(cap, group, live)
         return live
+
+    def _needs_state(self, group):
+        """True when every step needs per-parameter state made by the first step."""
+        return True
+
+    def _capture_group(self, cap, group, live):
+        """A step recorded into a CUDA graph (``tinynet.cuda.graph``): refuse what a replay
+        could not redo, journal the state for a failed capture, freeze-and-guard the
+        options, and advance the step counters at every replay but the first."""
+        name = type(self).__name__
+        if not self._capturable:
+            raise GraphCaptureError(f"{name}.step: computes per-step numbers on the host, which a CUDA graph would "
+                                    f"freeze; capturable: SGD, Adam, AdamW, Adadelta, Adagrad, RMSprop "
+                                    f"(at {capture.user_line()})")
+        if self._needs_state(group) and any(not self.state.get(id(p)) for p in live):
+            raise GraphCaptureError(f"{name}.step: the optimizer state is made by the first step, which a CUDA "
+                                    f"graph cannot record; run at least one eager step before capturing "
+                                    f"(warm-up) (at {capture.user_line()})")
+        if ("optim", id(self)) not in cap.shared:
+            cap.shared[("optim", id(self))] = True
+            snapshot = {k: dict(v) for k, v in self.state.items()}
+            cap.on_abort(lambda: (self.state.clear(), self.state.update(snapshot)))
+        frozen = self._graph_live_options
+        cap.guard(f"{name} param_group options", lambda: {k: v for k, v in group.items()
+                                                           if k != "params" and k not in frozen})
+        ids = [id(p) for p in live]
+
+        def advance(first):
+            if not first:
+                for i in ids:
+                    st = self.state.get(i)
+                    if st and "step" in st:
+                        st["step"] += 1
+            return ()
+        cap.cells(0, advance)
+
+    def _graph_generic(self, group, per_step=False):
+        """The generic (``xp``) update of ``group`` is about to run: inside a capture its
+        options are frozen into the recorded kernels, so guard them too; ``per_step``
+        numbers computed on the host (bias corrections) cannot be replayed at all."""
+        cap = capture.current()
+        if cap is None:
+            return
+        name = type(self).__name__
+        if per_step:
+            raise GraphCaptureError(f"{name}.step: this configuration runs the generic update, whose per-step "
+                                    f"numbers are computed on the host and would be frozen by a CUDA graph "
+                                    f"(at {capture.user_line()})")
+        live = self._graph_live_options
+        cap.guard(f"{name} param_group options", lambda: {k: group[k] for k in live})
 
     # ---- serialisation -------------------------------------------------------------------
     def state_dict(self):

@@ -35,6 +35,11 @@ class SGD(Optimizer):
     Raises:
         ArgumentError (a ValueError): negative lr/momentum/weight_decay, or nesterov with bad settings.
     """
+    _capturable = True
+    _graph_live_options = ("lr", "momentum", "dampening", "weight_decay")
+
+    def _needs_state(self, group):
+        return group["momentum"] != 0
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
                  nesterov=False, *, maximize=False):
@@ -61,8 +66,9 @@ class SGD(Optimizer):
             # PyTorch keeps state (the momentum buffer) only when there is momentum
             states = [self.state.setdefault(id(p), {}) if mom != 0 else {} for p in live]
             if not g["maximize"] and optim_update.usable(datas, grads):
-                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest)
+                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest, group=g)
                 continue
+            self._graph_generic(g)
             for p, grad, st in zip(datas, grads, states):
                 if g["maximize"]:
                     grad = -grad
@@ -100,6 +106,8 @@ class Adam(Optimizer):
         ArgumentError (a ValueError): lr < 0, eps < 0, betas outside [0, 1), weight_decay < 0.
         ArgumentTypeError (a TypeError): betas not a pair.
     """
+    _capturable = True
+    _graph_live_options = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
                  amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
@@ -136,8 +144,9 @@ class Adam(Optimizer):
                 st["step"] += 1
                 states.append(st)
             if not (g["amsgrad"] or g["maximize"]) and optim_update.usable(datas, grads):
-                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled)
+                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled, group=g)
                 continue
+            self._graph_generic(g, per_step=True)
             for p, grad, st in zip(datas, grads, states):
                 xp = backend.array_module(p)
                 if g["maximize"]:

@@ -7,6 +7,7 @@ PyTorch's names (dotted paths such as ``conv1.weight``). The hook methods come f
 """
 import collections
 
+from ... import capture
 from ...autograd import no_grad
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
 from ...tensor import Tensor
@@ -308,6 +309,7 @@ class Module(HookMixin, StateMixin):
             if p.grad is None:
                 continue
             if set_to_none:
+                capture.grad_journal(p)  # a failed CUDA graph capture puts it back
                 p.grad = None
             else:
                 g = p.grad

@@ -1,0 +1,73 @@
+"""Whole-step CUDA graphs for ``train_throughput.py --graph``: the same training step as
+``make_step`` there, replayed from a graph in each framework.
+
+* tinynet: ``tinynet.compile(step)`` (eager warm-up, one capture, then replays; the batch
+  is copied into the graph's static inputs by ``compile``).
+* PyTorch: the recipe of PyTorch's CUDA-graph docs ("whole network capture"): three
+  warm-up steps on a side stream, ``torch.cuda.graph`` around zero_grad, forward,
+  backward and optimizer step, then ``static_x.copy_(batch)`` and ``g.replay()``.
+"""
+
+
+def make_graphed_step(framework, model_name, device, x, y):
+    """``(step(lo, hi) -> loss, sync, loss_value)`` as ``train_throughput.make_step``."""
+    from models import RECIPES, tinynet_model, torch_model
+    if device != "cuda":
+        raise SystemExit("--graph needs --device cuda")
+    if framework == "tinynet":
+        import tinynet
+        import tinynet.nn.functional as F
+        tinynet.backends.cudnn.benchmark = True
+        tinynet.manual_seed(0)
+        model = tinynet_model(model_name).to(device)
+        opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
+        xs, ys = tinynet.tensor(x, device=device), tinynet.tensor(y, device=device)
+
+        @tinynet.compile(fullgraph=True)
+        def train_step(bx, by):
+            opt.zero_grad()
+            loss = F.nll_loss(model(bx), by)
+            loss.backward()
+            opt.step()
+            return loss
+
+        def step(lo, hi):
+            return train_step(xs[lo:hi], ys[lo:hi])
+        sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize
+        return step, sync, lambda loss: loss.item()
+
+    import torch
+    import torch.nn.functional as F
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    model = torch_model(model_name).to(device)
+    opt = torch.optim.SGD(model.parameters(), **RECIPES[model_name])
+    xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
+    state = {}
+
+    def body(bx, by):
+        opt.zero_grad(set_to_none=True)
+        loss = F.nll_loss(model(bx), by)
+        loss.backward()
+        opt.step()
+        return loss
+
+    def step(lo, hi):
+        if "g" not in state:
+            static_x, static_y = xs[lo:hi].clone(), ys[lo:hi].clone()
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                for _ in range(3):
+                    body(static_x, static_y)
+            torch.cuda.current_stream().wait_stream(side)
+            g = torch.cuda.CUDAGraph()
+            opt.zero_grad(set_to_none=True)
+            with torch.cuda.graph(g):
+                static_loss = body(static_x, static_y)
+            state.update(g=g, x=static_x, y=static_y, loss=static_loss)
+        state["x"].copy_(xs[lo:hi])
+        state["y"].copy_(ys[lo:hi])
+        state["g"].replay()
+        return state["loss"]
+    return step, torch.cuda.synchronize, lambda loss: loss.item()

@@ -1,0 +1,164 @@
+"""What a CUDA graph capture in progress asks of the rest of tinynet.
+
+While a graph is captured (``tinynet.cuda.graph``) nothing runs: each kernel launch is
+recorded, and every replay runs the recording again. Three things need care, and the ops
+ask for them here:
+
+* **Host synchronisation** cannot be recorded (``.item()``, printing a tensor, copies to or
+  from host memory, data-dependent shapes): :func:`check_sync` raises
+  :class:`~tinynet.errors.GraphCaptureError` naming the op and the line of user code.
+* **Numbers that change from step to step** must not be frozen into kernel arguments: the
+  dropout generator's offset, an optimizer's learning rate and Adam's bias corrections.
+  The kernel reads them from device *cells* (:meth:`Capture.cells`), 8-byte slots that
+  every replay rewrites first, from a function run on the host at replay time
+  (``fn(first)``; ``first`` is True for the first replay after the capture, which performs
+  the step the capture recorded, so host counters that the capture advanced are not
+  advanced twice). Settings read as plain arguments are *guarded*
+  (:meth:`Capture.guard`): a replay after they changed raises instead of running stale.
+* **Host state the capture changed** (gradients, optimizer state, the generator's offset)
+  returns to what it was when the capture fails: :meth:`Capture.on_abort` journals it.
+
+This module imports nothing from CuPy itself: the device cells are CuPy arrays made by the
+caller's array module (``tinynet.cuda.graphs`` owns the capture and the replay).
+"""
+import os
+import sys
+import threading
+
+import numpy
+
+from .errors import GraphCaptureError
+
+CHUNK = 64  # cells per device chunk: one host-to-device copy each before a replay
+_local = threading.local()
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))
+
+
+def current():
+    """The :class:`Capture` in progress in this thread, or None."""
+    return getattr(_local, "capture", None)
+
+
+def user_line():
+    """``file:line: code`` of the innermost frame outside tinynet (the user's line)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        path = os.path.abspath(frame.f_code.co_filename)
+        if not path.startswith(_PACKAGE + os.sep) and "contextlib" not in path:
+            import linecache
+            code = linecache.getline(path, frame.f_lineno).strip()
+            return f"{frame.f_code.co_filename}:{frame.f_lineno}: {code}"
+        frame = frame.f_back
+    return "<unknown line>"
+
+
+def check_sync(op):
+    """Raise :class:`GraphCaptureError` when ``op`` (which waits for the GPU or copies
+    between host and device) is called while a CUDA graph is being captured."""
+    if current() is not None:
+        raise GraphCaptureError(
+            f"{op}: synchronises the host with the GPU (or copies host memory), which a CUDA graph "
+            f"cannot record; called during capture at {user_line()}. Move it out of the captured "
+            f"code (e.g. read the loss after the replay).")
+
+
+class Capture:
+    """Bookkeeping of one capture: device cells rewritten before each replay, guards on
+    frozen settings, the undo journal, and per-capture shared records."""
+
+    def __init__(self, xp, alloc=None):
+        self.xp = xp
+        # chunks must not come from the graph's pool: a block that a temporary of the captured
+        # step used and freed would be handed out again, and at a replay the temporary's
+        # kernels (which run after the cells are filled) would overwrite the cells.
+        self.alloc = alloc or (lambda: xp.empty(CHUNK, dtype=numpy.uint64))
+        self.chunks = []      # device arrays of CHUNK uint64 cells
+        self.slots = []       # (chunk index, start, count, fn)
+        self.used = CHUNK     # cells used in the last chunk (full: a new one on demand)
+        self.guards = []      # (what, fn, value at capture)
+        self.undo = []
+        self.shared = {}      # per-capture records keyed by their owner (the dropout generator)
+
+    def cells(self, count, fn):
+        """Reserve ``count`` (<= 64) device cells; returns the uint64 CuPy array holding them.
+
+        Before each replay ``fn(first)`` runs on the host and returns ``count`` numbers;
+        Python floats are stored as float64 bits (kernels read ``const double*``), ints
+        as uint64. The array is made without a kernel (no zeroing recorded into the graph)
+        and outside the graph's memory pool (see ``__init__``).
+        """
+        if count > CHUNK:
+            raise ValueError(f"capture.cells: at most {CHUNK} cells per slot, asked for {count}")
+        if count == 0:  # a replay hook only (e.g. advancing the optimizer's step counters)
+            self.slots.append((None, 0, 0, fn))
+            return None
+        if self.used + count > CHUNK:
+            self.chunks.append(self.alloc())
+            self.used = 0
+        start = self.used
+        self.used += count
+        self.slots.append((len(self.chunks) - 1, start, count, fn))
+        return self.chunks[-1][start:start + count]
+
+    def guard(self, what, fn):
+        """Freeze the value of ``fn()`` now; :meth:`check_guards` raises when it changed."""
+        self.guards.append((what, fn, fn()))
+
+    def on_abort(self, fn):
+        """Run ``fn()`` when the capture fails (journal entries run newest first)."""
+        self.undo.append(fn)
+
+    def abort(self):
+        for fn in reversed(self.undo):
+            fn()
+        self.undo.clear()
+
+    # ---- replay side ---------------------------------------------------------------------
+    def check_guards(self):
+        for what, fn, value in self.guards:
+            now = fn()
+            if now != value:
+                raise GraphCaptureError(
+                    f"CUDAGraph.replay: {what} changed since the capture (captured {value!r}, now {now!r}); "
+                    f"the graph froze it, so capture again (tinynet.compile does this by itself)")
+
+    def cell_values(self, first):
+        """The cells' new contents, one uint64 array of CHUNK values per chunk."""
+        out = [numpy.zeros(CHUNK, dtype=numpy.uint64) for _ in self.chunks]
+        for chunk, start, count, fn in self.slots:
+            values = fn(first)
+            if chunk is None:
+                continue
+            row = out[chunk]
+            for k, v in enumerate(values):
+                if isinstance(v, (float, numpy.floating)):
+                    row[start + k] = numpy.float64(v).view(numpy.uint64)
+                else:
+                    row[start + k] = numpy.uint64(int(v) % 2**64)
+        return out
+
+
+class capturing:
+    """Make ``cap`` the capture in progress for this thread inside the block."""
+
+    def __init__(self, cap):
+        self.cap = cap
+
+    def __enter__(self):
+        if current() is not None:
+            raise GraphCaptureError("tinynet.cuda.graph: a capture is already in progress in this thread "
+                                    "(captures do not nest)")
+        _local.capture = self.cap
+        return self.cap
+
+    def __exit__(self, *exc):
+        _local.capture = None
+        return False
+
+
+def grad_journal(leaf):
+    """Journal ``leaf.grad`` before a backward pass or ``zero_grad`` replaces it during a capture."""
+    cap = current()
+    if cap is not None:
+        old = leaf.grad
+        cap.on_abort(lambda: setattr(leaf, "grad", old))

@@ -1,0 +1,201 @@
+"""``tinynet.compile``: a whole training step replayed from a CUDA graph, in one line.
+
+PyTorch's ``torch.compile(step, mode="reduce-overhead")`` traces a function and runs it
+from CUDA graphs. tinynet does not trace or fuse: it records the step's kernels as they
+are launched (stream capture) and replays them. The name and arguments are PyTorch's so
+that scripts read the same; the differences are listed in docs/gpu.md.
+
+How a call runs (per input signature: the shapes, dtypes and devices of the tensor
+arguments and the values of the others):
+
+1. the first ``warmup`` calls run eagerly (cuDNN plans, optimizer state, memory);
+2. the next call copies its tensor arguments into static input buffers, captures the
+   step into a :class:`~tinynet.cuda.CUDAGraph` (nothing runs while capturing) and replays
+   it once: that replay is the step;
+3. later calls copy their tensor arguments into the static buffers and replay. The
+   returned tensors are the graph's static outputs: the next call overwrites them
+   (``clone()`` one to keep it). Host code in the step (Python counters, ``print``)
+   runs only while capturing, not at replays.
+
+A new signature is captured again (at most ``cache_size`` graphs are kept; the least
+recently used is dropped). A step that cannot be captured (it calls ``.item()``, prints
+a tensor, uses an uncapturable optimizer...) runs eagerly from then on, after one
+warning, or raises with ``fullgraph=True``. A replay whose frozen settings changed
+(e.g. Adadelta's lr) is captured again. Without a GPU (NumPy backend, or arguments on the
+CPU) the step always runs eagerly, with identical results.
+"""
+import collections
+import warnings
+
+from .. import backend
+from ..errors import ArgumentError, GraphCaptureError
+from ..tensor import Tensor
+from .graphs import CUDAGraph, graph
+
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="cudagraphs", mode="reduce-overhead",
+            options=None, disable=False):
+    """Run ``model`` (a function or module: a whole training step, or a forward) from CUDA
+    graphs on the GPU; usable as ``tinynet.compile(step)`` or as a decorator.
+
+    Args:
+        model (callable): the step. Default None: return a decorator.
+        fullgraph (bool): raise :class:`~tinynet.errors.GraphCaptureError` when the step
+            cannot be captured, instead of running it eagerly after a warning. Default False.
+        dynamic: accepted for PyTorch compatibility; every new signature is captured anew.
+        backend (str): ``"cudagraphs"`` (the only one; ``"inductor"`` is accepted and means
+            the same). mode (str): PyTorch's modes are accepted; all of them graph the step,
+            ``"max-autotune-no-cudagraphs"`` runs it eagerly.
+        options (dict): ``{"warmup": 2, "cache_size": 8}``: eager calls per signature
+            before the capture (>= 1), graphs kept.
+        disable (bool): return ``model`` unchanged. Default False.
+
+    Returns:
+        A callable with ``model``'s arguments.
+
+    Raises:
+        ArgumentError: an unknown mode/backend/option, or warmup < 1.
+    """
+    if mode not in _MODES:
+        raise ArgumentError(f"compile: mode must be one of {_MODES[1:]}, got {mode!r}")
+    if backend not in ("cudagraphs", "inductor", "eager"):
+        raise ArgumentError(f"compile: backend must be 'cudagraphs' (or 'inductor', 'eager'), got {backend!r}")
+    opts = {"warmup": 2, "cache_size": 8}
+    for k, v in (options or {}).items():
+        if k not in opts:
+            raise ArgumentError(f"compile: unknown option {k!r} (known: {sorted(opts)})")
+        opts[k] = v
+    if not isinstance(opts["warmup"], int) or opts["warmup"] < 1:
+        raise ArgumentError(f"compile: options['warmup'] must be an int >= 1, got {opts['warmup']!r}")
+    eager = disable or backend == "eager" or mode == "max-autotune-no-cudagraphs"
+
+    def wrap(fn):
+        if eager:
+            return fn
+        return GraphedStep(fn, fullgraph=fullgraph, warmup=opts["warmup"], cache_size=opts["cache_size"])
+    return wrap if model is None else wrap(model)
+
+
+class _Entry:
+    def __init__(self):
+        self.calls = 0
+        self.graph = None
+        self.static = None
+        self.out = None
+        self.eager = False
+
+
+def _key(args, kwargs):
+    def one(a):
+        if isinstance(a, Tensor):
+            arr = a.array
+            return ("T", arr.shape, arr.dtype, arr.device.id, a.requires_grad)
+        try:
+            hash(a)
+            return ("v", a)
+        except TypeError:
+            return ("id", id(a))
+    return tuple(one(a) for a in args) + tuple((k, one(v)) for k, v in sorted(kwargs.items()))
+
+
+class GraphedStep:
+    """What :func:`compile` returns: calls ``fn`` eagerly for warm-up, then from graphs."""
+
+    def __init__(self, fn, fullgraph=False, warmup=2, cache_size=8):
+        self.fn = fn
+        self.fullgraph = fullgraph
+        self.warmup = warmup
+        self.cache_size = cache_size
+        self._cache: collections.OrderedDict = collections.OrderedDict()
+        self._warned = False
+        self.captures = 0
+
+    def __call__(self, *args, **kwargs):
+        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        on_gpu = all(backend.is_gpu_array(t.array) for t in tensors) if tensors else backend.name == "cupy"
+        if not on_gpu:
+            return self.fn(*args, **kwargs)  # NumPy backend or CPU tensors: eager, same results
+        key = _key(args, kwargs)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._cache[key] = _Entry()
+            while len(self._cache) > self.cache_size:
+                _, old = self._cache.popitem(last=False)
+                if old.graph is not None:
+                    old.graph.reset()
+        self._cache.move_to_end(key)
+        if entry.eager or entry.calls < self.warmup:
+            entry.calls += 1
+            return self.fn(*args, **kwargs)
+        if entry.graph is not None:
+            _copy_in(entry.static[1], _tensor_slots(args, kwargs))
+            try:
+                entry.graph.replay()
+                return entry.out
+            except GraphCaptureError:  # a frozen setting changed: capture again below
+                entry.graph.reset()
+                entry.graph = None
+        return self._capture(entry, args, kwargs)
+
+    def _capture(self, entry, args, kwargs):
+        if entry.static is None:
+            entry.static = _static_copies(args, kwargs)
+        else:
+            _copy_in(entry.static[1], _tensor_slots(args, kwargs))
+        s_args, s_kwargs = entry.static[0]
+        g = CUDAGraph()
+        try:
+            with graph(g):
+                out = self.fn(*s_args, **s_kwargs)
+        except GraphCaptureError as e:
+            if self.fullgraph:
+                raise
+            if not self._warned:
+                warnings.warn(f"tinynet.compile: running {getattr(self.fn, '__name__', 'the step')} eagerly, "
+                              f"it cannot be captured into a CUDA graph: {e}", RuntimeWarning, stacklevel=3)
+                self._warned = True
+            entry.eager = True
+            return self.fn(*args, **kwargs)
+        self.captures += 1
+        entry.graph, entry.out = g, out
+        g.replay()
+        return out
+
+
+def _copy_in(static, tensors):
+    """Copy the call's tensors into the static inputs on the current stream: one
+    ``cudaMemcpyAsync`` for contiguous arrays (a few microseconds of host time, against
+    about ten for CuPy's element-wise copy), the element-wise copy otherwise."""
+    cp = backend.cupy
+    stream = cp.cuda.get_current_stream().ptr
+    for s, a in zip(static, tensors):
+        dst, src = s.array, a.array
+        if src.flags.c_contiguous and dst.flags.c_contiguous and src.dtype == dst.dtype:
+            if src.data.ptr != dst.data.ptr:
+                cp.cuda.runtime.memcpyAsync(dst.data.ptr, src.data.ptr, src.nbytes,
+                                            cp.cuda.runtime.memcpyDeviceToDevice, stream)
+        else:
+            dst[...] = src
+
+
+def _tensor_slots(args, kwargs):
+    return [a for a in list(args) + [kwargs[k] for k in sorted(kwargs)] if isinstance(a, Tensor)]
+
+
+def _static_copies(args, kwargs):
+    """((args, kwargs) with each tensor replaced by a detached copy, [the copies in order])."""
+    made = []
+
+    def copy(a):
+        if isinstance(a, Tensor):
+            c = a.detach().clone()
+            if a.requires_grad:
+                c.requires_grad_(True)
+            made.append(c)
+            return c
+        return a
+    s_args = tuple(copy(a) for a in args)
+    s_kwargs = {k: copy(kwargs[k]) for k in sorted(kwargs)}
+    return (s_args, s_kwargs), made
