@@ -24,6 +24,7 @@ from ..backends import cudnn as settings
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .cpu import conv as cpu_conv
 from .cpu.conv import split_bias_grad, with_bias
 from .shape import squeeze, unsqueeze
@@ -232,6 +233,7 @@ def _conv_op(input, stride, padding, dilation, groups, out, wshape):
     return Conv2dIm2col(stride, padding, dilation, groups, out)
 
 
+@autocast_op
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over an NCHW batch.
 
@@ -288,6 +290,7 @@ def single(op, name, v):
     raise ArgumentTypeError(f"{op}: {name} must be an int or a tuple of one int, got {v!r}")
 
 
+@autocast_op
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) over an (N, C, L) batch, run as :func:`conv2d` on
     the (N, C, 1, L) view (so cuDNN and the CPU's fast paths apply).

@@ -13,6 +13,7 @@ from ..autograd import Op
 from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .util import check_float, check_tensor, is_graph
 
 
@@ -93,6 +94,7 @@ class Linear(Op):
 
 
 
+@autocast_op
 def linear(input, weight, bias=None):
     """Affine map ``input @ weight.T + bias``.
 
