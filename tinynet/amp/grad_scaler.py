@@ -122,7 +122,7 @@ class GradScaler:
             if self._scale is None:
                 self._lazy_init(outputs.array)
             return outputs * Tensor._wrap(backend.to_device(self._scale, outputs.device))
-        if isinstance(outputs, (list, tuple)) or hasattr(outputs, "__iter__"):
+        if isinstance(outputs, (list, tuple)) or (hasattr(outputs, "__iter__") and not isinstance(outputs, str)):
             scaled = [self.scale(o) for o in outputs]
             return type(outputs)(scaled) if isinstance(outputs, (list, tuple)) else scaled
         raise ArgumentTypeError(f"GradScaler.scale: outputs must be a Tensor or an iterable of Tensors, got "
