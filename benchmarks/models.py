@@ -56,3 +56,26 @@ def torch_model(name):
             return F.log_softmax(self.fc2(F.relu(self.fc1(x.flatten(1)))), dim=1)
 
     return {"convnet": Net, "mlp": MLP}[name]()
+
+
+def _bn_convnet(nn, width=1):
+    """The reference convnet with BatchNorm after each convolution, as one Sequential (the
+    inference benchmark's fused-vs-unfused model; ``width`` multiplies the channels). The
+    same code builds tinynet's and PyTorch's version (``nn`` is either namespace)."""
+    c1, c2 = 10 * width, 20 * width
+    return nn.Sequential(
+        nn.Sequential(nn.Conv2d(1, c1, 5), nn.BatchNorm2d(c1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Conv2d(c1, c2, 5), nn.BatchNorm2d(c2), nn.ReLU(), nn.MaxPool2d(2)),
+        nn.Flatten(), nn.Linear(16 * c2, 50), nn.ReLU(), nn.Linear(50, 10))
+
+
+def bn_convnet(width=1):
+    """tinynet's BatchNorm convnet (see :func:`_bn_convnet`); ``model[0]`` holds the convolutions."""
+    import tinynet.nn as nn
+    return _bn_convnet(nn, width)
+
+
+def torch_bn_convnet(width=1):
+    """PyTorch's twin of :func:`bn_convnet`."""
+    import torch.nn as nn
+    return _bn_convnet(nn, width)

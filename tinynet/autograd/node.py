@@ -174,6 +174,8 @@ class Op:
         if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
             backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else numpy if on_cpu else backend.xp
+        if True in needs and not _grad_enabled.get():  # no_grad/inference_mode: forward need save nothing
+            needs = [False] * len(needs)
         self.needs_input_grad = needs = tuple(needs)
         self.saved = ()
         low = False  # bfloat16 inputs computed in float32: the outputs go back to bfloat16
@@ -186,7 +188,7 @@ class Op:
             y = _bf16_out(y)
         if _anomaly[0]:  # detect_anomaly: keep the creating stack, check for a new NaN
             anomaly.forward_hook(self, arrays, y)
-        record = True in needs and _grad_enabled.get()
+        record = True in needs
         if type(y) is tuple:
             return self._apply_several(args, y, record, low)
         # the output tensor, built here rather than by Tensor._wrap (one call fewer, each field
