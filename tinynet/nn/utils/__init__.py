@@ -1,4 +1,5 @@
-"""``tinynet.nn.utils``: PyTorch's ``torch.nn.utils`` helpers (:mod:`.rnn`: ``pad_sequence``; :mod:`.fusion`: BatchNorm folding)."""
+"""``tinynet.nn.utils``: PyTorch's ``torch.nn.utils`` helpers (:mod:`.rnn`: ``pad_sequence``;
+:mod:`.fusion`: BatchNorm folding)."""
 from . import fusion, rnn
 from .fusion import (fuse_conv_bn, fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval,
                      fuse_linear_bn_weights)
