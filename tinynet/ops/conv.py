@@ -152,7 +152,13 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     Forward decides once which path this call takes: cuDNN when all three directions
     are supported for the configuration, else the im2col path (with tinynet's kernels
     when they are enabled); backward takes the same path.
+
+    float16 and bfloat16 run in cuDNN with half-width io and float32 accumulation;
+    bfloat16 arrays reach it as they are (``bf16_native_gpu``), not widened first. The
+    bias add and bias gradient of half types (which tinynet's kernels lack) are CuPy's,
+    the gradient summed in float32.
     """
+    bf16_native_gpu = True
 
     def forward(self, xp, x, w, b):
         n, co, (ho, wo) = x.shape[0], w.shape[0], self.out
@@ -166,7 +172,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         if not w.flags.c_contiguous:
             w = xp.ascontiguousarray(w)
         y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype)
-        if b is not None and backend.kernels_enabled and b.dtype == y.dtype:
+        if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b):
             # one RawKernel launch: 4-6% less host time than CuPy's broadcast add
             gpu_ops.bias_add(y, xp.ascontiguousarray(b))
         elif b is not None:
@@ -183,7 +189,10 @@ class Conv2dCudnn(Conv2dIm2colGPU):
             gy = xp.ascontiguousarray(gy)
         gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
         gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
-        gb = gpu_ops.bias_grad(gy) if self.needs_input_grad[2] else None
+        gb = None
+        if self.needs_input_grad[2]:
+            gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
+                gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
         return gx, gw, gb
 
 
