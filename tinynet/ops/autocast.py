@@ -159,5 +159,5 @@ def autocast_op(fn):
             args, kwargs = cast_arguments(name, args, kwargs)
         return fn(*args, **kwargs)
 
-    op.autocast_name = name  # type: ignore[attr-defined]  # tests/test_amp.py finds the wrapped functions by it
+    op.autocast_name = name  # tests/test_amp.py finds the wrapped functions by it
     return op
