@@ -7,7 +7,10 @@ import importlib.util
 import os
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
-RECIPES = {"convnet": dict(lr=0.01, momentum=0.5), "mlp": dict(lr=0.05, momentum=0.0)}
+RECIPES = {"convnet": dict(lr=0.01, momentum=0.5), "mlp": dict(lr=0.05, momentum=0.0),
+           "cifar10": dict(lr=0.1, momentum=0.0)}
+INPUTS = {"convnet": (1, 28, 28), "mlp": (1, 28, 28), "cifar10": (3, 24, 24)}  # one image's shape
+LOGITS = {"cifar10"}  # models ending in logits (cross_entropy); the others end in log_softmax (nll_loss)
 
 
 def _example(name):
@@ -18,9 +21,13 @@ def _example(name):
 
 
 def tinynet_model(name):
-    """A fresh tinynet ``Net`` (from examples/mnist_convnet.py) or ``MLP`` (mnist_mlp.py)."""
+    """A fresh tinynet ``Net`` (from examples/mnist_convnet.py), ``MLP`` (mnist_mlp.py) or
+    the CIFAR-10 tutorial net (cifar10_convnet.py: 64-channel 5x5 convolutions, where tensor
+    cores matter)."""
     if name == "convnet":
         return _example("mnist_convnet").Net()
+    if name == "cifar10":
+        return _example("cifar10_convnet").Net()
     return _example("mnist_mlp").MLP()
 
 
@@ -55,4 +62,48 @@ def torch_model(name):
         def forward(self, x):
             return F.log_softmax(self.fc2(F.relu(self.fc1(x.flatten(1)))), dim=1)
 
-    return {"convnet": Net, "mlp": MLP}[name]()
+    class Cifar10(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 64, 5, padding=2)
+            self.norm1 = nn.LocalResponseNorm(9, alpha=0.001, beta=0.75, k=1.0)
+            self.conv2 = nn.Conv2d(64, 64, 5, padding=2)
+            self.norm2 = nn.LocalResponseNorm(9, alpha=0.001, beta=0.75, k=1.0)
+            self.local3 = nn.Linear(64 * 6 * 6, 384)
+            self.local4 = nn.Linear(384, 192)
+            self.softmax_linear = nn.Linear(192, 10)
+
+        @staticmethod
+        def pool(x):
+            return F.max_pool2d(F.pad(x, (0, 1, 0, 1)), 3, 2)
+
+        def forward(self, x):
+            x = self.norm1(self.pool(F.relu(self.conv1(x))))
+            x = self.pool(self.norm2(F.relu(self.conv2(x))))
+            x = F.relu(self.local3(x.flatten(1)))
+            return self.softmax_linear(F.relu(self.local4(x)))
+
+    return {"convnet": Net, "mlp": MLP, "cifar10": Cifar10}[name]()
+
+
+def _bn_convnet(nn, width=1):
+    """The reference convnet with BatchNorm after each convolution, as one Sequential (the
+    inference benchmark's fused-vs-unfused model; ``width`` multiplies the channels). The
+    same code builds tinynet's and PyTorch's version (``nn`` is either namespace)."""
+    c1, c2 = 10 * width, 20 * width
+    return nn.Sequential(
+        nn.Sequential(nn.Conv2d(1, c1, 5), nn.BatchNorm2d(c1), nn.ReLU(), nn.MaxPool2d(2),
+                      nn.Conv2d(c1, c2, 5), nn.BatchNorm2d(c2), nn.ReLU(), nn.MaxPool2d(2)),
+        nn.Flatten(), nn.Linear(16 * c2, 50), nn.ReLU(), nn.Linear(50, 10))
+
+
+def bn_convnet(width=1):
+    """tinynet's BatchNorm convnet (see :func:`_bn_convnet`); ``model[0]`` holds the convolutions."""
+    import tinynet.nn as nn
+    return _bn_convnet(nn, width)
+
+
+def torch_bn_convnet(width=1):
+    """PyTorch's twin of :func:`bn_convnet`."""
+    import torch.nn as nn
+    return _bn_convnet(nn, width)

@@ -21,6 +21,14 @@ drift by 20-40% for seconds to minutes at a time, so the frameworks take turns:
     python benchmarks/train_throughput.py --quick                 # under a minute
     TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda --graph
                         # whole-step CUDA graphs in both frameworks (benchmarks/graph_steps.py)
+    TINYNET_BACKEND=cupy python3 benchmarks/train_throughput.py --device cuda --amp fp16 \
+        --models convnet cifar10 --batch-sizes 64 512                 # mixed precision, both frameworks
+
+``--amp fp16`` runs each step under ``autocast(device, float16)`` with a ``GradScaler``,
+``--amp bf16`` under ``autocast(device, bfloat16)`` alone, in both frameworks with the same
+code (tinynet's API is PyTorch's). ``--models cifar10`` adds the CIFAR-10 tutorial net
+(64-channel 5x5 convolutions on 24x24 images, synthetic data), wide enough for tensor
+cores to matter.
 
 Prints a table with tinynet/PyTorch ratios and writes JSON to benchmarks/results/.
 """
@@ -40,9 +48,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def load_images(n, data_dir):
+def load_images(n, data_dir, model="convnet"):
     """``n`` real MNIST training images (normalised, float32 (n, 1, 28, 28)) and labels;
-    synthetic ones of the same shape when the files are not found."""
+    synthetic ones of the same shape when the files are not found, or of the CIFAR-10 net's
+    input shape (3, 24, 24) for ``model="cifar10"``."""
+    from models import INPUTS
+    if INPUTS[model] != (1, 28, 28):
+        rng = numpy.random.default_rng(0)
+        return rng.standard_normal((n, *INPUTS[model])).astype(numpy.float32), rng.integers(0, 10, n), "synthetic"
     try:
         from tinynet.data import datasets, transforms
         ds = datasets.MNIST(data_dir, train=True)
@@ -58,14 +71,17 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def make_step(framework, model_name, device, x, y, graph=False):
+def make_step(framework, model_name, device, x, y, amp="off", graph=False):
     """One framework's training step on the in-memory images: ``(step(lo, hi) -> loss,
     sync, loss_value)``. The step is the same code for both frameworks, only the library
-    differs; ``graph``: replayed from a whole-step CUDA graph (graph_steps.py)."""
+    differs; ``amp`` is "off", "fp16" (autocast + GradScaler) or "bf16" (autocast);
+    ``graph``: replayed from a whole-step CUDA graph (graph_steps.py; amp off only)."""
     if graph:
+        if amp != "off":
+            raise SystemExit("--graph runs the float32 step only (a GradScaler reads the host each step)")
         from graph_steps import make_graphed_step
         return make_graphed_step(framework, model_name, device, x, y)
-    from models import RECIPES, tinynet_model, torch_model
+    from models import LOGITS, RECIPES, tinynet_model, torch_model
     if framework == "tinynet":
         import tinynet as lib
         import tinynet.nn.functional as F
@@ -84,12 +100,17 @@ def make_step(framework, model_name, device, x, y, graph=False):
     model = make(model_name).to(device)
     opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
     xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)
+    criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
+    low = {"fp16": lib.float16, "bf16": lib.bfloat16}.get(amp)
+    scaler = lib.amp.GradScaler(device, enabled=amp == "fp16")
 
     def step(lo, hi):
         opt.zero_grad()
-        loss = F.nll_loss(model(xs[lo:hi]), ys[lo:hi])
-        loss.backward()
-        opt.step()
+        with lib.autocast(device, dtype=low, enabled=low is not None):
+            loss = criterion(model(xs[lo:hi]), ys[lo:hi])
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         return loss
 
     return step, sync or (lambda: None), lambda loss: loss.item()
@@ -110,9 +131,10 @@ def _summary(times, batch, final_loss):
             "images_per_s": batch / (ms / 1e3)}
 
 
-def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile, graph=False):
+def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile, amp="off",
+                  graph=False):
     """Time one framework alone: warm-up, then ``reps`` repetitions of ``steps`` steps."""
-    step, sync, final = make_step(framework, model_name, device, x, y, graph)
+    step, sync, final = make_step(framework, model_name, device, x, y, amp, graph)
     rng = numpy.random.default_rng(1)
     _rep(step, sync, _batches(len(x), batch, warmup, rng))
     prof = None
@@ -138,11 +160,11 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
     return out
 
 
-def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, graph=False):
+def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, amp="off", graph=False):
     """Time both frameworks in one process, repetition by repetition in alternating
     order, each repetition on the same batches for both: a slow phase of the host then
     falls on both frameworks alike instead of on whichever process ran through it."""
-    setups = {fw: make_step(fw, model_name, device, x, y, graph) for fw in frameworks}
+    setups = {fw: make_step(fw, model_name, device, x, y, amp, graph) for fw in frameworks}
     rng = numpy.random.default_rng(1)
     for step, sync, _ in setups.values():
         _rep(step, sync, _batches(len(x), batch, warmup, rng))
@@ -169,13 +191,13 @@ def _peak_memory(framework, device):
 
 
 def worker(args):
-    x, y, source = load_images(args.images, args.data_dir)
+    x, y, source = load_images(args.images, args.data_dir, args.model)
     if args.worker == "interleaved":
         res = run_interleaved(args.frameworks, args.model, args.batch, args.device, args.steps, args.reps,
-                              args.warmup, x, y, args.graph)
+                              args.warmup, x, y, args.amp, args.graph)
     else:
         res = {args.worker: run_framework(args.worker, args.model, args.batch, args.device, args.steps,
-                                          args.reps, args.warmup, x, y, args.profile, args.graph)}
+                                          args.reps, args.warmup, x, y, args.profile, args.amp, args.graph)}
     for fw, r in res.items():
         r["data"] = source
         r["peak_bytes"], r["peak_kind"] = _peak_memory(fw, args.device)
@@ -190,7 +212,9 @@ def main(argv=None):
     p.add_argument("--device", choices=["cpu", "cuda"], default=None,
                    help="default: cuda when tinynet's backend is cupy, else cpu")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
-    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp", "cifar10"])
+    p.add_argument("--amp", choices=["off", "fp16", "bf16"], default="off",
+                   help="mixed precision in both frameworks: autocast(fp16) + GradScaler, or autocast(bf16)")
     p.add_argument("--steps", type=int, default=None, help="timed steps per repetition")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions per round")
     p.add_argument("--rounds", type=int, default=None,
@@ -256,7 +280,8 @@ def main(argv=None):
             if args.profile and "profile" in row.get("tinynet", {}):
                 print(row["tinynet"]["profile"])
     meta = _meta(args)
-    suffix = ("_graph" if args.graph else "") + ("_quick" if args.quick else "")
+    suffix = (("_graph" if args.graph else "") + ("_quick" if args.quick else "")
+              + (f"_amp_{args.amp}" if args.amp != "off" else ""))
     out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
@@ -273,7 +298,8 @@ def _run_worker(args, fw, model, batch, steps):
         env["TINYNET_BACKEND"] = "numpy"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker", fw, "--model", model, "--batch",
            str(batch), "--device", args.device, "--steps", str(steps), "--reps", str(args.reps),
-           "--warmup", str(args.warmup), "--images", str(args.images), "--frameworks", *args.frameworks]
+           "--warmup", str(args.warmup), "--images", str(args.images), "--amp", args.amp,
+           "--frameworks", *args.frameworks]
     if args.graph:
         cmd.append("--graph")
     if args.data_dir:
@@ -309,7 +335,7 @@ def _interleave(args):
 
 
 def _meta(args):
-    meta = {"device": args.device, "python": platform.python_version(), "machine": platform.machine(),
+    meta = {"device": args.device, "amp": args.amp, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "method": "interleaved" if _interleave(args) else "separate processes", "graph": args.graph}
     try:

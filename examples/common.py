@@ -15,7 +15,7 @@ import curves
 import tinynet
 import tinynet.nn.functional as F
 from tinynet.data import datasets, transforms
-from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError
+from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError, TinynetError
 from tinynet.utils import summary
 from tinynet.utils.data import DataLoader
 
@@ -49,6 +49,8 @@ def build_parser(description, lr, momentum):
                         "(tinynet.compile; the results are bit-identical either way)")
     p.add_argument("--deterministic", action="store_true",
                    help="tinynet.use_deterministic_algorithms(True): bit-identical GPU runs and resumes")
+    p.add_argument("--amp", choices=["off", "fp16", "bf16"], default="off",
+                   help="mixed precision: autocast to float16 with a GradScaler, or to bfloat16 (default off)")
     p.add_argument("--resume", metavar="PATH", default=None,
                    help="continue the run a --checkpoint file stopped at (bit-identical to an uninterrupted run)")
     curves.add_arguments(p)
@@ -95,18 +97,50 @@ def load_checkpoint(path, model, optimizer, loader, device):
         state["loss_sum"] if in_epoch else None)
 
 
-def make_train_step(model, optimizer, args):
-    """The training step (zero_grad, forward, NLL loss, backward, SGD step) -> the loss.
-    On the GPU it is replayed from a CUDA graph (``tinynet.compile``) unless
-    ``--no-cuda-graph``; the returned loss is then the graph's output, overwritten by the
-    next step, so callers read or accumulate it before the next call."""
+class Amp:
+    """``--amp``: the autocast region of the forward pass and the backward/step with a
+    GradScaler (float16) or without one (bfloat16, off). On the CPU float16 runs NumPy's
+    float16 arithmetic and bfloat16 is stored as bfloat16 but computed in float32, so
+    neither is faster there (docs/amp.md); the flag is for the GPU."""
+
+    def __init__(self, mode, device):
+        self.mode, self.kind = mode, device.type
+        dtype = {"fp16": tinynet.float16, "bf16": tinynet.bfloat16}.get(mode)
+        self.region = tinynet.autocast(self.kind, dtype=dtype, enabled=dtype is not None)
+        self.scaler = tinynet.amp.GradScaler(self.kind, enabled=mode == "fp16")
+
+    def describe(self):
+        if self.mode == "off":
+            return "amp off (float32)"
+        scaler = ", GradScaler" if self.scaler.is_enabled() else ""
+        note = "" if self.kind == "cuda" else " (CPU: no speed-up expected, see docs/amp.md)"
+        return f"amp {self.mode}: autocast('{self.kind}'){scaler}{note}"
+
+    def step(self, loss, optimizer):
+        self.scaler.scale(loss).backward()
+        self.scaler.step(optimizer)
+        self.scaler.update()
+
+
+def make_train_step(model, optimizer, args, amp=None):
+    """The training step (zero_grad, forward, NLL loss, backward, SGD step) -> the loss,
+    under ``amp`` (an :class:`Amp`) when given. Without ``--amp`` it is replayed from a CUDA
+    graph on the GPU (``tinynet.compile``) unless ``--no-cuda-graph``; the returned loss is
+    then the graph's output, overwritten by the next step, so callers read or accumulate it
+    before the next call. (The GradScaler reads its found-inf flag on the host once per
+    step, which a graph cannot hold, so ``--amp`` steps run eagerly.)"""
     def train_step(x, y):
         optimizer.zero_grad()
-        loss = F.nll_loss(model(x), y)
-        loss.backward()
-        optimizer.step()
+        if amp is None:
+            loss = F.nll_loss(model(x), y)
+            loss.backward()
+            optimizer.step()
+        else:
+            with amp.region:
+                loss = F.nll_loss(model(x), y)
+            amp.step(loss, optimizer)
         return loss
-    return tinynet.compile(train_step) if getattr(args, "cuda_graph", False) else train_step
+    return tinynet.compile(train_step) if getattr(args, "cuda_graph", False) and amp is None else train_step
 
 
 def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None, recorder=None, step=None):
@@ -114,7 +148,7 @@ def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=Non
     (a :class:`curves.Recorder`) gets the loss of every ``--log-interval``-th batch; ``step``
     is :func:`make_train_step`'s function (made here when not given)."""
     model.train()
-    step = step or make_train_step(model, optimizer, args)
+    step = step or make_train_step(model, optimizer, args, getattr(args, "amp_state", None))
     done = loader.state_dict()["batches_yielded"] if total is not None else 0
     task = progress.add_task(f"epoch {epoch}", total=len(loader), completed=done)
     for i, (x, y) in enumerate(loader, start=done):
@@ -138,11 +172,15 @@ def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=Non
 
 
 @tinynet.no_grad()
-def evaluate(model, loader):
+def evaluate(model, loader, amp=None):
     model.eval()
     loss_sum, correct, n = None, None, 0
     for x, y in loader:
-        out = model(x)
+        if amp is None:
+            out = model(x)
+        else:
+            with amp.region:
+                out = model(x)
         batch_loss = F.nll_loss(out, y, reduction="sum")
         batch_correct = (out.argmax(1) == y).sum()
         loss_sum = batch_loss if loss_sum is None else loss_sum + batch_loss
@@ -179,9 +217,15 @@ def run(make_model, parser, argv=None, title="model"):
     device = tinynet.get_default_device()  # cuda when TINYNET_BACKEND picks the GPU, else cpu
     model = make_model().to(device)
     optimizer = tinynet.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
+    try:
+        args.amp_state = Amp(args.amp, device) if args.amp != "off" else None
+    except TinynetError as exc:  # bfloat16 on a CuPy without it
+        console.print(f"[bold red]error:[/] --amp {args.amp}: {escape(str(exc))}", soft_wrap=True)
+        return 2
     console.print(f"tinynet {tinynet.__version__}, backend [bold]{tinynet.backend.name}[/], "
                   f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images, "
-                  f"batch {args.batch_size}, {args.epochs} epochs")
+                  f"batch {args.batch_size}, {args.epochs} epochs"
+                  + (f", {args.amp_state.describe()}" if args.amp_state else ""))
     rows, first, total = [], 1, None
     if args.resume:
         first, rows, total = load_checkpoint(args.resume, model, optimizer, train_loader, device)
@@ -219,7 +263,7 @@ def _train(model, optimizer, train_loader, test_loader, train_set, device, args,
     """The epochs from ``first`` to ``args.epochs``; appends a row per epoch to ``rows``.
     Returns 0, or 3 when the loss became NaN/inf."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    step = make_train_step(model, optimizer, args)
+    step = make_train_step(model, optimizer, args, getattr(args, "amp_state", None))
     with Progress(*columns, console=console, transient=True) as progress:
         for epoch in range(first, args.epochs + 1):
             start = time.perf_counter()
@@ -232,7 +276,7 @@ def _train(model, optimizer, train_loader, test_loader, train_set, device, args,
                 return 3
             total = None
             seconds = time.perf_counter() - start
-            test_loss, acc = evaluate(model, test_loader)
+            test_loss, acc = evaluate(model, test_loader, getattr(args, "amp_state", None))
             row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,
                        seconds=seconds, images_per_s=len(train_set) / seconds)
             if device.type == "cuda":

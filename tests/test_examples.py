@@ -180,3 +180,18 @@ def test_char_transformer_example_learns_a_small_text(tmp_path, capsys):
     assert history[-1][2] < 0.6 * history[0][2], history  # validation loss falls on a repetitive text
     out = capsys.readouterr().out
     assert "tokens/s" in out and "sample:" in out
+
+
+@pytest.mark.parametrize("amp", ["bf16", "fp16"])
+@pytest.mark.parametrize("name", ["mnist_mlp", "mnist_convnet"])
+def test_amp_flag_trains(name, amp, mnist_dir):
+    """--amp on a small subset: the run finishes and learns (bfloat16 autocast, or float16
+    autocast with a GradScaler); the CPU gains no speed from it (docs/amp.md)."""
+    if amp == "fp16" and name == "mnist_convnet":
+        pytest.skip("NumPy's float16 convolutions take minutes on the CPU; the GPU tests cover it")
+    mod = _load(name)
+    args = ["--data-dir", mnist_dir, "--epochs", "1", "--no-download", "--train-subset", "1024", "--amp", amp,
+            "--lr", "0.1"]
+    assert mod.main(args) == 0
+    row = mod.main.results[0]
+    assert numpy.isfinite(row["train_loss"]) and row["accuracy"] > 30, row

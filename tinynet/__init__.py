@@ -13,8 +13,9 @@ except _metadata.PackageNotFoundError:  # run from a source tree that was never 
     __version__ = "0+unknown"
 from . import backend, devices, errors
 from .devices import device
-from .dtypes import (bool_, double, float16, float32, float64, get_default_dtype, half, int8, int16, int32,
-                     int64, long, set_default_dtype, short, uint8)
+from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, get_default_dtype, half, int8,
+                     int16, int32, int64, long, set_default_dtype, short, uint8)
+from .dtypes import torch_promote_types as promote_types
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
 from .dtypes import int32 as int  # noqa: A001  (torch.int)
@@ -60,6 +61,8 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
 from . import autograd, backends, cuda, nn, optim  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
 

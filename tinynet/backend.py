@@ -127,6 +127,36 @@ def to_device(a, device):
         return cp.asarray(a) if not isinstance(a, _CUPY_NDARRAY) else a.copy()
 
 
+_bf16_gpu: list = []  # [bool] once probed: does this CuPy compute on ml_dtypes' bfloat16?
+
+
+def cupy_has_bfloat16():
+    """True when the installed CuPy creates, casts and multiplies bfloat16 arrays (CuPy's
+    experimental ml_dtypes support); probed once with a tiny product."""
+    if not _bf16_gpu:
+        ok = False
+        if load_cupy() is not None:
+            try:
+                from .dtypes import bfloat16
+                a = cupy.ones((2, 2), dtype=numpy.float32).astype(bfloat16)
+                ok = float((a @ a).astype(numpy.float32)[0, 0]) == 2.0
+            except Exception:  # TypeError/NotImplementedError/compile errors of a CuPy without it
+                ok = False
+        _bf16_gpu.append(ok)
+    return _bf16_gpu[0]
+
+
+def check_bfloat16(op):
+    """Raise :class:`~tinynet.errors.UnsupportedDTypeError` naming ``op`` when bfloat16 cannot
+    live on the GPU here (CuPy without bfloat16 support)."""
+    if not cupy_has_bfloat16():
+        from .errors import UnsupportedDTypeError
+        version = getattr(cupy, "__version__", "none") if cupy is not None else "none"
+        raise UnsupportedDTypeError(
+            f"{op}: bfloat16 on a cuda device needs CuPy with bfloat16 (ml_dtypes) support; CuPy {version} "
+            f"has none here. Use float16 on the GPU, or bfloat16 on the CPU")
+
+
 def common_module(op, arrays):
     """Array module shared by ``arrays``; raise DeviceMismatchError when they mix devices."""
     mod = None

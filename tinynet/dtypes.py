@@ -2,8 +2,8 @@
 
 A tinynet dtype *is* a ``numpy.dtype`` (CuPy uses the same objects), spelled as in
 PyTorch: ``tinynet.float32`` (alias ``float``), ``float64`` (``double``), ``float16``
-(``half``), ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``), ``int8``,
-``uint8``, ``bool``. Python's ``float``/``int``/``bool`` and NumPy spellings such as
+(``half``), ``bfloat16``, ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``),
+``int8``, ``uint8``, ``bool``. Python's ``float``/``int``/``bool`` and NumPy spellings such as
 ``"float32"`` are accepted wherever a dtype is.
 
 Type promotion follows PyTorch, not NumPy: Python scalars and 0-d tensors do not widen a
@@ -19,6 +19,7 @@ dtypes agree everywhere. Where PyTorch refuses a pair tinynet raises too, except
 tinynet's ``maximum``/``minimum``/``logical_*`` and the comparison functions also take a
 Python number (PyTorch's take tensors only), and ``clamp`` of a bool tensor by a bool.
 """
+import ml_dtypes
 import numpy
 
 from .errors import DTypeError
@@ -32,9 +33,15 @@ int32 = numpy.dtype(numpy.int32)
 int64 = long = numpy.dtype(numpy.int64)
 uint8 = numpy.dtype(numpy.uint8)
 bool_ = numpy.dtype(numpy.bool_)
+# bfloat16 (8 exponent bits like float32, 7 mantissa bits) is ml_dtypes' NumPy extension type. NumPy
+# files it under kind "V", so "is it a float" goes through is_floating below, never dtype.kind == "f";
+# ops compute on it in float32 and round their results back (see autograd.node, docs/amp.md)
+bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
+BF16_SEEN = [False]  # set when a bfloat16 dtype is first asked for: until then Op.apply skips its bfloat16 check
 
 _state = {"default": float32}
 _FLOATS = (float16, float32, float64)
+_WIDTH = {bfloat16: 1, float16: 1, float32: 2, float64: 3}  # float16 and bfloat16 rank alike: neither holds the other
 
 
 def get_default_dtype():
@@ -71,25 +78,59 @@ def as_dtype(dtype, op):
     except (TypeError, ValueError, SyntaxError):  # NumPy parses some strings ("01") as Python literals
         raise DTypeError(f"{op}: unknown dtype {dtype!r}") from None
     if dt.kind not in "biuf":
-        raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer and floating-point dtypes only)")
+        if dt != bfloat16:
+            raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer and floating-point dtypes only)")
+        BF16_SEEN[0] = True
     return dt
 
 
 def is_floating(dtype):
-    return dtype.kind == "f"
+    """True for float16, bfloat16, float32 and float64 (NumPy files bfloat16 under kind "V")."""
+    return dtype.kind == "f" or dtype == bfloat16
+
+
+def finfo(type=None):
+    """Machine limits of a float dtype (``torch.finfo``): ``eps``, ``max``, ``min``, ``tiny``, ``bits``.
+
+    Args:
+        type: a floating-point dtype; default the default dtype (float32 unless changed).
+
+    Raises:
+        DTypeError: ``type`` is not a floating-point dtype.
+    """
+    dt = as_dtype(type, "finfo") if type is not None else _state["default"]
+    if not is_floating(dt):
+        raise DTypeError(f"finfo: expected a floating-point dtype, got {dt}")
+    return ml_dtypes.finfo(dt) if dt == bfloat16 else numpy.finfo(dt)
 
 
 def promote_types(a, b):
     """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to,
-    except that integers meeting floats take the float's width."""
+    except that integers meeting floats take the float's width; float16 with bfloat16 is
+    float32 (neither holds the other's range and precision)."""
     if a == b:
         return a
-    fa, fb = a.kind == "f", b.kind == "f"
+    fa, fb = is_floating(a), is_floating(b)
     if fa and not fb:
         return a
     if fb and not fa:
         return b
+    if fa:  # two floats: the wider; float16 and bfloat16 meet in float32
+        wa, wb = _WIDTH[a], _WIDTH[b]
+        return a if wa > wb else b if wb > wa else float32
     return numpy.promote_types(a, b)
+
+
+def torch_promote_types(type1, type2):
+    """``torch.promote_types``: the dtype :func:`promote_types` gives for two dtypes.
+
+    Raises:
+        DTypeError: an argument is not a dtype tinynet supports.
+    """
+    a, b = as_dtype(type1, "promote_types"), as_dtype(type2, "promote_types")
+    if a is None or b is None:
+        raise DTypeError(f"promote_types: expected two dtypes, got {type1!r} and {type2!r}")
+    return promote_types(a, b)
 
 
 def _combine(higher, lower):
@@ -100,9 +141,9 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
-    if higher.kind == "f":
+    if is_floating(higher):
         return higher
-    if higher.kind == "b" or lower.kind == "f":
+    if higher.kind == "b" or is_floating(lower):
         return promote_types(higher, lower)
     return higher
 
@@ -141,7 +182,7 @@ def result_type(*operands):
 def can_cast(src, dst):
     """PyTorch's rule for writing a result of dtype ``src`` into a tensor of dtype ``dst``
     (in-place ops, ``out=``): no float into an integer or bool, no integer into a bool."""
-    if src.kind == "f" and dst.kind in "biu":
+    if is_floating(src) and dst.kind in "biu":
         return False
     if src.kind in "iu" and dst.kind == "b":
         return False
@@ -151,4 +192,4 @@ def can_cast(src, dst):
 def float_for(dtype):
     """The float dtype an op with float output uses for input ``dtype``: the dtype itself
     if it is a float, else the default float dtype (``exp(int tensor)`` is float32)."""
-    return dtype if dtype.kind == "f" else _state["default"]
+    return dtype if is_floating(dtype) else _state["default"]

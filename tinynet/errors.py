@@ -45,6 +45,11 @@ class DTypeError(TinynetError, TypeError):
     """An argument has the wrong dtype (e.g. float targets for ``nll_loss``)."""
 
 
+class UnsupportedDTypeError(DTypeError, RuntimeError):
+    """A dtype tinynet knows but cannot compute in here (bfloat16 on a CuPy without it;
+    PyTorch raises RuntimeError for a device without bfloat16)."""
+
+
 class ArgumentError(TinynetError, ValueError):
     """An argument has a value the op does not accept (a negative size, an unknown mode,
     ``randint`` with ``high <= low``, an ``einsum`` equation that does not fit, ...)."""
@@ -75,6 +80,16 @@ class DeviceError(BackendError):
 
 class AutogradError(TinynetError, RuntimeError):
     """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
+
+
+class AutocastError(TinynetError, RuntimeError):
+    """An op that is unsafe under autocast was called in an autocast region
+    (binary_cross_entropy on CUDA), or autocast was asked for a device type it lacks."""
+
+
+class GradScalerError(TinynetError, RuntimeError):
+    """A GradScaler method called out of order (``unscale_`` twice before ``update``, ``step``
+    before ``scale``, ...), as PyTorch's GradScaler refuses it."""
 
 
 class AnomalyError(AutogradError):

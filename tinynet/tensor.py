@@ -11,6 +11,7 @@ import copy as _copy
 
 import numpy
 
+from .dtypes import is_floating
 from . import backend, capture, devices, dtypes
 from .autograd import engine, node
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
@@ -166,7 +167,7 @@ class Tensor:
         return int(self.array.nbytes)
 
     def is_floating_point(self):
-        return self.array.dtype.kind == "f"
+        return is_floating(self.array.dtype)
 
     def is_contiguous(self):
         """True when the elements are laid out in C order without gaps."""
@@ -298,7 +299,7 @@ class Tensor:
             DTypeError: asked for a non-float tensor.
             AutogradError: unset on a non-leaf tensor.
         """
-        if requires_grad and self.array.dtype.kind != "f":
+        if requires_grad and not is_floating(self.array.dtype):
             raise DTypeError(f"requires_grad_: only floating-point tensors can require gradients, "
                              f"got {self.dtype}")
         if not requires_grad and self._grad_fn is not None:

@@ -25,6 +25,7 @@ custom kernels, e.g. a ``cupy.RawKernel``.
 import functools
 import types
 
+from ..dtypes import is_floating
 from ..errors import AutogradError, ArgumentTypeError
 from . import grad_mode, node
 from .node import FREED, Op
@@ -140,7 +141,7 @@ class FunctionCtx(Op):
                     view._vc = o._vc
                     o = view
                 o.requires_grad = False
-                if differentiable and o.array.dtype.kind == "f":
+                if differentiable and is_floating(o.array.dtype):
                     o.requires_grad = True
                     o._grad_fn = self
                     o._output_nr = len(fresh)

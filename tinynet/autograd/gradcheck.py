@@ -7,6 +7,7 @@ one from one backward per output element. They must agree elementwise within
 """
 import numpy
 
+from ..dtypes import is_floating
 from ..errors import DTypeError, GradcheckError
 from . import node
 from .engine import grad as _grad
@@ -18,7 +19,7 @@ def _as_tuple(x):
 
 def _outputs(func, inputs):
     Tensor = node.tensor_type
-    return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and o.dtype.kind == "f"]
+    return [o for o in _as_tuple(func(*inputs)) if isinstance(o, Tensor) and is_floating(o.dtype)]
 
 
 def _flat(outputs):

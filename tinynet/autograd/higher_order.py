@@ -11,6 +11,7 @@ and the result can be differentiated again. An op that does not declare
 :class:`_NotTwiceDifferentiable`, which raises only if something differentiates them.
 """
 from typing import Any
+from ..dtypes import is_floating
 from . import grad_mode, node
 from ..errors import AutogradError
 from .node import Op
@@ -43,7 +44,7 @@ def _output_tensor(op, k, array):
     t = node._wrap(array)
     if 2 * k < len(op._out_state):
         t._vc = op._out_state[2 * k]
-    if array.dtype.kind == "f":
+    if is_floating(array.dtype):
         t.requires_grad, t._grad_fn, t._output_nr = True, op, k
     return t
 

@@ -21,6 +21,7 @@ import weakref
 
 import numpy
 
+from ..dtypes import BF16_SEEN, bfloat16, float32, is_floating
 from .. import backend
 from ..errors import AutogradError
 from . import anomaly
@@ -84,6 +85,12 @@ class Op:
             needs; if False, a ``create_graph`` backward first reruns the generic forward.
         is_view (bool): the output shares the input's memory (views share the version
             counter of their base).
+        bf16_native (bool): the op runs on bfloat16 arrays as they are (views, copies,
+            casts). Every other op computes on bfloat16 inputs in float32 and rounds its
+            float32 outputs back to bfloat16 when all its float inputs were bfloat16 (as
+            PyTorch's CPU kernels do), through :func:`_bf16_in` / :func:`_bf16_out`.
+        bf16_native_gpu (bool): the same on CuPy arrays only (cuBLAS and cuDNN take
+            bfloat16 with float32 accumulation), when the installed CuPy has bfloat16.
     """
 
     # slots for what every recorded op sets, so an op without settings of its own needs no
@@ -95,6 +102,8 @@ class Op:
     twice_differentiable = False
     gpu_saves_generic = False
     is_view = False
+    bf16_native = False
+    bf16_native_gpu = False
     n_outputs = 1
     # Set by apply when it records:
     #   _seq: a number increasing with each op recorded, by which the engine orders the walk
@@ -165,16 +174,23 @@ class Op:
         if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
             backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else numpy if on_cpu else backend.xp
+        if True in needs and not _grad_enabled.get():  # no_grad/inference_mode: forward need save nothing
+            needs = [False] * len(needs)
         self.needs_input_grad = needs = tuple(needs)
         self.saved = ()
+        low = False  # bfloat16 inputs computed in float32: the outputs go back to bfloat16
+        if BF16_SEEN[0] and not self.bf16_native and not (on_gpu and self.bf16_native_gpu):
+            arrays, low = _bf16_in(arrays)
         # the path is recorded so backward takes the same one, whatever the switch says later
         self.gpu_path = gpu = on_gpu and backend.kernels_enabled and hasattr(self, "forward_gpu")
         y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
+        if low:
+            y = _bf16_out(y)
         if _anomaly[0]:  # detect_anomaly: keep the creating stack, check for a new NaN
             anomaly.forward_hook(self, arrays, y)
-        record = True in needs and _grad_enabled.get()
+        record = True in needs
         if type(y) is tuple:
-            return self._apply_several(args, y, record)
+            return self._apply_several(args, y, record, low)
         # the output tensor, built here rather than by Tensor._wrap (one call fewer, each field
         # set once): the same fields as _wrap sets, which tests/test_autograd_order.py checks
         out = _new(Tensor)
@@ -196,7 +212,7 @@ class Op:
             return out
         self.inputs = args
         self._seq = next_seq()
-        if y.dtype.kind == "f":  # integer and bool outputs carry no gradient
+        if y.dtype.kind == "f" or is_floating(y.dtype):  # integer and bool outputs carry no gradient
             out.requires_grad = True
             out._grad_fn = self
         else:
@@ -207,9 +223,11 @@ class Op:
             self._out_state = (cell, id(y))
         else:
             self._stamp, self._out_state, self._gate = None, (), NO_LIMIT
+        if low:  # the general path of the walk, whose run_backward widens the gradients
+            self._low, self._gate = True, -1
         return out
 
-    def _apply_several(self, args, ys, record):
+    def _apply_several(self, args, ys, record, low=False):
         """The end of :meth:`apply` for an op with several outputs (``ys``, a tuple of arrays)."""
         outs = tuple(_wrap(a) for a in ys)
         if self.is_view:  # views of the first argument, e.g. the pieces of split()
@@ -223,7 +241,7 @@ class Op:
         self.n_outputs = len(outs)
         self._out_meta = [(a.shape, a.dtype) for a in ys]
         for k, o in enumerate(outs):
-            if ys[k].dtype.kind == "f":
+            if is_floating(ys[k].dtype):
                 o.requires_grad = True
                 o._grad_fn = self
                 o._output_nr = k
@@ -233,6 +251,7 @@ class Op:
         else:
             self._stamp, self._out_state = None, ()
         self._gate = -1  # the engine's general path sums and fills the outputs' gradients
+        self._low = low
         return outs
 
     def saved_role(self, s):
@@ -318,7 +337,35 @@ class Op:
         self.gpu_path = gpu
         return self.forward_gpu(xp, *args) if gpu else self.forward(xp, *args)
 
+    _low = False  # forward ran bfloat16 inputs in float32 (see bf16_native)
+
     def run_backward(self, xp, grads):
         """Backward on arrays along the path forward took (``backward_gpu`` after ``forward_gpu``)."""
         backward = self.backward_gpu if self.gpu_path and hasattr(self, "backward_gpu") else self.backward
+        if self._low:  # the saved arrays are float32: so are the gradients it works on
+            grads = [g.astype(float32) if g is not None and g.dtype == bfloat16 else g for g in grads]
         return backward(xp, *grads)
+
+
+def _bf16_in(arrays):
+    """``arrays`` with bfloat16 arrays widened to float32, and whether the outputs go back to
+    bfloat16: True when bfloat16 arrays were the only float arrays (bfloat16 with float16
+    or float32 promotes to float32 in PyTorch, which the float32 computation already gives)."""
+    low = other = False
+    out = []
+    for a in arrays:
+        dt = getattr(a, "dtype", None)
+        if dt is not None and hasattr(a, "shape"):
+            if dt == bfloat16:
+                a, low = a.astype(float32), True
+            elif is_floating(dt):
+                other = True
+        out.append(a)
+    return (out, True) if low and not other else (out if low else arrays, False)
+
+
+def _bf16_out(y):
+    """Float32 outputs of an op run on widened bfloat16 inputs, rounded back to bfloat16."""
+    if type(y) is tuple:
+        return tuple(_bf16_out(a) for a in y)
+    return y.astype(bfloat16) if getattr(y, "dtype", None) == float32 else y

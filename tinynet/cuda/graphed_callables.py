@@ -37,8 +37,8 @@ def make_graphed_callables(callables, sample_args, num_warmup_iters=3, allow_unu
         tuple of them.
 
     Raises:
-        ArgumentTypeError: a sample argument is not a tensor. ArgumentError: the numbers of
-        callables and sample argument tuples differ.
+        ArgumentTypeError: a sample argument is not a tensor.
+        ArgumentError: the numbers of callables and sample argument tuples differ.
         GraphCaptureError: the forward or backward cannot be captured.
     """
     single = not isinstance(callables, tuple)

@@ -20,6 +20,7 @@ import logging
 import numpy
 
 from .. import backend, determinism
+from ..dtypes import bfloat16
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
@@ -63,8 +64,10 @@ def usable_for(x, settings):
             and x.dtype in _DTYPES and _load() is not None)
 
 
+# io types; the compute (accumulation) type is FLOAT for all but DOUBLE (see _build): float16 and
+# bfloat16 convolutions read and write half-width data and sum in float32, as PyTorch's do
 _DTYPES = {numpy.dtype(numpy.float32): "FLOAT", numpy.dtype(numpy.float16): "HALF",
-           numpy.dtype(numpy.float64): "DOUBLE"}
+           numpy.dtype(numpy.float64): "DOUBLE", bfloat16: "BFLOAT16"}
 
 
 def _handle(cudnn, cp):

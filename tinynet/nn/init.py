@@ -24,6 +24,7 @@ import warnings
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend
 from ..autograd.node import bump_version
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -36,7 +37,7 @@ _LINEAR = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_tra
 def _check(op, tensor, floating=False):
     if not isinstance(tensor, Tensor):
         raise ArgumentTypeError(f"{op}: expected a Tensor, got {type(tensor).__name__}")
-    if floating and tensor.dtype.kind != "f":
+    if floating and not is_floating(tensor.dtype):
         raise DTypeError(f"{op}: expected a floating-point tensor, got {tensor.dtype}")
 
 

@@ -9,11 +9,13 @@ max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
 from typing import Any
 import math
 
+from ..dtypes import is_floating
 from .. import dtypes
 from ..autograd import Op
 from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .inplace import inplace_apply
 from .unary import _erf
 from .util import check_choice, check_float, check_number, check_tensor, dim_index, is_graph
@@ -292,7 +294,7 @@ def _to_float(op, input):
     """Integer and bool tensors become the default float dtype (PyTorch's rule for ops
     with a float result)."""
     check_tensor(op, "input", input)
-    return input if input.array.dtype.kind == "f" else input.to(dtypes.get_default_dtype())
+    return input if is_floating(input.array.dtype) else input.to(dtypes.get_default_dtype())
 
 
 def sigmoid(input):
@@ -320,6 +322,7 @@ def gelu(input, approximate="none"):
     return GELU(approximate).apply(input)
 
 
+@autocast_op
 def softmax(input, dim=None, dtype=None):
     """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape.
 
@@ -334,6 +337,7 @@ def softmax(input, dim=None, dtype=None):
     return Softmax(_axis("softmax", dim, input.ndim)).apply(input)
 
 
+@autocast_op
 def log_softmax(input, dim=None, dtype=None):
     """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
     check_tensor("log_softmax", "input", input)

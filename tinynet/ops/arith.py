@@ -19,10 +19,12 @@ import numbers
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import dtypes
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .util import array_of, operand
 
 
@@ -231,7 +233,7 @@ def _promote(op, a, b):
         if type(b) is Tensor:
             if b.array.dtype == da:
                 return a, b, da, False
-        elif type(b) is float and da.kind == "f" or type(b) is int and da.kind in "fiu":
+        elif type(b) is float and is_floating(da) or type(b) is int and da.kind in "fiu":
             return a, b, da, False  # a Python number of a kind NumPy keeps weak, like PyTorch
     a, b = operand(op, a), operand(op, b)
     if not isinstance(a, Tensor) and not isinstance(b, Tensor):
@@ -347,6 +349,7 @@ def floor_divide(input, other):
     return div(input, other, rounding_mode="floor")
 
 
+@autocast_op
 def pow(input, exponent):
     """``input ** exponent``; ``d/da = b a^(b-1)`` (0 where b == 0), ``d/db = a^b ln a``
     (0 where a == 0 and b >= 0), as PyTorch.

@@ -55,6 +55,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..kernels import attention as fused
 from ..random import generator_for
+from .autocast import autocast_op
 from .util import cast, check_float, check_tensor, is_graph, unbroadcast
 
 
@@ -228,6 +229,7 @@ def _check_number(op, name, v):
     return float(v)
 
 
+@autocast_op
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
                                  enable_gqa=False):
     """Attention weights ``softmax(query key^T * scale + mask)`` applied to ``value``.

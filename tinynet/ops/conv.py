@@ -24,6 +24,7 @@ from ..backends import cudnn as settings
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .cpu import conv as cpu_conv
 from .cpu.conv import split_bias_grad, with_bias
 from .shape import squeeze, unsqueeze
@@ -151,7 +152,13 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     Forward decides once which path this call takes: cuDNN when all three directions
     are supported for the configuration, else the im2col path (with tinynet's kernels
     when they are enabled); backward takes the same path.
+
+    float16 and bfloat16 run in cuDNN with half-width io and float32 accumulation;
+    bfloat16 arrays reach it as they are (``bf16_native_gpu``), not widened first. The
+    bias add and bias gradient of half types (which tinynet's kernels lack) are CuPy's,
+    the gradient summed in float32.
     """
+    bf16_native_gpu = True
 
     def forward(self, xp, x, w, b):
         n, co, (ho, wo) = x.shape[0], w.shape[0], self.out
@@ -165,7 +172,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         if not w.flags.c_contiguous:
             w = xp.ascontiguousarray(w)
         y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype)
-        if b is not None and backend.kernels_enabled and b.dtype == y.dtype:
+        if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b):
             # one RawKernel launch: 4-6% less host time than CuPy's broadcast add
             gpu_ops.bias_add(y, xp.ascontiguousarray(b))
         elif b is not None:
@@ -182,7 +189,10 @@ class Conv2dCudnn(Conv2dIm2colGPU):
             gy = xp.ascontiguousarray(gy)
         gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
         gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
-        gb = gpu_ops.bias_grad(gy) if self.needs_input_grad[2] else None
+        gb = None
+        if self.needs_input_grad[2]:
+            gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
+                gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
         return gx, gw, gb
 
 
@@ -232,6 +242,7 @@ def _conv_op(input, stride, padding, dilation, groups, out, wshape):
     return Conv2dIm2col(stride, padding, dilation, groups, out)
 
 
+@autocast_op
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-D convolution (cross-correlation) over an NCHW batch.
 
@@ -288,6 +299,7 @@ def single(op, name, v):
     raise ArgumentTypeError(f"{op}: {name} must be an int or a tuple of one int, got {v!r}")
 
 
+@autocast_op
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-D convolution (cross-correlation) over an (N, C, L) batch, run as :func:`conv2d` on
     the (N, C, 1, L) view (so cuDNN and the CPU's fast paths apply).

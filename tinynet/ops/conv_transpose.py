@@ -28,11 +28,13 @@ Differences from PyTorch: ``padding`` must be ints (PyTorch's TypeError for a st
 ``ArgumentTypeError``, also a TypeError); the ``RuntimeError``s of bad shapes and
 output_padding are ``ShapeError``/``ArgumentError`` (ValueErrors).
 """
+from ..dtypes import is_floating
 from ..autograd import Op
 from ..backends import cudnn as settings
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .conv import Conv2dIm2col, single
 from .shape import squeeze, unsqueeze
 from .util import check_tensor
@@ -163,7 +165,7 @@ def _check(op, input, weight, bias, groups, spatial):
         kernel = "kH, kW" if spatial == 2 else "k"
         raise ShapeError(f"{op}: expected weight of shape (C_in, C_out/groups, {kernel}), got {weight.shape}")
     for name, t in (("input", input), ("weight", weight), ("bias", bias)):
-        if isinstance(t, Tensor) and t.dtype.kind != "f":
+        if isinstance(t, Tensor) and not is_floating(t.dtype):
             raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
         if isinstance(t, Tensor) and t.dtype != input.dtype:
             raise DTypeError(f"{op}: input ({input.dtype}) and {name} ({t.dtype}) must have the same dtype")
@@ -208,6 +210,7 @@ def _run(op, x, w, bias, stride, padding, output_padding, groups, dilation, nd):
     return ConvTranspose2dOp(stride, padding, dilation, groups, out).apply(x, w, bias)
 
 
+@autocast_op
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-D transposed convolution ("deconvolution"): the input gradient of conv2d, as a layer.
 
@@ -242,6 +245,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return squeeze(y, 0) if unbatched else y
 
 
+@autocast_op
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-D transposed convolution, run as :func:`conv_transpose2d` on the (N, C, 1, L) view.
 

@@ -9,6 +9,7 @@ no complex dtype.
 """
 import builtins
 
+from ..dtypes import is_floating
 from .. import backend, devices, dtypes
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -18,6 +19,7 @@ from .util import check_tensor, is_graph
 
 class Cast(Op):
     name = "to_dtype"
+    bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -27,7 +29,9 @@ class Cast(Op):
     def forward(self, xp, x):
         self.in_dtype = x.dtype
         target = xp.dtype(self.dtype)
-        if x.dtype.kind == "f" and target.kind in "iu" and target.itemsize < 8:
+        if target == dtypes.bfloat16:
+            dtypes.BF16_SEEN[0] = True  # from now on Op.apply widens bfloat16 inputs (autograd.node)
+        if is_floating(x.dtype) and target.kind in "iu" and target.itemsize < 8:
             # float -> narrow integer through int64, so that out-of-range values wrap on the GPU
             # as on the CPU and in PyTorch (a direct GPU conversion saturates: -2.7 -> uint8 gives
             # 0 there, 254 in PyTorch)
@@ -40,6 +44,7 @@ class Cast(Op):
 
 class ToDevice(Op):
     name = "to_device"
+    bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -58,6 +63,7 @@ class Clone(Op):
     """A copy: ``order="K"`` keeps the memory layout (PyTorch's ``preserve_format``),
     ``"C"`` makes it C-contiguous."""
     name = "clone"
+    bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -133,6 +139,8 @@ def to(input, *args, **kwargs):
             out = ToDevice(dev).apply(out)
     if dtype is not None:
         dt = dtypes.as_dtype(dtype, "to")
+        if dt == dtypes.bfloat16 and out.is_cuda:
+            backend.check_bfloat16("to")
         if dt != out.dtype:
             out = Cast(dt).apply(out)
     if copy and out is input:
@@ -141,7 +149,8 @@ def to(input, *args, **kwargs):
 
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
-               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+               "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+               "bfloat16": "BFloat16"}
 
 
 def type(input, dtype=None, non_blocking=False):
@@ -181,6 +190,7 @@ def _caster(name, dt):
 float = _caster("float", dtypes.float32)
 double = _caster("double", dtypes.float64)
 half = _caster("half", dtypes.float16)
+bfloat16 = _caster("bfloat16", dtypes.bfloat16)
 long = _caster("long", dtypes.int64)
 int = _caster("int", dtypes.int32)
 short = _caster("short", dtypes.int16)

@@ -15,6 +15,7 @@ import numbers
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, devices, dtypes
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
@@ -316,7 +317,7 @@ def is_tensor(obj):
 
 def is_floating_point(input):
     """True when ``input`` has a floating-point dtype."""
-    return check_tensor("is_floating_point", "input", input).array.dtype.kind == "f"
+    return is_floating(check_tensor("is_floating_point", "input", input).array.dtype)
 
 
 def numel(input):

@@ -29,6 +29,7 @@ from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from . import shape
 from .util import check_tensor, is_graph
 
@@ -174,6 +175,7 @@ def _sublists(args):
     return equation, tuple(ops)
 
 
+@autocast_op
 def einsum(equation, *operands):
     """Einstein summation over ``operands`` as described by ``equation`` (see the module
     docstring): ``einsum('ij,jk->ik', a, b)`` is ``a @ b``, ``einsum('ii', a)`` the trace,

@@ -26,6 +26,7 @@ from ..autograd.node import bump_version
 from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, IndexOutOfRangeError,
                       ShapeError)
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .indexing import IndexAddInto
 from .inplace import copy_
 from .stats import norm
@@ -198,6 +199,7 @@ def one_hot(tensor, num_classes=-1):
     return Tensor._wrap((a[..., None] == xp.arange(c)).astype(numpy.int64))
 
 
+@autocast_op
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` with the p-norm taken along ``dim``.
 

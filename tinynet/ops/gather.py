@@ -16,6 +16,7 @@ from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .indexing import _add_at, _check_range, _index_tensor
 from .util import check_number, check_tensor, dim_index
 
@@ -180,6 +181,7 @@ def scatter(input, dim, index, src=None, *, value=None):
     return _scatter("scatter", input, dim, index, src if src is not None else value, add=False)
 
 
+@autocast_op
 def scatter_add(input, dim, index, src):
     """A copy of ``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate)."""
     check_tensor("scatter_add", "src", src)

@@ -16,6 +16,7 @@ import math
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, determinism
 from ..autograd import Op
 from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
@@ -130,7 +131,7 @@ def to_index(index, xp, shape=None, op="getitem"):
     for i in items:
         if isinstance(i, Tensor):
             a = i.array
-            if a.dtype.kind == "f":
+            if is_floating(a.dtype):
                 raise DTypeError(f"{op}: tensors used as indices must be long, int, bool or uint8, got {a.dtype}")
             if a.dtype == numpy.uint8:
                 a = a.astype(bool)

@@ -36,7 +36,9 @@ import warnings
 
 import numpy
 
+from ..dtypes import is_floating
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from .autocast import autocast_op
 from . import shape as S
 from .axis_map import AxisMap, is_identity, transpose_table
 from .util import check_int, check_tensor
@@ -104,6 +106,7 @@ def _spatial(op, name, value, dim, input, kind):
     return tuple(kind(v) for v in values)
 
 
+@autocast_op
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resample the spatial dims of a batch: 1-D (N, C, L) or 2-D (N, C, H, W).
@@ -161,7 +164,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _LINEAR and input.ndim != _LINEAR[mode]:
         raise ShapeError(f"{op}: got {input.ndim}-D input of shape {input.shape}, but {mode} mode needs "
                          f"{_LINEAR[mode]}-D input")
-    if input.dtype.kind != "f" and not (nearest and input.dtype == numpy.uint8):
+    if not is_floating(input.dtype) and not (nearest and input.dtype == numpy.uint8):
         raise DTypeError(f"{op}: mode={mode!r} expects a floating-point input, got {input.dtype}")
     in_sizes = input.shape[2:]
     if size is not None:

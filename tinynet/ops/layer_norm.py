@@ -31,6 +31,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..kernels import cuda
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .normalization import batch_norm
 from .shape import reshape
 from .util import check_float, check_int, is_graph
@@ -212,6 +213,7 @@ def _number(op, name, v):
     return float(v)
 
 
+@autocast_op
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Layer normalisation over the last ``len(normalized_shape)`` dims.
 
@@ -267,6 +269,7 @@ def _normalize_blocks(input, blocks, eps):
     return reshape(y, input.shape)
 
 
+@autocast_op
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     """Group normalisation: the C channels of each sample in ``num_groups`` groups, each
     group normalised over its channels and spatial positions, then a per-channel affine map.

@@ -13,6 +13,7 @@ import numpy
 from ..autograd import Op
 from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from . import arith, shape
 from .util import check_tensor, operand, unbroadcast
 
@@ -50,6 +51,7 @@ class MatMul(Op):
         return ga, gb
 
 
+@autocast_op
 def matmul(input, other):
     """Matrix product with NumPy's ``@`` rules (1-D operands, batched broadcasting).
 
@@ -118,6 +120,7 @@ def _inner(op, n1, a, n2, b, ka, kb):
                          f"{ka} != {kb})")
 
 
+@autocast_op
 def mm(input, mat2):
     """Matrix product of 2-D ``input`` (n, m) and ``mat2`` (m, p): (n, p). No broadcasting
     (``matmul`` broadcasts).
@@ -134,6 +137,7 @@ def mm(input, mat2):
     return Mm().apply(a, b)
 
 
+@autocast_op
 def bmm(input, mat2):
     """Batched matrix product of 3-D ``input`` (b, n, m) and ``mat2`` (b, m, p): (b, n, p).
     The batch sizes must be equal (no broadcasting).
@@ -153,6 +157,7 @@ def bmm(input, mat2):
     return Bmm().apply(a, b)
 
 
+@autocast_op
 def mv(input, vec):
     """Matrix-vector product of 2-D ``input`` (n, m) and 1-D ``vec`` (m,): (n,).
 
@@ -168,6 +173,7 @@ def mv(input, vec):
     return Mv().apply(a, v)
 
 
+@autocast_op
 def dot(input, tensor):
     """Inner product of two 1-D tensors of equal length: a 0-d tensor. (PyTorch names the
     second argument ``tensor``.)
@@ -281,6 +287,7 @@ def _add_product(op, input, a, b, beta, alpha, names, out_shape):
     return AddMatMul(op, beta, alpha, tuple(out_shape)).apply(input, a, b)
 
 
+@autocast_op
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D ``mat1`` (n, m) and ``mat2`` (m, p),
     ``input`` broadcast to (n, p). With ``beta == 0`` ``input`` is ignored (NaN included),
@@ -298,6 +305,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return _add_product("addmm", input, a, b, beta, alpha, ("mat1", "mat2"), (a.shape[0], b.shape[1]))
 
 
+@autocast_op
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)`` for 2-D ``mat`` (n, m) and 1-D ``vec`` (m,),
     ``input`` broadcast to (n,); ``beta == 0`` ignores ``input`` (NaN included).
@@ -323,6 +331,7 @@ def _batches(op, a, b):
     return a, b
 
 
+@autocast_op
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)`` for 3-D ``batch1`` (B, n, m) and
     ``batch2`` (B, m, p), ``input`` broadcast to (B, n, p); ``beta == 0`` ignores ``input``.
@@ -335,6 +344,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
                         (a.shape[0], a.shape[1], b.shape[2]))
 
 
+@autocast_op
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_i batch1[i] @ batch2[i]`` for 3-D ``batch1`` (B, n, m) and
     ``batch2`` (B, m, p), ``input`` broadcast to (n, p); ``beta == 0`` ignores ``input``.

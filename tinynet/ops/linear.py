@@ -8,11 +8,14 @@ gradient through the per-channel reduction kernel.
 """
 import math
 
+import numpy
+
 from .. import parallel
 from ..autograd import Op
 from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .util import check_float, check_tensor, is_graph
 
 
@@ -30,7 +33,7 @@ class Linear(Op):
     the per-channel reduction kernel.
     """
     name = "linear"
-
+    bf16_native_gpu = True  # cuBLAS multiplies bfloat16 with float32 accumulation (CuPy with bfloat16)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -60,8 +63,8 @@ class Linear(Op):
         g2 = gy.reshape(_rows(gy))
         if need_w:
             gw = parallel.matmul(g2.T, x.reshape(_rows(x)))
-        if need_b:
-            gb = g2.sum(axis=0)
+        if need_b:  # half types (float16, bfloat16) summed in float32, as PyTorch accumulates
+            gb = g2.sum(axis=0) if g2.dtype.itemsize > 2 else g2.sum(axis=0, dtype=numpy.float32).astype(g2.dtype)
         return gx, gw, gb
 
     def forward_gpu(self, xp, x, w, b):
@@ -93,6 +96,7 @@ class Linear(Op):
 
 
 
+@autocast_op
 def linear(input, weight, bias=None):
     """Affine map ``input @ weight.T + bias``.
 

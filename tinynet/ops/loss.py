@@ -11,10 +11,12 @@ import warnings
 
 import numpy
 
+from ..dtypes import is_floating
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..kernels import cuda, gpu_ops
 from ..tensor import Tensor
+from .autocast import autocast_op
 from . import activation, reduction as R, shape as S
 from .indexing import IndexAddInto
 from .util import check_number, is_graph
@@ -193,7 +195,7 @@ def _to_rows(op, input, target, ignore_index):
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise ArgumentTypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and "
                                 f"{type(target).__name__}")
-    if input.ndim < 1 or input.dtype.kind != "f":
+    if input.ndim < 1 or not is_floating(input.dtype):
         raise DTypeError(f"{op}: expected float input of shape (N, C) or (N, C, d1, ...), "
                          f"got {input.dtype} {input.shape}")
     if input.ndim == 1:
@@ -217,6 +219,7 @@ def _to_rows(op, input, target, ignore_index):
     return input, t.reshape(-1), expected
 
 
+@autocast_op
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
     """Negative log-likelihood loss on log-probabilities.
 
@@ -252,6 +255,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return out
 
 
+@autocast_op
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """Softmax cross-entropy: ``nll_loss(log_softmax(input, 1), target)``.
@@ -285,7 +289,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     w = None
     if weight is not None:
         w = S.reshape(weight, *((1, c) + (1,) * (input.ndim - 2))) if input.ndim > 1 else weight
-    if isinstance(target, Tensor) and target.dtype.kind == "f":
+    if isinstance(target, Tensor) and is_floating(target.dtype):
         if target.shape != input.shape:
             raise ShapeError(f"cross_entropy: probability targets must have the input's shape "
                              f"{input.shape}, got {target.shape}")
@@ -316,6 +320,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     return nll * (1 - label_smoothing) + smooth * (label_smoothing / c)
 
 
+@autocast_op
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error ``(input - target)^2``, reduced by ``reduction``.
 
@@ -340,7 +345,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     check_pair("mse_loss", input, target)
     weight = check_elementwise_weight("mse_loss", weight, input.shape)
     d = input - target
-    if d.dtype.kind != "f":
+    if not is_floating(d.dtype):
         raise DTypeError(f"mse_loss: expected a floating-point input or target, got {input.dtype} and {target.dtype}")
     sq = d * d
     if weight is None:

@@ -20,10 +20,12 @@ import numbers
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import dtypes
 from ..autograd import Op, grad_mode
 from ..errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from . import conversion, select, unary
 from . import reduction as R
 from .activation import Sigmoid
@@ -139,6 +141,7 @@ def _check_unit_interval(op, name, t):
         raise ArgumentError(f"{op}: all elements of {name} should be between 0 and 1")
 
 
+@autocast_op
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Binary cross-entropy of probabilities:
     ``-w (t log x + (1 - t) log(1 - x))``, each log clamped at -100 as in PyTorch.
@@ -163,7 +166,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     op = "binary_cross_entropy"
     reduction = reduction_of(op, reduction, size_average, reduce)
     check_pair(op, input, target)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype}")
     if target.dtype != input.dtype:
         raise DTypeError(f"{op}: found target of dtype {target.dtype} but expected {input.dtype} (the input's)")
@@ -174,6 +177,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return reduce_loss(losses if w is None else losses * w, reduction)
 
 
+@autocast_op
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
                                      pos_weight=None):
     """Sigmoid + binary cross-entropy in one numerically stable op:
@@ -200,7 +204,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     op = "binary_cross_entropy_with_logits"
     reduction = reduction_of(op, reduction, size_average, reduce)
     check_pair(op, input, target)
-    if input.dtype.kind != "f" or target.dtype.kind != "f":
+    if not is_floating(input.dtype) or not is_floating(target.dtype):
         raise DTypeError(f"{op}: expected floating-point input and target, got {input.dtype} and {target.dtype}")
     dt = dtypes.result_type(input.array, target.array)
     x = input if input.dtype == dt else conversion.to(input, dt)
@@ -218,6 +222,7 @@ def _margin(op, margin):
     return float(margin)
 
 
+@autocast_op
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))`` for targets in {-1, 1}.
 
@@ -236,13 +241,14 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     op = "soft_margin_loss"
     reduction = reduction_of(op, reduction, size_average, reduce)
     check_pair(op, input, target)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise DTypeError(f"{op}: expected a floating-point input, got {input.dtype}")
     _no_grad_input(op, "target", target)
     t = Tensor._wrap(target.array.astype(input.dtype, copy=False))
     return reduce_loss(Softplus().apply(-(input * t)), reduction)
 
 
+@autocast_op
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Ranking hinge loss ``max(0, -target * (input1 - input2) + margin)``: ``target = 1``
     asks for ``input1`` to rank higher by ``margin``, ``-1`` for ``input2``.
@@ -262,11 +268,12 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     check_pair(op, input1, input2, ("input1", "input2"))
     check_pair(op, input1, target, ("input1", "target"))
     losses = unary.clamp(-target * (input1 - input2) + margin, min=0)
-    if losses.dtype.kind != "f":
+    if not is_floating(losses.dtype):
         raise DTypeError(f"{op}: expected floating-point inputs, got {input1.dtype} and {input2.dtype}")
     return reduce_loss(losses, reduction)
 
 
+@autocast_op
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """Cosine embedding loss: ``1 - cos(x1, x2)`` for ``target = 1`` (similar pairs),
     ``max(0, cos(x1, x2) - margin)`` for ``target = -1``, 0 for other target values.
@@ -293,7 +300,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if target.ndim not in (0, 1) or input1.ndim != target.ndim + 1 or target.shape != input1.shape[:target.ndim]:
         raise ShapeError(f"{op}: expected a 1-D target (N,) with 2-D inputs (N, D) or a 0-d target with 1-D inputs, "
                          f"got target {target.shape} and inputs {input1.shape}")
-    if input1.dtype.kind != "f" and input2.dtype.kind != "f":
+    if not is_floating(input1.dtype) and not is_floating(input2.dtype):
         raise DTypeError(f"{op}: expected floating-point inputs, got {input1.dtype} and {input2.dtype}")
     dim = target.ndim
     prod = R.sum(input1 * input2, dim)

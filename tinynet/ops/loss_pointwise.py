@@ -27,9 +27,11 @@ import numbers
 
 import numpy
 
+from ..dtypes import is_floating
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from . import conversion, creation, select, unary
 from . import reduction as R
 from . import shape as S
@@ -92,7 +94,7 @@ def _number(op, name, v):
 def _difference(op, input, target):
     """``input - target`` (promoted dtype), which must be floating point."""
     d = input - target
-    if d.dtype.kind != "f":
+    if not is_floating(d.dtype):
         raise DTypeError(f"{op}: expected a floating-point input or target, got {input.dtype} and {target.dtype}")
     return d
 
@@ -108,6 +110,7 @@ def _weighted(losses, weight, reduction, mean_by_weight):
     return reduce_loss(losses, reduction)
 
 
+@autocast_op
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|``, reduced.
 
@@ -134,6 +137,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _weighted(unary.abs(_difference("l1_loss", input, target)), weight, reduction, True)
 
 
+@autocast_op
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Smooth L1 loss: quadratic ``0.5 d^2 / beta`` for ``|d| < beta``, linear ``|d| - 0.5 beta``
     beyond (Girshick 2015, arXiv:1504.08083), ``d = input - target``.
@@ -159,6 +163,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return reduce_loss(unary.abs(d) if beta == 0 else SmoothL1(beta, False).apply(d), reduction)
 
 
+@autocast_op
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Huber loss (Huber 1964): ``0.5 d^2`` for ``|d| < delta``, ``delta (|d| - 0.5 delta)``
     beyond, ``d = input - target``; equals ``delta * smooth_l1_loss(beta=delta)``.
@@ -181,7 +186,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         raise ArgumentError(f"huber_loss: does not support non-positive values for delta, got {delta}")
     check_pair("huber_loss", input, target)
     weight = check_elementwise_weight("huber_loss", weight, input.shape)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise DTypeError(f"huber_loss: expected a floating-point input, got {input.dtype}")
     if target.dtype != input.dtype:
         target = conversion.to(target, input.dtype)
@@ -189,6 +194,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _weighted(losses, weight, reduction, False)
 
 
+@autocast_op
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence ``KL(target || exp(input))`` elementwise, reduced.
 
@@ -217,7 +223,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     """
     reduction = reduction_of("kl_div", reduction, size_average, reduce, _KL_REDUCTIONS)
     check_pair("kl_div", input, target)
-    if input.dtype.kind != "f" or target.dtype.kind != "f":
+    if not is_floating(input.dtype) or not is_floating(target.dtype):
         raise DTypeError(f"kl_div: integral inputs not supported, got input {input.dtype} and target {target.dtype}")
     if log_target:
         losses = unary.exp(target) * (target - input)
@@ -229,6 +235,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return total / input.shape[0] if input.ndim else total
 
 
+@autocast_op
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Negative log-likelihood of a Poisson-distributed ``target`` with rate ``exp(input)``

@@ -7,6 +7,8 @@ for ``running_var``; ``momentum=None`` gives a cumulative average). Evaluation u
 running statistics. Backward (for ``M`` values per channel, ``xh`` the normalised input):
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
 """
+import numpy
+
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
@@ -25,6 +27,9 @@ class BatchNorm(Op):
         self.training, self.momentum, self.eps, self.num_batches = training, momentum, eps, num_batches
 
     def forward(self, xp, x, weight, bias):
+        dtype = x.dtype
+        if dtype == numpy.float16:  # statistics and normalisation in float32, the output in float16
+            x = x.astype(numpy.float32)
         c = x.shape[1]
         axes = (0,) + tuple(range(2, x.ndim))
         bshape = (1, c) + (1,) * (x.ndim - 2)
@@ -49,7 +54,7 @@ class BatchNorm(Op):
             y = y + bias.reshape(bshape)
         self.save_for_backward(xhat, invstd, weight)
         self.axes, self.bshape = axes, bshape
-        return y.astype(x.dtype, copy=False)
+        return y.astype(dtype, copy=False)
 
     def forward_gpu(self, xp, x, weight, bias):
         params = [a for a in (weight, bias, self.running_mean, self.running_var) if a is not None]

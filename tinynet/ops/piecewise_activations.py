@@ -23,6 +23,7 @@ import numpy
 
 from ..autograd import Op
 from ..errors import ArgumentError, DTypeError, ShapeError
+from .autocast import autocast_op
 from .inplace import inplace_apply
 from .select import where
 from .shape import reshape
@@ -161,6 +162,7 @@ def hardsigmoid(input, inplace=False):
     return _run("hardsigmoid", input, inplace, Hardsigmoid)
 
 
+@autocast_op
 def prelu(input, weight):
     """``x`` for ``x > 0``, else ``weight * x``, with one slope per channel (dim 1 of the
     input; an input of fewer than 2 dims has one channel) or one slope for all.

@@ -17,10 +17,12 @@ import collections
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, dtypes
 from ..autograd import Op
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .util import check_flag, check_tensor, dim_index, dims_tuple, is_graph
 
 
@@ -189,6 +191,7 @@ def _all_dims(dim):
     return None if isinstance(dim, (tuple, list)) and not dim else dim
 
 
+@autocast_op
 def sum(input, dim=None, keepdim=False, *, dtype=None):
     """Sum over ``dim`` (an int, a tuple, or None/() for all); bool and integer tensors sum
     as int64 unless ``dtype`` says otherwise (the input is cast to it first).
@@ -211,12 +214,13 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     _check("mean", input)
     keepdim = check_flag("mean", "keepdim", keepdim)
     dt = dtypes.as_dtype(dtype, "mean")
-    if (dt or input.dtype).kind != "f":
+    if not is_floating(dt or input.dtype):
         raise DTypeError(f"mean: could not infer the output dtype: input must be floating-point or a float "
                          f"dtype= given, got {input.dtype}")
     return Mean(dims_tuple("mean", _all_dims(dim), input.ndim), keepdim, dt).apply(input)
 
 
+@autocast_op
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product over ``dim`` (an int; tinynet also takes a tuple; None for all); bool and
     integer tensors multiply as int64."""

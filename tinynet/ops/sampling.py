@@ -13,6 +13,7 @@ same distribution as successive draws.
 """
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, dtypes
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import host_generator
@@ -29,7 +30,7 @@ def _host(dev, values):
 def _float_dtype(op, dtype):
     """The dtype of a float-valued draw (default float); DTypeError for integer/bool ones."""
     dt = dtypes.as_dtype(dtype, op) or dtypes.get_default_dtype()
-    if dt.kind != "f":
+    if not is_floating(dt):
         raise DTypeError(f"{op}: needs a floating-point dtype (as in PyTorch), got {dt}")
     return dt
 
@@ -161,7 +162,7 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, device=N
     for name, v in (("mean", mean), ("std", std)):
         if not isinstance(v, Tensor):
             check_number("normal", name, v)
-        elif v.dtype.kind != "f":
+        elif not is_floating(v.dtype):
             raise DTypeError(f"normal: {name} must be a floating-point tensor, got {v.dtype}")
     m = mean.numpy(force=True) if isinstance(mean, Tensor) else mean
     s = std.numpy(force=True) if isinstance(std, Tensor) else std
@@ -183,7 +184,7 @@ def bernoulli(input, p=None, *, generator=None):
         ArgumentError: probabilities outside [0, 1].
     """
     check_tensor("bernoulli", "input", input)
-    if p is None and input.dtype.kind != "f":
+    if p is None and not is_floating(input.dtype):
         raise DTypeError(f"bernoulli: probabilities must be a floating-point tensor, got {input.dtype}")
     probs = numpy.full(input.shape, check_number("bernoulli", "p", p)) if p is not None else input.numpy(force=True)
     if numpy.any((probs < 0) | (probs > 1)) or numpy.any(numpy.isnan(probs)):
@@ -204,7 +205,7 @@ def multinomial(input, num_samples, replacement=False, *, generator=None):
     check_tensor("multinomial", "input", input)
     if input.ndim not in (1, 2):
         raise ShapeError(f"multinomial: input must be 1-D or 2-D, got shape {input.shape}")
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise DTypeError(f"multinomial: input must be a float tensor of weights, got {input.dtype}")
     n = check_int("multinomial", "num_samples", num_samples, 1)
     w = input.numpy(force=True).astype(numpy.float64).reshape(input.shape[0] if input.ndim == 2 else 1,

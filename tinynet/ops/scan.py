@@ -21,10 +21,12 @@ import collections
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, dtypes
 from ..autograd import Op
 from ..errors import DTypeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .conversion import to
 from .sorting import Pick
 from .util import check_tensor, dim_index, is_graph
@@ -157,7 +159,7 @@ class CumExtreme(Pick):
         axis = self.axis
         run = scan(xp, "maximum" if self.largest else "minimum", x, axis)
         mark = x == run
-        if x.dtype.kind == "f":
+        if is_floating(x.dtype):
             mark |= xp.isnan(x)
         shape = [1] * x.ndim
         shape[axis] = x.shape[axis]
@@ -206,6 +208,7 @@ def _accumulate(op, cls, input, dim, dtype):
     return cls(d).apply(input)
 
 
+@autocast_op
 def cumsum(input, dim, *, dtype=None):
     """Cumulative sum along ``dim``: ``out_i = input_0 + ... + input_i``.
 
@@ -220,6 +223,7 @@ def cumsum(input, dim, *, dtype=None):
     return _accumulate("cumsum", Cumsum, input, dim, dtype)
 
 
+@autocast_op
 def cumprod(input, dim, *, dtype=None):
     """Cumulative product along ``dim``: ``out_i = input_0 * ... * input_i``; dtypes as
     :func:`cumsum`. The gradient is exact where the input has zeros (module docstring).
@@ -263,6 +267,6 @@ def logcumsumexp(input, dim):
     """
     check_tensor("logcumsumexp", "input", input)
     d = dim_index("logcumsumexp", dim, input.ndim)
-    if input.dtype.kind != "f":
+    if not is_floating(input.dtype):
         raise DTypeError(f"logcumsumexp: expected a floating-point input, got {input.dtype}")
     return LogCumSumExp(d).apply(input)

@@ -26,6 +26,7 @@ graph namespace has (:mod:`tinynet.ops.graph_xp`) or the function is a compositi
 import numbers
 
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from .autocast import autocast_op
 from .activation import sigmoid, softmax, tanh
 from .arith import neg
 from .inplace import inplace_apply
@@ -154,6 +155,7 @@ def silu(input, inplace=False):
     return _inplace_or("silu", input, inplace, lambda t: SiLU().apply(t))
 
 
+@autocast_op
 def softplus(input, beta=1.0, threshold=20.0):
     """``log(1 + exp(beta * x)) / beta``, and ``x`` itself where ``beta * x > threshold``.
 
@@ -296,6 +298,7 @@ def glu(input, dim=-1):
     return a * sigmoid(b)
 
 
+@autocast_op
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     """``softmax(-input)`` along ``dim``: the elements along it are positive and sum to 1.
 

@@ -21,6 +21,7 @@ import collections
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
@@ -122,7 +123,7 @@ class KthValue(Pick):
 
     def choose(self, xp, x):
         idx = _first(stable_order(xp, x, self.axis), self.axis, self.k - 1, self.k)
-        if self.median and x.dtype.kind == "f" and x.size:
+        if self.median and is_floating(x.dtype) and x.size:
             nan = xp.isnan(x)
             first_nan = xp.expand_dims(xp.argmax(nan, axis=self.axis), self.axis)
             idx = xp.where(xp.any(nan, axis=self.axis, keepdims=True), first_nan, idx)
@@ -144,7 +145,7 @@ class Median(Op):
             y = xp.asarray(numpy.nan, dtype=x.dtype)
         else:
             y = xp.partition(flat, (n - 1) // 2)[(n - 1) // 2]
-            if x.dtype.kind == "f":
+            if is_floating(x.dtype):
                 y = xp.where(xp.any(xp.isnan(flat)), xp.asarray(numpy.nan, dtype=x.dtype), y)
         y = xp.asarray(y, dtype=x.dtype).reshape(())
         if self.needs_input_grad[0]:
@@ -320,7 +321,7 @@ def median(input, dim=None, keepdim=False):
     if dim is None:
         if keepdim:
             raise ArgumentTypeError("median: keepdim=True needs a dim (median(input, dim, keepdim=True))")
-        if input.numel() == 0 and input.dtype.kind != "f":
+        if input.numel() == 0 and not is_floating(input.dtype):
             raise ShapeError(f"median: cannot take the median of an empty {input.dtype} tensor")
         return Median().apply(input)
     d = dim_index("median", dim, input.ndim)

@@ -8,8 +8,10 @@ import math
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError
+from .autocast import autocast_op
 from .reduction import _all_dims, _check, _expand, _Reduction
 from .util import check_flag, check_number, dims_tuple
 
@@ -136,7 +138,7 @@ def _correction(op, unbiased, correction):
 
 def _float_input(op, input):
     _check(op, input)
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         raise DTypeError(f"{op}: only floating-point tensors are supported (as in PyTorch), got {input.dtype}")
     return input
 
@@ -164,6 +166,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
 
 
+@autocast_op
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed stably (the max is taken out first);
     integer inputs give the default float dtype.
@@ -172,12 +175,13 @@ def logsumexp(input, dim, keepdim=False):
         IndexOutOfRangeError: a dim out of range.
     """
     _check("logsumexp", input)
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         input = input.to(dtypes.get_default_dtype())
     keepdim = check_flag("logsumexp", "keepdim", keepdim)
     return LogSumExp(dims_tuple("logsumexp", dim, input.ndim), keepdim).apply(input)
 
 
+@autocast_op
 def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
     """Vector p-norm over ``dim`` (all elements by default): ``(sum |x|^p)^(1/p)``.
 

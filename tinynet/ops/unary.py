@@ -18,10 +18,12 @@ import numbers
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend, dtypes, parallel
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .util import array_of, check_int, check_tensor, is_graph, unbroadcast
 
 
@@ -155,7 +157,7 @@ class Clamp(Op):
 # ---- public functions -----------------------------------------------------------------
 def _float_op(cls, op, input):
     check_tensor(op, "input", input)
-    if input.array.dtype.kind != "f":
+    if not is_floating(input.array.dtype):
         input = input.to(dtypes.float_for(input.array.dtype))
     return cls().apply(input)
 
@@ -200,6 +202,9 @@ for _name, _f in (("exp", exp), ("log", log), ("log2", log2), ("log10", log10), 
                   ("cos", cos), ("tan", tan), ("erf", erf), ("square", square), ("abs", abs), ("sign", sign),
                   ("floor", floor), ("ceil", ceil), ("trunc", trunc)):
     _f.__name__ = _f.__qualname__ = _name
+# the ones autocast runs in float32 on CUDA (ops/autocast_lists.py)
+exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan = (
+    autocast_op(f) for f in (exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan))
 absolute = abs
 
 

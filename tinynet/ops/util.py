@@ -9,6 +9,7 @@ import types
 
 import numpy
 
+from ..dtypes import is_floating
 from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError
 from ..tensor import Tensor
@@ -31,7 +32,7 @@ def check_float(op, name, t):
     """Raise ArgumentTypeError/DTypeError unless ``t`` is a floating-point Tensor."""
     if not isinstance(t, Tensor):
         raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
-    if t.array.dtype.kind != "f":
+    if not is_floating(t.array.dtype):
         raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
     return t
 

@@ -6,6 +6,7 @@ Output size along one axis (PyTorch's convention):
 """
 import numpy
 
+from ..dtypes import is_floating
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 
@@ -29,7 +30,7 @@ def check_4d(op, name, t, layout):
         raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(t).__name__}")
     if t.ndim != 4:
         raise ShapeError(f"{op}: expected {name} of shape {layout}, got {t.shape}")
-    if t.dtype.kind != "f":
+    if not is_floating(t.dtype):
         raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
 
 

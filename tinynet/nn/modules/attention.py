@@ -12,6 +12,7 @@ import numbers
 
 import numpy
 
+from ...dtypes import is_floating
 from ... import ops
 from ...errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ...tensor import Tensor
@@ -38,7 +39,7 @@ def canonical_mask(mask, name, dtype, op="MultiheadAttention"):
         raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(mask).__name__}")
     if mask.dtype == numpy.bool_:
         return ops.creation.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
-    if mask.dtype.kind != "f":
+    if not is_floating(mask.dtype):
         raise DTypeError(f"{op}: only bool and floating types of {name} are supported, got {mask.dtype}")
     if mask.dtype != dtype:
         raise DTypeError(f"{op}: a float {name} must have the query's dtype {dtype}, got {mask.dtype}")

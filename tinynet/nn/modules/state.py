@@ -12,6 +12,7 @@ import warnings
 
 import numpy
 
+from ...dtypes import is_floating
 from ... import backend, devices, dtypes
 from ...autograd import no_grad
 from ...autograd.node import bump_version
@@ -173,7 +174,7 @@ def _assign(owner, name, target, value, array):
     if name in owner._parameters:
         if not isinstance(value, Parameter):
             value = Parameter(value, requires_grad=False)
-        if target.requires_grad and value.array.dtype.kind == "f":
+        if target.requires_grad and is_floating(value.array.dtype):
             value.requires_grad_(True)
         else:
             value.requires_grad = False
@@ -225,13 +226,13 @@ class StateMixin:
         device, dtype, _ = _parse_to(args, dict(kwargs))
         dev = devices.resolve(device, "Module.to") if device is not None else None
         dt = dtypes.as_dtype(dtype, "Module.to")
-        if dt is not None and dt.kind != "f":
+        if dt is not None and not is_floating(dt):
             raise DTypeError(f"Module.to: only floating-point dtypes are accepted, got {dt}")
 
         def convert(a):
             if dev is not None:
                 a = backend.to_device(a, dev)
-            return a.astype(dt) if dt is not None and a.dtype.kind == "f" and a.dtype != dt else a
+            return a.astype(dt) if dt is not None and is_floating(a.dtype) and a.dtype != dt else a
         return self._apply(convert)
 
     def cpu(self):

@@ -14,6 +14,7 @@ import re
 
 import numpy
 
+from ...dtypes import is_floating
 from ... import backend, devices, dtypes
 from ...errors import ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ...ops.join import stack
@@ -166,7 +167,7 @@ def collate(batch, device):
         return _tensor(numpy.asarray(batch, dtype=numpy.float64), device)
     if isinstance(elem, int):
         a = numpy.asarray(batch)  # all bools -> bool; a float among the ints -> a float
-        if a.dtype.kind == "f":
+        if is_floating(a.dtype):
             a = a.astype(dtypes.get_default_dtype())
         elif a.dtype.kind in "iu":
             a = a.astype(numpy.int64)
