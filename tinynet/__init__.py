@@ -59,7 +59,7 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
-from . import autograd, backends, cuda, nn, optim  # noqa: E402
+from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 from .serialization import load, save
 
 backends.cudnn.check_always()  # TINYNET_CUDNN=always must fail loudly at import

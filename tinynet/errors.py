@@ -25,6 +25,8 @@ DownloadError            OSError
 WorkerError              RuntimeError
 MissingExtraError        ImportError
 PathNotWritableError     OSError
+DistributedError         RuntimeError
+ProcessGroupError        ValueError (a DistributedError)
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -119,6 +121,20 @@ class MissingExtraError(TinynetError, ImportError):
 class PathNotWritableError(TinynetError, OSError):
     """A folder or file tinynet was asked to write (a TensorBoard ``log_dir``, ...) cannot be
     created or written; the message gives the path and the operating system's reason."""
+
+
+class DistributedError(TinynetError, RuntimeError):
+    """A collective of :mod:`tinynet.distributed` failed: another rank failed or exited, no
+    answer came within the process group's ``timeout``, the tensors differ across ranks
+    (``TINYNET_DISTRIBUTED_DEBUG=1``), or DistributedDataParallel found parameters that
+    received no gradient (PyTorch raises a plain ``RuntimeError`` in these cases)."""
+
+
+class ProcessGroupError(DistributedError, ValueError):
+    """The process group is not set up as asked: a collective before ``init_process_group``,
+    a second ``init_process_group``, an unsupported backend, a launcher variable missing, or
+    ``rank``/``world_size`` disagreeing with the launcher; the message says what to run or
+    set (PyTorch raises ``ValueError`` for most of these)."""
 
 
 def check_type(op, name, value, types, expected):

@@ -9,10 +9,12 @@ return the batch already stacked (see :mod:`tinynet.utils.data.dataset`).
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
                       WeightedRandomSampler)
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset", "random_split",
            "DataLoader", "default_collate", "default_convert", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "get_worker_info", "WorkerInfo"]
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "get_worker_info",
+           "WorkerInfo"]
