@@ -131,6 +131,17 @@ def test_launcher_variables(monkeypatch):
         _launch.timeout_seconds(op, -1, "mpi")
 
 
+def test_store_address():
+    op = "init_process_group"
+    with pytest.raises(ProcessGroupError, match="MASTER_ADDR expected"):
+        _launch.store_address(op, {})
+    assert _launch.store_address(op, {"MASTER_ADDR": "h", "MASTER_PORT": "29500"}) == ("h", 29500)
+    # torchrun's agent serves PyTorch's store on MASTER_PORT: tinynet's goes next to it
+    assert _launch.store_address(op, {"MASTER_ADDR": "h", "MASTER_PORT": "29500",
+                                      "TORCHELASTIC_USE_AGENT_STORE": "True"}) == ("h", 29501)
+    assert _launch.store_address(op, {"MASTER_ADDR": "h", "MASTER_PORT": "1", "TINYNET_STORE_PORT": "7"}) == ("h", 7)
+
+
 def test_rank_and_world_size_arguments_are_checked():
     with pytest.raises(ArgumentTypeError):
         dist.init_process_group("mpi", rank="0")

@@ -186,10 +186,15 @@ def test_example_trains_with_distributed(mnist_dir, example):
     assert out.count("tinynet 0") == 1 and out.count("epoch  1:") == 1  # rank 0 speaks, once
 
 
-def test_torchrun_with_the_mpi_backend_says_to_use_mpiexec(tmp_path):
+def _torchrun():
     torchrun = shutil.which("torchrun") or os.path.join(os.path.dirname(sys.executable), "torchrun")
     if not os.access(torchrun, os.X_OK):
         pytest.skip("torchrun not found")
+    return torchrun
+
+
+def test_torchrun_with_the_mpi_backend_says_to_use_mpiexec(tmp_path):
+    torchrun = _torchrun()
     script = tmp_path / "t.py"
     script.write_text("import tinynet\nimport tinynet.distributed as dist\n"
                       "try:\n    dist.init_process_group('mpi')\n"
@@ -199,3 +204,22 @@ def test_torchrun_with_the_mpi_backend_says_to_use_mpiexec(tmp_path):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.count("ERR init_process_group: backend 'mpi'") == 2 and "mpiexec -n N" in proc.stdout
+
+
+def test_torchrun_env_rendezvous(tmp_path):
+    """Under torchrun (whose agent holds MASTER_PORT), the ranks meet at tinynet's store and get
+    rank 0's id: what the NCCL backend does before NcclCommunicator."""
+    script = tmp_path / "r.py"
+    script.write_text(
+        "import json, os\n"
+        "from tinynet.distributed import _launch, _nccl\n"
+        "rank, size = int(os.environ['RANK']), int(os.environ['WORLD_SIZE'])\n"
+        "uid, store = _nccl.rendezvous(*_launch.store_address('t'), size, rank, 30, lambda: tuple(range(128)))\n"
+        "store.add('done', 1)\n"
+        "if rank == 0:\n    store.wait_for('done', 'all', done=lambda v: int(v) >= size)\n"
+        "print('UID', rank, sum(uid))\n")
+    proc = subprocess.run([_torchrun(), "--nproc-per-node", "2", "--master-port", "29633", str(script)],
+                          env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(line for line in proc.stdout.splitlines() if line.startswith("UID")) == [
+        f"UID 0 {sum(range(128))}", f"UID 1 {sum(range(128))}"]

@@ -113,6 +113,25 @@ def env_int(op, name, env=None, default=None):
         raise ProcessGroupError(f"{op}: environment variable {name} must be an integer, got {raw!r}") from None
 
 
+def store_address(op, env=None):
+    """Where rank 0 serves tinynet's TCP store for ``env://``: ``MASTER_ADDR`` and
+    ``TINYNET_STORE_PORT`` if set, else ``MASTER_PORT`` -- plus one under torchrun, whose agent
+    already serves PyTorch's own store on ``MASTER_PORT`` (``TORCHELASTIC_USE_AGENT_STORE=True``).
+
+    Raises:
+        ProcessGroupError: MASTER_ADDR or MASTER_PORT is not set.
+    """
+    env = os.environ if env is None else env
+    host = env.get("MASTER_ADDR")
+    if host is None:
+        raise ProcessGroupError(f"{op}: environment variable MASTER_ADDR expected, but not set (torchrun sets it; "
+                                "otherwise set it to rank 0's host name)")
+    if "TINYNET_STORE_PORT" in env:
+        return host, env_int(op, "TINYNET_STORE_PORT", env)
+    port = env_int(op, "MASTER_PORT", env)
+    return host, port + 1 if env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true" else port
+
+
 def agree(op, what, given, found, source):
     """Check an explicit ``rank``/``world_size`` argument (-1: not given) against the launcher's."""
     if given != -1 and given != found:

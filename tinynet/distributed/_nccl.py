@@ -247,10 +247,7 @@ def create(op, method, world_size, rank, timeout, device_id):
         me = _launch.env_int(op, "RANK", default=rank if rank != -1 else None)
         _launch.agree(op, "world_size", world_size, size, "WORLD_SIZE")
         _launch.agree(op, "rank", rank, me, "RANK")
-        host = os.environ.get("MASTER_ADDR")
-        if host is None:
-            raise ProcessGroupError(f"{op}: environment variable MASTER_ADDR expected, but not set (torchrun sets it)")
-        port = _launch.env_int(op, "MASTER_PORT")
+        host, port = _launch.store_address(op)
     _launch.check_rank(op, me, size)
     local = _launch.env_int(op, "LOCAL_RANK", default=-1)
     if local == -1:

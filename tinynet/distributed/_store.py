@@ -1,10 +1,12 @@
 """A small key-value store over TCP for ``init_method="env://"`` (torchrun) with NCCL.
 
 Rank 0 serves it on ``MASTER_ADDR:MASTER_PORT`` (a thread; all interfaces, as PyTorch's
-TCPStore); every rank, rank 0 included, is a client. It carries the NCCL unique id from
-rank 0 to the others, counts the ranks in at start-up (so a rank that never starts gives
-a clear timeout instead of a hang inside NCCL), and holds the note of a rank that failed,
-which the other ranks' watchdogs read. One request or answer is one line of JSON.
+TCPStore) -- on ``MASTER_PORT + 1`` under torchrun, whose agent serves PyTorch's own store on
+``MASTER_PORT``, or on ``TINYNET_STORE_PORT`` when set; every rank, rank 0 included, is a
+client. It carries the NCCL unique id from rank 0 to the others, counts the ranks in at
+start-up (so a rank that never starts gives a clear timeout instead of a hang inside NCCL),
+and holds the note of a rank that failed, which the other ranks' watchdogs read. One
+request or answer is one line of JSON.
 """
 import json
 import socket
@@ -20,7 +22,7 @@ class _Server:
             self.sock = socket.create_server(("", port), reuse_port=False)
         except OSError as exc:
             raise ProcessGroupError(f"init_process_group: rank 0 cannot serve the store on port {port} ({exc}); "
-                                    "set MASTER_PORT to a free port") from None
+                                    "set MASTER_PORT (or TINYNET_STORE_PORT) to a free port") from None
         self.sock.settimeout(0.2)
         self.data, self.lock, self.closed, self.conns = {}, threading.Lock(), False, []
         threading.Thread(target=self._accept, name="tinynet-store", daemon=True).start()
