@@ -27,9 +27,14 @@ TOL = 1e-6  # float64, one process vs two
 
 
 def mpiexec():
-    """The mpiexec beside this Python (the mpich wheel's), else the one on PATH."""
+    """The mpiexec beside this Python (the mpich wheel's), else the one on PATH, with MPICH's
+    ``-launcher fork`` (local processes only: no ssh, no host name lookup) when it is hydra."""
     here = os.path.join(os.path.dirname(sys.executable), "mpiexec")
-    return here if os.access(here, os.X_OK) else shutil.which("mpiexec")
+    exe = here if os.access(here, os.X_OK) else shutil.which("mpiexec")
+    if exe is None:
+        return None
+    version = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+    return [exe, "-launcher", "fork"] if "HYDRA" in version else [exe]
 
 
 def launch(args, timeout=120, n=2, env=None):
@@ -38,7 +43,7 @@ def launch(args, timeout=120, n=2, env=None):
         pytest.skip("mpiexec not found (pip install 'tinynet[distributed]')")
     full = dict(os.environ, PYTHONPATH=ROOT, TINYNET_NUM_THREADS="1", TINYNET_BACKEND="numpy", **(env or {}))
     start = time.monotonic()
-    proc = subprocess.run([exe, "-n", str(n), sys.executable, *args], env=full, capture_output=True, text=True,
+    proc = subprocess.run([*exe, "-n", str(n), sys.executable, *args], env=full, capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT)
     return proc, time.monotonic() - start
 

@@ -60,7 +60,8 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             MPI backend started by torchrun; a rendezvous that timed out.
         MissingExtraError: mpi4py (the ``distributed`` extra) or CuPy is not installed.
         DeviceError: no GPU for ``LOCAL_RANK`` (NCCL), or NCCL missing.
-        ArgumentTypeError / ArgumentError: a bad ``timeout``, ``rank`` or ``world_size``.
+        ArgumentTypeError: ``timeout``, ``rank`` or ``world_size`` of the wrong type.
+        ArgumentError: a negative ``timeout``, or ``rank``/``world_size`` below -1.
     """
     op = "init_process_group"
     if _default["group"] is not None:
@@ -91,7 +92,8 @@ def group_or_raise(op, group=None):
     """The default process group.
 
     Raises:
-        ProcessGroupError: not initialised. ArgumentError: a ``group`` other than the default.
+        ProcessGroupError: not initialised.
+        ArgumentError: a ``group`` other than the default.
     """
     pg = _default["group"]
     if pg is None:

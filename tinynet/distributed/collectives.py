@@ -75,9 +75,11 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
         None, or a Work when ``async_op``.
 
     Raises:
-        ProcessGroupError: no process group. ArgumentTypeError: not a Tensor / ReduceOp.
-        DTypeError: AVG on an integer tensor. DistributedError: a rank failed, the timeout
-        passed, or (debug mode) the ranks' tensors differ.
+        ProcessGroupError: no process group (init_process_group was not called).
+        ArgumentTypeError: ``tensor`` is not a Tensor, or ``op`` not a ReduceOp.
+        DTypeError: AVG on an integer tensor.
+        DistributedError: another rank failed, the timeout passed, or (debug mode) the
+            ranks' calls differ.
     """
     pg = group_or_raise("all_reduce", group)
     array = _tensor("all_reduce", tensor).array
@@ -107,7 +109,8 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
 
     Raises:
         ArgumentError: neither ``src`` nor ``group_src`` given, or outside the ranks.
-        ProcessGroupError, DistributedError: as :func:`all_reduce`.
+        ProcessGroupError: no process group.
+        DistributedError: as :func:`all_reduce`.
     """
     pg = group_or_raise("broadcast", group)
     if src is None:
@@ -143,8 +146,10 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
         group: None. async_op (bool): return a Work. Default False.
 
     Raises:
-        ArgumentError: not one tensor per rank. ShapeError: an entry unlike ``tensor``.
-        ProcessGroupError, DistributedError: as :func:`all_reduce`.
+        ArgumentError: not one tensor per rank.
+        ShapeError: an entry unlike ``tensor``.
+        ProcessGroupError: no process group.
+        DistributedError: as :func:`all_reduce`.
     """
     pg = group_or_raise("all_gather", group)
     array = _tensor("all_gather", tensor).array
@@ -167,7 +172,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
 
     Raises:
         ShapeError: ``output_tensor`` has the wrong number of elements or dtype.
-        ProcessGroupError, DistributedError: as :func:`all_reduce`.
+        ProcessGroupError: no process group.
+        DistributedError: as :func:`all_reduce`.
     """
     pg = group_or_raise("all_gather_into_tensor", group)
     array = _tensor("all_gather_into_tensor", input_tensor, "input_tensor").array
@@ -196,8 +202,11 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
         group: None. async_op (bool): return a Work. Default False.
 
     Raises:
-        ArgumentError: not one tensor per rank. ShapeError: an entry unlike ``output``.
-        ProcessGroupError, DTypeError, DistributedError: as :func:`all_reduce`.
+        ArgumentError: not one tensor per rank.
+        ShapeError: an entry unlike ``output``.
+        ProcessGroupError: no process group.
+        DTypeError: AVG on an integer tensor.
+        DistributedError: as :func:`all_reduce`.
     """
     pg = group_or_raise("reduce_scatter", group)
     out = _tensor("reduce_scatter", output, "output").array
@@ -217,7 +226,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
 
     Raises:
         ShapeError: ``input`` does not hold world_size blocks of ``output``'s size.
-        ProcessGroupError, DTypeError, DistributedError: as :func:`all_reduce`.
+        ProcessGroupError: no process group.
+        DTypeError: AVG on an integer tensor.
+        DistributedError: as :func:`all_reduce`.
     """
     pg = group_or_raise("reduce_scatter_tensor", group)
     out = _tensor("reduce_scatter_tensor", output, "output").array
@@ -237,8 +248,8 @@ def barrier(group=None, async_op=False, device_ids=None):
     """Wait until every rank has reached the barrier.
 
     Raises:
-        ProcessGroupError: no process group. DistributedError: a rank failed or the
-        timeout passed.
+        ProcessGroupError: no process group.
+        DistributedError: another rank failed, or the timeout passed.
     """
     pg = group_or_raise("barrier", group)
     if pg.debug:

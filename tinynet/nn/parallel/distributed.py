@@ -191,7 +191,15 @@ class DistributedDataParallel(Module):
     # ---- forward and gradient accumulation -------------------------------------------------------
     def forward(self, *inputs, **kwargs):
         """Run ``module`` (after broadcasting rank 0's buffers, see the class) and arm the
-        gradient reduction of the next backward when gradients are on and sync is on."""
+        gradient reduction of the next backward when gradients are on and sync is on.
+
+        Returns:
+            what ``module`` returns.
+
+        Raises:
+            DistributedError: the previous backward started a reduction that never finished
+                (it raised midway), or a collective failed.
+        """
         grad = is_grad_enabled()
         if self.require_forward_param_sync and self.broadcast_buffers and any(True for _ in self.module.buffers()):
             self._sync_buffers()

@@ -14,6 +14,7 @@ import numbers
 
 import numpy
 
+from ... import distributed
 from ...errors import ArgumentError, ArgumentTypeError
 from .sampler import Sampler
 
@@ -72,7 +73,6 @@ class DistributedSampler(Sampler):
     """
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        from ... import distributed
         num_replicas = distributed.get_world_size() if num_replicas is None else num_replicas
         rank = distributed.get_rank() if rank is None else rank
         for name, value in (("num_replicas", num_replicas), ("rank", rank), ("seed", seed)):
