@@ -361,3 +361,15 @@ def test_work_and_debug_check(loopback):
     with pytest.raises(ArgumentError, match="Must specify"):
         dist.broadcast(t)
     assert dist.get_backend() == "loopback" and dist.get_rank() == 0 and dist.get_world_size() == 1
+
+
+def test_a_dropped_ddp_leaves_no_hooks_behind(loopback):
+    import gc
+    from tinynet.autograd import post_hooks
+    module = nn.Linear(3, 2)
+    model = DDP(module)
+    assert all(id(p) in post_hooks._hooks for p in module.parameters())
+    del model
+    gc.collect()
+    assert not any(id(p) in post_hooks._hooks for p in module.parameters())
+    module(tinynet.randn(2, 3)).sum().backward()  # trains on, without DDP

@@ -12,6 +12,8 @@ end of backward waits for the buckets and copies the averages back into ``.grad`
 (PyTorch's reducer: ``mul_out`` by ``1/world_size`` into the bucket view, all-reduce SUM,
 copy back).
 """
+import weakref
+
 import numpy
 
 from ... import backend
@@ -72,16 +74,15 @@ class Reducer:
             b.scale = b.flat.dtype.type(1.0 / group.size)
             for i, *_ in b.slots:
                 self.where[i] = b
-        self.handles = [p.register_post_accumulate_grad_hook(self._hook_for(i)) for i, p in enumerate(params)]
+        # the hooks reach the reducer through a weak reference, and go when it goes: a dropped
+        # DistributedDataParallel leaves its module's parameters as they were
+        me = weakref.ref(self)
+        self.handles = [p.register_post_accumulate_grad_hook(_hook(me, i)) for i, p in enumerate(params)]
+        weakref.finalize(self, _remove, self.handles)
         self.armed = self.started = False
         self.ready = self.fired = None
         self.next = 0
         self.unused = []
-
-    def _hook_for(self, i):
-        def hook(param):
-            self.on_grad_ready(i)
-        return hook
 
     # ---- one iteration ---------------------------------------------------------------------
     def prepare_for_backward(self, used_ids=None):
@@ -172,7 +173,15 @@ class Reducer:
         self.group.all_reduce(marks, ReduceOp.MAX, what="DistributedDataParallel unused-parameter check").wait()
         return marks.astype(bool).tolist()
 
-    def remove(self):
-        for h in self.handles:
-            h.remove()
-        self.handles = []
+
+def _hook(reducer_ref, i):
+    def hook(param):
+        reducer = reducer_ref()
+        if reducer is not None:
+            reducer.on_grad_ready(i)
+    return hook
+
+
+def _remove(handles):
+    for h in handles:
+        h.remove()
