@@ -105,9 +105,16 @@ def test_bad_registrations_raise_as_pytorch():
             fn(torch.ones(2, requires_grad=True))
     with pytest.raises(ArgumentTypeError, match="callable"):
         w.register_post_accumulate_grad_hook(3)
-    w.register_post_accumulate_grad_hook(lambda t: 5)
-    with pytest.raises(TypeError, match="must return None"):
-        (w * 2).sum().backward()
+    for returned, error in ((lambda t: 5, TypeError), (lambda t: t.grad * 2, RuntimeError)):  # PyTorch's types
+        for lib in (tinynet, torch):
+            v = lib.ones(2, requires_grad=True)
+            v.register_post_accumulate_grad_hook(returned)
+            with pytest.raises(error):
+                (v * 2).sum().backward()
+    v = tinynet.ones(2, requires_grad=True)
+    v.register_post_accumulate_grad_hook(lambda t: t.grad * 2)
+    with pytest.raises(AutogradError, match="should return None"):
+        (v * 2).sum().backward()
 
 
 def test_a_model_trains_the_same_with_hooks_on_every_parameter():
@@ -167,3 +174,15 @@ def test_queued_callbacks_are_dropped_when_backward_fails():
     assert ran == []
     b = tinynet.ones(2, requires_grad=True)  # the next backward starts a fresh task
     (b * 2).sum().backward()
+
+
+def test_a_hook_changing_grad_in_place_does_not_change_other_gradients():
+    """``w + h`` hands the same gradient array to both inputs; the leaf ``w`` is finished while
+    ``h``'s share is still pending, so ``w.grad`` must not be that array (PyTorch copies too)."""
+    results = []
+    for lib in (tinynet, torch):
+        w, v = lib.ones(3, requires_grad=True), lib.ones(3, requires_grad=True)
+        w.register_post_accumulate_grad_hook(lambda t: [t.grad.zero_()] and None)
+        ((w + v * 2) * lib.tensor([1.0, 2.0, 3.0])).sum().backward()
+        results.append((w.grad.tolist(), v.grad.tolist()))
+    assert results[0] == results[1] == ([0.0, 0.0, 0.0], [2.0, 4.0, 6.0])

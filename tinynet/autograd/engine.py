@@ -15,6 +15,7 @@ recorded and can be differentiated again (Hessian-vector products, gradient pena
 An op whose backward is not written that way yields gradients that raise as soon as
 something tries to differentiate *them*.
 """
+import sys
 from heapq import heappop, heappush
 
 import numpy
@@ -83,6 +84,7 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             input_grads = _general_backward(op, entry, capture, create_graph)
             if input_grads is _SKIP:
                 if watch is not None and op in watch[0]:
+                    entry = None
                     _finish_leaves(op, watch, leaves, create_graph, stolen)
                 continue
         if _anomaly[0]:
@@ -121,6 +123,7 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
         if not retain_graph:
             op.saved, op._gate = FREED, -1
         if watch is not None and op in watch[0]:
+            input_grads = entry = g = None  # the loop's references: what still holds a gradient is the walk
             _finish_leaves(op, watch, leaves, create_graph, stolen)
     for leaf, g in leaves.items():
         if leaf._hooks:
@@ -145,6 +148,8 @@ def _finish_leaves(op, watch, leaves, create_graph, stolen):
             g = leaves.pop(leaf)
             if leaf._hooks:
                 g = _run_hooks(leaf._hooks, g)
+            if sys.getrefcount(g) > 2:  # the walk still holds it (another input's pending share, a view of
+                stolen.add(id(g))       # it): copy, so that a hook changing .grad in place cannot change that
             _accumulate(leaf, g, create_graph, stolen)
             post_hooks.run(leaf)
 

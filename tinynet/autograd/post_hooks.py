@@ -57,15 +57,19 @@ def run(leaf):
     """Run the post-accumulate hooks of ``leaf`` (after its ``.grad`` was written).
 
     Raises:
-        ArgumentTypeError: a hook returned something other than None (PyTorch: TypeError).
+        AutogradError: a hook returned a tensor (PyTorch's RuntimeError).
+        ArgumentTypeError: a hook returned something else but None (PyTorch's TypeError).
     """
     hooks = _hooks.get(id(leaf))
     if not hooks:
         return
     for hook in list(hooks):
         out = hook(leaf)
-        if out is not None:
-            raise ArgumentTypeError(f"post accumulate grad hook: a hook must return None, got {type(out).__name__}")
+        if out is None:
+            continue
+        if isinstance(out, node.tensor_type):
+            raise AutogradError("post accumulate grad hook: Tensor post accumulate grad hooks should return None")
+        raise ArgumentTypeError(f"post accumulate grad hook: a hook must return None, got {type(out).__name__}")
 
 
 def consumers(roots):
