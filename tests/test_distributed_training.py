@@ -164,7 +164,7 @@ def test_a_rank_that_raises_stops_the_others_with_distributed_error(tmp_path):
     assert report["type"] == "DistributedError"
     assert "rank 1 failed: ZeroDivisionError: rank 1 divided by zero on purpose" in report["error"]
     assert report["seconds"] < 10 and seconds < 30  # the note arrives at once; the timeout (60 s) is not needed
-    assert "ZeroDivisionError" in proc.stderr and "rank 0 stops" in proc.stderr
+    # (what the ranks print last may be lost when MPI_Abort ends the job, so the report file is the evidence)
 
 
 def test_a_killed_rank_ends_the_run(tmp_path):
