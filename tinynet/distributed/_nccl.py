@@ -15,6 +15,7 @@ A watchdog thread checks the pending operations: past the timeout, on an NCCL er
 on another rank's failure note, it aborts the communicator (which ends the stuck kernels)
 and the next collective raises :class:`~tinynet.errors.DistributedError`.
 """
+import atexit
 import json
 import os
 import threading
@@ -174,6 +175,7 @@ class _Watchdog:
         self.stopped = threading.Event()
         self.thread = threading.Thread(target=self._run, name="tinynet-nccl-watchdog", daemon=True)
         self.thread.start()
+        atexit.register(self.stop)  # not left querying CUDA while the interpreter shuts down
 
     def watch(self, work):
         with self.lock:
@@ -185,6 +187,7 @@ class _Watchdog:
 
     def _run(self):
         group, last_notes = self.group, 0.0
+        group.cp.cuda.Device(group.device).use()  # this thread's CUDA calls go to the group's GPU
         while not self.stopped.wait(0.05):
             with self.lock:
                 self.pending = [w for w in self.pending if not w.event.done]
