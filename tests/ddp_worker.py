@@ -374,6 +374,13 @@ def main(argv):
     else:
         run_failure(outdir, scenario, device)
     dist.destroy_process_group()
+    # destroy_process_group freed the communicators; a new group works
+    dist.init_process_group(name)
+    t = tinynet.ones(2, device=device) * (dist.get_rank() + 1)
+    dist.all_reduce(t)
+    with open(os.path.join(outdir, f"reinit{dist.get_rank()}.txt"), "w") as f:
+        f.write(str(t.tolist()))
+    dist.destroy_process_group()
 
 
 if __name__ == "__main__":

@@ -183,14 +183,14 @@ RENDEZVOUS = """
 import json, os, sys
 sys.path.insert(0, {root!r})
 from tinynet.distributed import _nccl
-rank = int(os.environ["RANK"])
-uid, store = _nccl.rendezvous(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]),
-                              int(os.environ["WORLD_SIZE"]), rank, 20, lambda: tuple(range(-64, 64)))
-print(json.dumps(list(uid)))
-store.add("done", 1)
-if rank == 0:
-    store.wait_for("done", "everyone", done=lambda v: int(v) >= int(os.environ["WORLD_SIZE"]))
-store.close()
+rank, size = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+ids = []
+for round in range(2):  # init, destroy, init again on the same port
+    uid, store = _nccl.rendezvous(os.environ["MASTER_ADDR"], int(os.environ["MASTER_PORT"]), size, rank, 20,
+                                  lambda: tuple(range(-64 + round, 64 + round)))
+    ids.append(list(uid))
+    store.leave(size, 20)
+print(json.dumps(ids))
 """
 
 
@@ -203,7 +203,7 @@ def test_env_rendezvous_hands_rank_0s_unique_id_to_every_rank():
     outs = [p.communicate(timeout=60) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, err
-        assert json.loads(out) == list(range(-64, 64))
+        assert json.loads(out) == [list(range(-64, 64)), list(range(-63, 65))]
 
 
 # ---- bucketing ----------------------------------------------------------------------------------

@@ -58,6 +58,8 @@ def run(tmp_path_factory):
     ranks = [dict(numpy.load(out / f"rank{r}.npz")) for r in range(W.WORLD)]
     notes = [json.loads((out / f"rank{r}.json").read_text()) for r in range(W.WORLD)]
     init_errors = [(out / f"init_error{r}.txt").read_text() for r in range(W.WORLD)]
+    for r in range(W.WORLD):  # after destroy_process_group, init_process_group again works
+        assert (out / f"reinit{r}.txt").read_text() == "[3.0, 3.0]"
     return ranks, notes, init_errors
 
 

@@ -159,7 +159,7 @@ class NCCLGroup(_group.ProcessGroup):
         else:
             self.abort_comm()
         if self.store is not None:
-            self.store.close()
+            self.store.leave(self.size, min(self.timeout, 30.0))
         else:
             self.notes.post("exited", "destroy_process_group")
             self.notes.close()

@@ -18,14 +18,21 @@ from ..errors import DistributedError, ProcessGroupError
 
 class _Server:
     def __init__(self, port):
-        try:
-            self.sock = socket.create_server(("", port), reuse_port=False)
-        except OSError as exc:
-            raise ProcessGroupError(f"init_process_group: rank 0 cannot serve the store on port {port} ({exc}); "
-                                    "set MASTER_PORT (or TINYNET_STORE_PORT) to a free port") from None
+        deadline = time.monotonic() + 5.0
+        while True:  # a store closed a moment ago may still hold the port for a few milliseconds
+            try:
+                self.sock = socket.create_server(("", port), reuse_port=False)
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ProcessGroupError(f"init_process_group: rank 0 cannot serve the store on port {port} "
+                                            f"({exc}); set MASTER_PORT (or TINYNET_STORE_PORT) to a free "
+                                            "port") from None
+                time.sleep(0.05)
         self.sock.settimeout(0.2)
-        self.data, self.lock, self.closed, self.conns = {}, threading.Lock(), False, []
-        threading.Thread(target=self._accept, name="tinynet-store", daemon=True).start()
+        self.data, self.lock, self.closed, self.conns, self.threads = {}, threading.Lock(), False, [], []
+        self.acceptor = threading.Thread(target=self._accept, name="tinynet-store", daemon=True)
+        self.acceptor.start()
 
     def _accept(self):
         while not self.closed:
@@ -36,7 +43,9 @@ class _Server:
             except OSError:
                 return
             self.conns.append(conn)
-            threading.Thread(target=self._serve, args=(conn,), daemon=True).start()
+            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
 
     def _serve(self, conn):
         try:
@@ -64,11 +73,14 @@ class _Server:
         """Stop serving: the clients' next requests fail, as when rank 0 exits."""
         self.closed = True
         self.sock.close()
+        self.acceptor.join(timeout=1.0)
         for conn in self.conns:
             try:
                 conn.shutdown(socket.SHUT_RDWR)
             except OSError:
                 pass
+        for thread in self.threads:  # each closes its connection as it ends
+            thread.join(timeout=1.0)
 
 
 class TCPStore:
@@ -139,6 +151,23 @@ class TCPStore:
                                         "WORLD_SIZE?")
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
+
+    def leave(self, size, bound):
+        """``destroy_process_group``'s handshake: every rank checks out; rank 0 closes the server
+        once all have (or after ``bound`` seconds), and the others return only once it is
+        closed, so that a new process group cannot meet at this one's store. Then closes."""
+        deadline = time.monotonic() + bound
+        try:
+            self.add("left", 1)
+            while time.monotonic() < deadline:
+                left = int(self.get_nowait("left"))  # raises once rank 0 has closed the server
+                if self.server is not None and left >= size:
+                    break
+                time.sleep(0.01)
+        except DistributedError:
+            pass
+        finally:
+            self.close()
 
     def close(self):
         try:
