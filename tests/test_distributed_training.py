@@ -203,14 +203,18 @@ def _torchrun():
 def test_torchrun_with_the_mpi_backend_says_to_use_mpiexec(tmp_path):
     torchrun = _torchrun()
     script = tmp_path / "t.py"
-    script.write_text("import tinynet\nimport tinynet.distributed as dist\n"
+    # each rank writes its own file: two processes' prints may interleave on the shared stdout
+    script.write_text("import os, sys\nimport tinynet\nimport tinynet.distributed as dist\n"
                       "try:\n    dist.init_process_group('mpi')\n"
-                      "except tinynet.errors.ProcessGroupError as e:\n    print('ERR', e)\n")
+                      "except tinynet.errors.ProcessGroupError as e:\n"
+                      "    open(os.path.join(sys.argv[1], 'err' + os.environ['RANK']), 'w').write(str(e))\n")
     env = dict(os.environ, PYTHONPATH=ROOT)
-    proc = subprocess.run([torchrun, "--nproc-per-node", "2", "--master-port", "29631", str(script)], env=env,
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run([torchrun, "--nproc-per-node", "2", "--master-port", "29631", str(script), str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.count("ERR init_process_group: backend 'mpi'") == 2 and "mpiexec -n N" in proc.stdout
+    for r in range(2):
+        err = (tmp_path / f"err{r}").read_text()
+        assert err.startswith("init_process_group: backend 'mpi'") and "mpiexec -n N" in err
 
 
 def test_torchrun_env_rendezvous(tmp_path):
@@ -224,9 +228,10 @@ def test_torchrun_env_rendezvous(tmp_path):
         "uid, store = _nccl.rendezvous(*_launch.store_address('t'), size, rank, 30, lambda: tuple(range(128)))\n"
         "store.add('done', 1)\n"
         "if rank == 0:\n    store.wait_for('done', 'all', done=lambda v: int(v) >= size)\n"
-        "print('UID', rank, sum(uid))\n")
+        "open(os.path.join(os.environ['OUT'], f'uid{rank}'), 'w').write(json.dumps(list(uid)))\n")
     proc = subprocess.run([_torchrun(), "--nproc-per-node", "2", "--master-port", "29633", str(script)],
-                          env=dict(os.environ, PYTHONPATH=ROOT), capture_output=True, text=True, timeout=120)
+                          env=dict(os.environ, PYTHONPATH=ROOT, OUT=str(tmp_path)), capture_output=True, text=True,
+                          timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert sorted(line for line in proc.stdout.splitlines() if line.startswith("UID")) == [
-        f"UID 0 {sum(range(128))}", f"UID 1 {sum(range(128))}"]
+    for r in range(2):
+        assert json.loads((tmp_path / f"uid{r}").read_text()) == list(range(128))
