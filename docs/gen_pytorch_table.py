@@ -28,6 +28,8 @@ PAIRS = [
     ("torch.optim.lr_scheduler", "tinynet.optim.lr_scheduler"),
     ("torch.autograd", "tinynet.autograd"),
     ("torch.utils.data", "tinynet.utils.data"),
+    ("torch.distributed", "tinynet.distributed"),
+    ("torch.nn.parallel", "tinynet.nn.parallel"),
 ]
 
 

@@ -1,6 +1,10 @@
 """Shared pieces of the MNIST examples: command line, data, training loop, report.
 
-Everything here uses tinynet's public API only.
+Everything here uses tinynet's public API only. ``--distributed`` trains data-parallel over
+the processes ``mpiexec -n N`` or ``torchrun --nproc-per-node N`` started (NCCL when the
+default device is a GPU, else MPI): each process reads its share of the data through a
+DistributedSampler (``--batch-size`` is per process, as in PyTorch's examples) and the
+model is wrapped in DistributedDataParallel; only rank 0 prints, evaluates and saves.
 """
 import argparse
 import math
@@ -13,11 +17,13 @@ from rich.table import Table
 
 import curves
 import tinynet
+import tinynet.distributed as dist
 import tinynet.nn.functional as F
 from tinynet.data import datasets, transforms
 from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError, TinynetError
+from tinynet.nn.parallel import DistributedDataParallel
 from tinynet.utils import summary
-from tinynet.utils.data import DataLoader
+from tinynet.utils.data import DataLoader, DistributedSampler
 
 console = Console()
 
@@ -53,6 +59,9 @@ def build_parser(description, lr, momentum):
                    help="mixed precision: autocast to float16 with a GradScaler, or to bfloat16 (default off)")
     p.add_argument("--resume", metavar="PATH", default=None,
                    help="continue the run a --checkpoint file stopped at (bit-identical to an uninterrupted run)")
+    p.add_argument("--distributed", action="store_true",
+                   help="data-parallel training over the processes of mpiexec -n N / torchrun --nproc-per-node N "
+                        "(nccl on GPUs, mpi on the CPU); --batch-size is per process")
     curves.add_arguments(p)
     return p
 
@@ -127,8 +136,9 @@ def make_train_step(model, optimizer, args, amp=None):
     under ``amp`` (an :class:`Amp`) when given. Without ``--amp`` it is replayed from a CUDA
     graph on the GPU (``tinynet.compile``) unless ``--no-cuda-graph``; the returned loss is
     then the graph's output, overwritten by the next step, so callers read or accumulate it
-    before the next call. (The GradScaler reads its found-inf flag on the host once per
-    step, which a graph cannot hold, so ``--amp`` steps run eagerly.)"""
+    before the next call. ``--amp`` and ``--distributed`` steps run eagerly: the GradScaler
+    reads its found-inf flag on the host once per step, which a graph cannot hold, and the
+    DDP reducer's bucket launches are host-side work during backward."""
     def train_step(x, y):
         optimizer.zero_grad()
         if amp is None:
@@ -140,7 +150,8 @@ def make_train_step(model, optimizer, args, amp=None):
                 loss = F.nll_loss(model(x), y)
             amp.step(loss, optimizer)
         return loss
-    return tinynet.compile(train_step) if getattr(args, "cuda_graph", False) and amp is None else train_step
+    graphed = getattr(args, "cuda_graph", False) and amp is None and not getattr(args, "distributed", False)
+    return tinynet.compile(train_step) if graphed else train_step
 
 
 def train_epoch(model, loader, optimizer, epoch, args, progress, rows, total=None, recorder=None, step=None):
@@ -199,12 +210,31 @@ def run(make_model, parser, argv=None, title="model"):
     with deterministic algorithms). ``--summary`` prints :func:`tinynet.utils.summary` of the
     model; ``--logdir`` and ``--plot`` record the curves (``curves.py`` says what and how);
     the plot is also written when the loss became NaN/inf, with the epochs done.
+    ``--distributed`` joins the process group first and leaves it at the end (see above).
     """
     args = parser.parse_args(argv)
     problem = curves.check(args)  # --plot/--logdir that cannot work fail now, not after training
+    if not problem and args.distributed and (args.checkpoint or args.resume):
+        problem = "--checkpoint and --resume do not support --distributed yet"
     if problem:
         console.print(f"[bold red]error:[/] {escape(problem)}", soft_wrap=True)
         return 2
+    if not args.distributed:
+        return _run(make_model, args, title)
+    # nccl when the default device (TINYNET_BACKEND) is a GPU: init binds GPU LOCAL_RANK, which
+    # then is the default device; else mpi
+    dist.init_process_group("nccl" if tinynet.get_default_device().type == "cuda" else "mpi")
+    quiet = console.quiet
+    console.quiet = dist.get_rank() != 0  # one rank speaks
+    try:
+        return _run(make_model, args, title)
+    finally:
+        console.quiet = quiet
+        dist.destroy_process_group()
+
+
+def _run(make_model, args, title):
+    rank = dist.get_rank() if args.distributed else 0
     tinynet.manual_seed(args.seed)
     tinynet.use_deterministic_algorithms(args.deterministic)
     try:
@@ -212,10 +242,17 @@ def run(make_model, parser, argv=None, title="model"):
     except (DatasetNotFoundError, DownloadError, ChecksumError) as exc:
         console.print(f"[bold red]error:[/] {exc}", soft_wrap=True)
         return 2
-    train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
+    if args.distributed:  # every rank its share, in an order that changes with set_epoch
+        train_loader = DataLoader(train_set, batch_size=args.batch_size,
+                                  sampler=DistributedSampler(train_set, seed=args.seed))
+    else:
+        train_loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=True)
     test_loader = DataLoader(test_set, batch_size=args.test_batch_size)
     device = tinynet.get_default_device()  # cuda when TINYNET_BACKEND picks the GPU, else cpu
     model = make_model().to(device)
+    if args.distributed:  # rank 0's initial parameters go to every rank
+        model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        tinynet.manual_seed(args.seed + rank)  # each rank its own dropout masks
     optimizer = tinynet.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     try:
         args.amp_state = Amp(args.amp, device) if args.amp != "off" else None
@@ -226,17 +263,21 @@ def run(make_model, parser, argv=None, title="model"):
                   f"{args.dataset}: {len(train_set)} train / {len(test_set)} test images, "
                   f"batch {args.batch_size}, {args.epochs} epochs"
                   + (f", {args.amp_state.describe()}" if args.amp_state else ""))
+    if args.distributed:
+        size = dist.get_world_size()
+        console.print(f"data-parallel over {size} processes ({dist.get_backend()}): batch {args.batch_size} per "
+                      f"process, {size * args.batch_size} in all")
     rows, first, total = [], 1, None
     if args.resume:
         first, rows, total = load_checkpoint(args.resume, model, optimizer, train_loader, device)
         console.print(f"resumed from {args.resume} at epoch {first}")
     if args.summary:  # the forward of the summary leaves the random state and the parameters as they were
         size = (args.batch_size, *train_set[0][0].shape)
-        console.print(summary(model, input_size=size, col_names=("output_size", "num_params", "mult_adds"),
+        console.print(summary(_net(model), input_size=size, col_names=("output_size", "num_params", "mult_adds"),
                               verbose=0), crop=False)
     done = train_loader.state_dict()["batches_yielded"] if total is not None else 0
     try:  # on a resumed run, TensorBoard hides what the interrupted run logged from this step on
-        recorder = curves.Recorder(args.logdir, len(train_loader),
+        recorder = curves.Recorder(args.logdir if rank == 0 else None, len(train_loader),
                                    (first - 1) * len(train_loader) + done + 1 if args.resume else None)
     except PathNotWritableError as exc:
         console.print(f"[bold red]error:[/] --logdir: {escape(str(exc))}", soft_wrap=True)
@@ -247,9 +288,10 @@ def run(make_model, parser, argv=None, title="model"):
     finally:
         recorder.close()
     if code == 0:
-        _report(model, rows, args, title)
-        run.results = rows
-    if args.plot and rows:
+        if rank == 0:
+            _report(_net(model), rows, args, title)
+        run.results = rows  # empty on the other ranks
+    if args.plot and rows and rank == 0:
         try:
             curves.save_plot(args.plot, rows, len(train_loader), f"tinynet {title} on {args.dataset}")
             console.print(f"saved the curves to {escape(args.plot)}", soft_wrap=True)
@@ -259,13 +301,21 @@ def run(make_model, parser, argv=None, title="model"):
     return code
 
 
+def _net(model):
+    """The model itself, also when wrapped in DistributedDataParallel."""
+    return model.module if isinstance(model, DistributedDataParallel) else model
+
+
 def _train(model, optimizer, train_loader, test_loader, train_set, device, args, rows, first, total, recorder):
-    """The epochs from ``first`` to ``args.epochs``; appends a row per epoch to ``rows``.
-    Returns 0, or 3 when the loss became NaN/inf."""
+    """The epochs from ``first`` to ``args.epochs``; appends a row per epoch to ``rows``
+    (rank 0 only when distributed). Returns 0, or 3 when the loss became NaN/inf."""
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     step = make_train_step(model, optimizer, args, getattr(args, "amp_state", None))
-    with Progress(*columns, console=console, transient=True) as progress:
+    rank = dist.get_rank() if args.distributed else 0
+    with Progress(*columns, console=console, transient=True, disable=rank != 0) as progress:
         for epoch in range(first, args.epochs + 1):
+            if args.distributed:
+                train_loader.sampler.set_epoch(epoch)
             start = time.perf_counter()
             try:
                 train_loss = train_epoch(model, train_loader, optimizer, epoch, args, progress, rows, total,
@@ -276,7 +326,13 @@ def _train(model, optimizer, train_loader, test_loader, train_set, device, args,
                 return 3
             total = None
             seconds = time.perf_counter() - start
-            test_loss, acc = evaluate(model, test_loader, getattr(args, "amp_state", None))
+            if args.distributed:  # the mean over every rank's share
+                mean = tinynet.tensor([train_loss], device=device)
+                dist.all_reduce(mean, op=dist.ReduceOp.AVG)
+                train_loss = mean.item()
+                if rank != 0:
+                    continue  # rank 0 evaluates, on its own copy of the (equal) model
+            test_loss, acc = evaluate(_net(model), test_loader, getattr(args, "amp_state", None))
             row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,
                        seconds=seconds, images_per_s=len(train_set) / seconds)
             if device.type == "cuda":

@@ -6,6 +6,7 @@ momentum=0.5), batch 64, 10 epochs, inputs normalised with mean 0.1307 / std 0.3
 Only tinynet's public API is used. The backend follows TINYNET_BACKEND.
 
     python examples/mnist_convnet.py --data-dir ../shared/datasets/mnist
+    mpiexec -n 2 python examples/mnist_convnet.py --distributed --data-dir ../shared/datasets/mnist  # data-parallel
 """
 import os
 import sys

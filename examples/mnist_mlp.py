@@ -5,6 +5,7 @@ softmax cross-entropy loss (here ``log_softmax`` + ``nll_loss``), trained with p
 (no momentum by default). Same command line as ``mnist_convnet.py``.
 
     python examples/mnist_mlp.py --data-dir ../shared/datasets/mnist
+    mpiexec -n 2 python examples/mnist_mlp.py --distributed --data-dir ../shared/datasets/mnist  # data-parallel
 """
 import os
 import sys

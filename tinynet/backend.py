@@ -186,3 +186,38 @@ def gpu_name(index=0):
     props = cupy.cuda.runtime.getDeviceProperties(index)
     raw = props["name"]
     return raw.decode() if isinstance(raw, bytes) else str(raw)
+
+
+def load_nccl():
+    """CuPy's NCCL binding (``cupy.cuda.nccl``), or ``None`` when CuPy, a GPU or the NCCL
+    library (the ``nvidia-nccl-cu12``/``-cu13`` wheel) is missing; :func:`nccl_problem` says which."""
+    global _nccl_problem
+    if load_cupy() is None:
+        _nccl_problem = _cupy_problem
+        return None
+    try:
+        from cupy.cuda import nccl
+    except Exception as exc:
+        _nccl_problem = f"cupy.cuda.nccl cannot be imported ({type(exc).__name__}: {exc})"
+        return None
+    if not getattr(nccl, "available", False):
+        _nccl_problem = "CuPy found no NCCL library (install nvidia-nccl-cu13, or -cu12 to match CuPy)"
+        return None
+    return nccl
+
+
+_nccl_problem = ""
+
+
+def nccl_problem():
+    """Why :func:`load_nccl` returned ``None`` (``""`` when NCCL is usable)."""
+    return "" if load_nccl() is not None else _nccl_problem
+
+
+def copy_from_host(dst, host):
+    """Write NumPy array ``host`` into array ``dst`` (NumPy, or CuPy: a host-to-device copy)
+    of the same shape and dtype."""
+    if isinstance(dst, _CUPY_NDARRAY):
+        dst.set(numpy.ascontiguousarray(host))
+    else:
+        dst[...] = host

@@ -26,6 +26,8 @@ WorkerError              RuntimeError
 MissingExtraError        ImportError
 PathNotWritableError     OSError
 GraphCaptureError        RuntimeError
+DistributedError         RuntimeError
+ProcessGroupError        ValueError (a DistributedError)
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -142,6 +144,20 @@ class GraphCaptureError(TinynetError, RuntimeError):
     host synchronisation (``.item()``, ``print(tensor)``, a transfer to or from host memory,
     a data-dependent shape), a first optimizer step, or a replay whose frozen settings
     changed. The message names the op and the line of user code (docs/gpu.md)."""
+
+
+class DistributedError(TinynetError, RuntimeError):
+    """A collective of :mod:`tinynet.distributed` failed: another rank failed or exited, no
+    answer came within the process group's ``timeout``, the tensors differ across ranks
+    (``TINYNET_DISTRIBUTED_DEBUG=1``), or DistributedDataParallel found parameters that
+    received no gradient (PyTorch raises a plain ``RuntimeError`` in these cases)."""
+
+
+class ProcessGroupError(DistributedError, ValueError):
+    """The process group is not set up as asked: a collective before ``init_process_group``,
+    a second ``init_process_group``, an unsupported backend, a launcher variable missing, or
+    ``rank``/``world_size`` disagreeing with the launcher; the message says what to run or
+    set (PyTorch raises ``ValueError`` for most of these)."""
 
 
 def check_type(op, name, value, types, expected):

@@ -44,6 +44,7 @@ EXTRAS = {
     "plot": [("matplotlib", "matplotlib")],
     "tensorboard": [("tensorboard", "tensorboard")],
     "docs": [("mkdocs-material", "material"), ("mkdocstrings", "mkdocstrings")],
+    "distributed": [("mpi4py", "mpi4py"), ("mpich", None)],
     "cuda12": [("cupy-cuda12x", "cupy")],
     "cuda13": [("cupy-cuda13x", "cupy")],
 }

@@ -13,7 +13,7 @@ import numpy
 
 from .dtypes import is_floating
 from . import backend, capture, devices, dtypes
-from .autograd import engine, node
+from .autograd import engine, node, post_hooks
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
 
 
@@ -336,6 +336,26 @@ class Tensor:
             self._hooks = []
         self._hooks.append(hook)
         return _HookHandle(self._hooks, hook)
+
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` each time backward has added this leaf's gradient to ``.grad``
+        (during the walk, as soon as no op can add more; not in :func:`tinynet.autograd.grad`).
+        The hook must return None. Returns a handle whose ``remove()`` unregisters it.
+
+        Raises:
+            AutogradError: the tensor does not require grad, or is not a leaf.
+            ArgumentTypeError: ``hook`` is not callable.
+        """
+        if not callable(hook):
+            raise ArgumentTypeError(f"register_post_accumulate_grad_hook: hook must be callable, got "
+                                    f"{type(hook).__name__}")
+        if not self.requires_grad:
+            raise AutogradError("register_post_accumulate_grad_hook: cannot register a hook on a tensor that "
+                                "doesn't require gradient")
+        if self._grad_fn is not None:
+            raise AutogradError("register_post_accumulate_grad_hook: post accumulate grad hooks cannot be "
+                                "registered on non-leaf tensors")
+        return post_hooks.register(self, hook)
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Compute gradients of this tensor w.r.t. every leaf that requires grad.

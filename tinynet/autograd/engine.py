@@ -15,13 +15,14 @@ recorded and can be differentiated again (Hessian-vector products, gradient pena
 An op whose backward is not written that way yields gradients that raise as soon as
 something tries to differentiate *them*.
 """
+import sys
 from heapq import heappop, heappush
 
 import numpy
 
 from .. import backend, capture as graph_capture
 from ..errors import AutogradError, ArgumentTypeError
-from . import anomaly, node
+from . import anomaly, node, post_hooks
 from .anomaly import STATE as _anomaly
 from .endpoints import Capture, as_list as _as_list, root_grads as _root_grads
 from .higher_order import graph_backward
@@ -54,6 +55,9 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
     # leaves: leaf -> its summed gradient, in the order gradients first reached them
     grads, heap, leaves = {}, [], {}
     stolen = set()
+    # leaves with post-accumulate hooks are finished as soon as their last consumer has run
+    hooked = capture is None and post_hooks.active()
+    watch = post_hooks.consumers(roots) if hooked else None
     for r, g in zip(roots, root_grads):
         if not create_graph:
             stolen.add(id(g))  # the caller's array: copied, never adopted as .grad
@@ -69,6 +73,8 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             if op is None:
                 break
             if op not in grads:
+                if watch is not None and op in watch[0]:
+                    _finish_leaves(op, watch, leaves, create_graph, stolen)
                 continue
         entry = grads.pop(op)
         if plain and clock[0] <= op._gate:  # one output, no hooks, nothing saved changed (Op._gate)
@@ -77,6 +83,9 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
         else:
             input_grads = _general_backward(op, entry, capture, create_graph)
             if input_grads is _SKIP:
+                if watch is not None and op in watch[0]:
+                    entry = None
+                    _finish_leaves(op, watch, leaves, create_graph, stolen)
                 continue
         if _anomaly[0]:
             anomaly.backward_hook(op, input_grads)
@@ -113,6 +122,9 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
                 _route(inp, g, grads, heap, leaves)
         if not retain_graph:
             op.saved, op._gate = FREED, -1
+        if watch is not None and op in watch[0]:
+            input_grads = entry = g = None  # the loop's references: what still holds a gradient is the walk
+            _finish_leaves(op, watch, leaves, create_graph, stolen)
     for leaf, g in leaves.items():
         if leaf._hooks:
             g = _run_hooks(leaf._hooks, g)
@@ -120,7 +132,26 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             capture.leaf(leaf, g)
         else:
             _accumulate(leaf, g, create_graph, stolen)
+            if hooked:
+                post_hooks.run(leaf)
     return capture.result() if capture is not None else None
+
+
+def _finish_leaves(op, watch, leaves, create_graph, stolen):
+    """``op`` has run: each hooked leaf it consumed whose last consumer this was gets its
+    gradient accumulated into ``.grad`` now, and its post-accumulate hooks run."""
+    by_op, count = watch
+    for leaf in by_op.pop(op):
+        key = id(leaf)
+        count[key] -= 1
+        if count[key] == 0 and leaf in leaves:
+            g = leaves.pop(leaf)
+            if leaf._hooks:
+                g = _run_hooks(leaf._hooks, g)
+            if sys.getrefcount(g) > 2:  # the walk still holds it (another input's pending share, a view of
+                stolen.add(id(g))       # it): copy, so that a hook changing .grad in place cannot change that
+            _accumulate(leaf, g, create_graph, stolen)
+            post_hooks.run(leaf)
 
 
 def _general_backward(op, entry, capture, create_graph):
@@ -261,15 +292,18 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         raise AutogradError(f"backward: got {len(roots)} tensors but {len(grads)} gradients")
     retain = create_graph if retain_graph is None else retain_graph
     roots_g = _root_grads("backward", roots, grads, create_graph)
-    if inputs is None:
-        _execute(roots, roots_g, None, retain, create_graph)
-        return
-    targets = _as_list(inputs, "inputs", "backward")
-    found = _execute(roots, roots_g, targets, retain, create_graph)
-    stolen = set()
-    for t, g in zip(targets, found):
-        if g is not None:
-            _accumulate(t, g, create_graph, stolen)
+    with post_hooks.graph_task():
+        if inputs is None:
+            _execute(roots, roots_g, None, retain, create_graph)
+            return
+        targets = _as_list(inputs, "inputs", "backward")
+        found = _execute(roots, roots_g, targets, retain, create_graph)
+        stolen = set()
+        for t, g in zip(targets, found):
+            if g is not None:
+                _accumulate(t, g, create_graph, stolen)
+                if t._grad_fn is None:
+                    post_hooks.run(t)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
@@ -312,7 +346,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     retain = create_graph if retain_graph is None else retain_graph
     roots_g = _root_grads("grad", roots, grads, create_graph)
-    found = _execute(roots, roots_g, targets, retain, create_graph)
+    with post_hooks.graph_task():
+        found = _execute(roots, roots_g, targets, retain, create_graph)
     result = []
     for i, (t, g) in enumerate(zip(targets, found)):
         if g is None:

@@ -1,6 +1,7 @@
 """``tinynet.nn``: Module, Parameter, the layers (:mod:`.modules`), ``functional`` and ``init``."""
 from . import functional, init
 from . import utils
+from . import parallel
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
@@ -17,8 +18,8 @@ from .modules import (GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm
                       Flatten, Identity, LeakyReLU, Linear, LogSoftmax, MaxPool2d, Module, ModuleList, Parameter, ReLU,
                       Sequential, Sigmoid, Softmax, Tanh)
 
-__all__ = ["functional", "init", "utils", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss",
-           "BCEWithLogitsLoss", "CELU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
+__all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
+           "BCELoss", "BCEWithLogitsLoss", "CELU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
            "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten",
            "GaussianNLLLoss", "GELU", "GLU", "GroupNorm", "GRU", "GRUCell", "Hardsigmoid", "Hardswish",
            "Hardtanh", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss",

@@ -10,6 +10,7 @@ gathers batches on the device from a device-side counter, for steps replayed fro
 from ._worker import WorkerInfo, get_worker_info
 from .collate import default_collate, default_convert
 from .dataloader import DataLoader
+from .distributed import DistributedSampler
 from .resident import ResidentBatches
 from .dataset import ChainDataset, ConcatDataset, Dataset, IterableDataset, Subset, TensorDataset, random_split
 from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
@@ -17,5 +18,5 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, S
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "ConcatDataset", "ChainDataset", "Subset", "random_split",
            "DataLoader", "default_collate", "default_convert", "Sampler", "SequentialSampler", "RandomSampler",
-           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "get_worker_info", "WorkerInfo",
-           "ResidentBatches"]
+           "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler", "DistributedSampler", "get_worker_info",
+           "WorkerInfo", "ResidentBatches"]

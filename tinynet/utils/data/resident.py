@@ -81,7 +81,7 @@ class ResidentBatches:
         capture.check_sync("ResidentBatches.reset")
         n = self._src[0].shape[0]
         if self.shuffle:
-            order = randperm(n, generator=self.generator).array
+            order = randperm(n, generator=self.generator, device="cpu").array  # drawn on the host
             self._perm[...] = self._xp.asarray(order) if self._gpu else order
         else:
             self._perm[...] = self._xp.arange(n, dtype=numpy.int64)

@@ -1,0 +1,221 @@
+"""Data-parallel scaling: images/s of the reference convnet and MLP on 1 and N processes,
+tinynet's DistributedDataParallel next to PyTorch's, with and without overlap.
+
+Launch one process per GPU (or per CPU worker with ``--device cpu``)::
+
+    mpiexec -n 2 python3 benchmarks/ddp_scaling.py --device cuda         # tinynet NCCL, unique id over MPI
+    torchrun --nproc-per-node 2 benchmarks/ddp_scaling.py --device cuda  # tinynet NCCL through env://
+    mpiexec -n 2 python benchmarks/ddp_scaling.py --device cpu --quick   # tinynet MPI vs PyTorch gloo, tiny sizes
+
+For each model (``--models``; batch per process 1024 for the convnet and 4096 for the MLP on
+the GPU, ``--batch`` to change) it measures, on the same synthetic images already on the
+device:
+
+* **1 process**: rank 0 trains the plain model (no DDP) while the other ranks wait -- the
+  single-GPU baseline; tinynet and PyTorch alternate repetition by repetition;
+* **N processes**, both frameworks, in two bucket layouts: ``one`` bucket for every gradient
+  (its all-reduce starts when backward is over: no overlap) and ``layers``, buckets of
+  ``--overlap-bucket-mb`` MiB (the default 0.01 MiB puts roughly one layer in each, so a
+  bucket's all-reduce runs while backward goes on). Both reference models fit in PyTorch's
+  default first bucket (1 MiB), so DDP's defaults amount to the ``one`` layout for them.
+
+Every configuration runs ``--warmup`` steps, then ``--reps`` repetitions of ``--steps`` steps,
+the configurations taking turns repetition by repetition (host speed drifts); each
+repetition is timed on rank 0 between barriers, with the device synchronised. Images/s
+counts all processes' images (N x batch per step); ``efficiency`` is the N-process rate over
+N times the 1-process rate. Rank 0 prints a table and writes JSON
+(``benchmarks/results/ddp_scaling_<device>.json`` unless ``--out``).
+
+PyTorch is optional (``--no-torch``); under mpiexec its process group is set up from
+tinynet's ranks (env://, a port chosen by rank 0), under torchrun from torchrun's variables.
+"""
+import argparse
+import json
+import os
+import platform
+import socket
+import statistics
+import sys
+import time
+
+import numpy
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+GPU_BATCH = {"convnet": 1024, "mlp": 4096}
+QUICK_BATCH = {"convnet": 32, "mlp": 64}
+
+
+def parse(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cuda")
+    p.add_argument("--models", nargs="+", choices=["convnet", "mlp"], default=["convnet", "mlp"])
+    p.add_argument("--batch", type=int, default=None, help="batch per process (default 1024 convnet / 4096 mlp)")
+    p.add_argument("--steps", type=int, default=20, help="steps per repetition (default 20)")
+    p.add_argument("--reps", type=int, default=7, help="repetitions per configuration (default 7)")
+    p.add_argument("--warmup", type=int, default=10, help="warm-up steps per configuration (default 10)")
+    p.add_argument("--overlap-bucket-mb", type=float, default=0.01, help="bucket size of the 'layers' layout")
+    p.add_argument("--no-torch", action="store_true", help="tinynet only")
+    p.add_argument("--quick", action="store_true", help="tiny sizes: checks that the script runs (CPU)")
+    p.add_argument("--out", default=None, help="JSON path (default benchmarks/results/ddp_scaling_<device>.json)")
+    args = p.parse_args(argv)
+    if args.quick:
+        args.steps, args.reps, args.warmup = 3, 2, 1
+    return args
+
+
+def setup(args):
+    """Both frameworks' process groups; returns (rank, size, torch or None)."""
+    import tinynet
+    import tinynet.distributed as dist
+    dist.init_process_group("nccl" if args.device == "cuda" else "mpi", timeout=1800)
+    rank, size = dist.get_rank(), dist.get_world_size()
+    if args.no_torch:
+        return rank, size, None
+    try:
+        import torch
+        import torch.distributed as tdist
+    except ImportError:
+        return rank, size, None
+    if "MASTER_PORT" not in os.environ:  # mpiexec: rank 0 picks a port and tells the others
+        port = tinynet.tensor([_free_port() if rank == 0 else 0], device="cpu")
+        dist.broadcast(port, src=0)
+        os.environ.update(MASTER_ADDR=os.environ.get("MASTER_ADDR", "127.0.0.1"), MASTER_PORT=str(port.item()),
+                          RANK=str(rank), WORLD_SIZE=str(size))
+    if args.device == "cuda":
+        torch.cuda.set_device(tinynet.cuda.current_device())
+        torch.backends.cudnn.benchmark = True
+        tinynet.backends.cudnn.benchmark = True
+    tdist.init_process_group("nccl" if args.device == "cuda" else "gloo", init_method="env://")
+    return rank, size, torch
+
+
+def _free_port():
+    with socket.socket() as s:
+        s.bind(("", 0))
+        return s.getsockname()[1]
+
+
+class Config:
+    """One framework's model and optimizer, plain or wrapped in DDP, and its timing."""
+
+    def __init__(self, framework, model_name, ddp, bucket_mb, device, x, y):
+        from models import RECIPES, tinynet_model, torch_model
+        self.framework, self.ddp, self.times = framework, ddp, []
+        self.bucket_mb = bucket_mb
+        if framework == "tinynet":
+            import tinynet as lib
+            import tinynet.nn.functional as F
+            from tinynet.nn.parallel import DistributedDataParallel as DDP
+            self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
+            make = tinynet_model
+        else:
+            import torch as lib
+            import torch.nn.functional as F
+            from torch.nn.parallel import DistributedDataParallel as DDP
+            self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
+            make = torch_model
+        lib.manual_seed(0)
+        model = make(model_name).to(device)
+        if ddp:
+            ids = [lib.cuda.current_device()] if device == "cuda" else None
+            model = DDP(model, device_ids=ids, bucket_cap_mb=bucket_mb)
+        self.model, self.F = model, F
+        self.opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
+        self.x, self.y = lib.tensor(x, device=device), lib.tensor(y, device=device)
+
+    def steps(self, plan):
+        for lo, hi in plan:
+            self.opt.zero_grad()
+            loss = self.F.nll_loss(self.model(self.x[lo:hi]), self.y[lo:hi])
+            loss.backward()
+            self.opt.step()
+        self.sync()
+        return loss
+
+
+def time_configs(configs, plans, warmup_plan, barrier):
+    """Warm every configuration up, then run them in turns, one repetition each per round."""
+    for c in configs:
+        c.steps(warmup_plan)
+    for plan in plans:
+        for c in configs:
+            barrier()
+            t = time.perf_counter()
+            c.steps(plan)
+            barrier()
+            c.times.append(time.perf_counter() - t)
+
+
+def main(argv=None):
+    args = parse(argv)
+    import tinynet.distributed as dist
+    rank, size, torch = setup(args)
+    frameworks = ["tinynet"] + (["pytorch"] if torch is not None else [])
+    rows = []
+    for model_name in args.models:
+        batch = args.batch or (QUICK_BATCH if args.quick else GPU_BATCH)[model_name]
+        n = batch * 4
+        rng = numpy.random.default_rng(rank)
+        x = rng.standard_normal((n, 1, 28, 28)).astype(numpy.float32)
+        y = rng.integers(0, 10, n)
+        starts = numpy.random.default_rng(0).integers(0, n - batch + 1, (args.reps, args.steps))
+        plans = [[(int(s), int(s) + batch) for s in row] for row in starts]
+        warm = [(0, batch)] * args.warmup
+        # one process: rank 0 alone (the others wait at the barrier)
+        dist.barrier()
+        if rank == 0:
+            single = [Config(fw, model_name, False, None, args.device, x, y) for fw in frameworks]
+            time_configs(single, plans, warm, lambda: None)
+        dist.barrier()
+        # N processes, both bucket layouts
+        multi = [Config(fw, model_name, True, mb, args.device, x, y) for fw in frameworks
+                 for mb in (1e4, args.overlap_bucket_mb)]
+        time_configs(multi, plans, warm, dist.barrier)
+        if rank == 0:
+            base = {c.framework: statistics.median(c.times) for c in single}
+            for c in single + multi:
+                seconds = statistics.median(c.times)
+                procs = size if c.ddp else 1
+                row = {"model": model_name, "framework": c.framework, "batch_per_process": batch, "processes": procs,
+                       "buckets": ("one" if c.bucket_mb == 1e4 else "layers") if c.ddp else None,
+                       "images_per_s": procs * batch * args.steps / seconds,
+                       "ms_per_step": 1e3 * seconds / args.steps,
+                       "ms_per_step_reps": [1e3 * t / args.steps for t in c.times]}
+                if c.ddp:
+                    # (N x batch / t_N) / (N x batch / t_1): the same work per process and step
+                    row["efficiency"] = base[c.framework] / seconds
+                    if c.framework == "tinynet":
+                        row["n_buckets"] = len(c.model.reducer.buckets)
+                rows.append(row)
+    if rank == 0:
+        report(args, size, rows, torch)
+    dist.destroy_process_group()
+    if torch is not None:
+        torch.distributed.destroy_process_group()
+
+
+def report(args, size, rows, torch):
+    import tinynet
+    meta = {"device": args.device, "processes": size, "steps": args.steps, "reps": args.reps,
+            "warmup": args.warmup, "overlap_bucket_mb": args.overlap_bucket_mb, "quick": args.quick,
+            "tinynet": tinynet.__version__, "torch": torch.__version__ if torch is not None else None,
+            "host": platform.node(), "python": platform.python_version(),
+            "launcher": "torchrun" if "TORCHELASTIC_RUN_ID" in os.environ else "mpiexec",
+            "gpu": tinynet.cuda.get_device_name() if args.device == "cuda" else None,
+            "time": time.strftime("%Y-%m-%d %H:%M:%S")}
+    print(f"{'model':8} {'framework':9} {'procs':>5} {'buckets':>7} {'batch':>6} {'images/s':>12} {'ms/step':>9} "
+          f"{'efficiency':>10}")
+    for r in rows:
+        eff = f"{r['efficiency']:.2f}" if "efficiency" in r else ""
+        print(f"{r['model']:8} {r['framework']:9} {r['processes']:>5} {r['buckets'] or '-':>7} "
+              f"{r['batch_per_process']:>6} {r['images_per_s']:>12,.0f} {r['ms_per_step']:>9.2f} {eff:>10}")
+    out = args.out or os.path.join(HERE, "results", f"ddp_scaling_{args.device}.json")
+    with open(out, "w") as f:
+        json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,387 @@
+"""What the distributed tests run under ``mpiexec -n 2`` (or torchrun), and the one-process
+references they compare with (the same code, imported by tests/test_distributed_training.py).
+
+    mpiexec -n 2 python tests/ddp_worker.py OUTDIR [--device cpu|cuda] [--backend mpi|nccl]
+
+runs every scenario in one process group and writes ``OUTDIR/rank<r>.npz`` (parameters,
+gradients and buffers after each step, collective results) and ``OUTDIR/rank<r>.json``
+(error messages). ``python tests/ddp_worker.py OUTDIR fail-exception|fail-kill|fail-hang``
+runs one failure scenario instead.
+"""
+import json
+import os
+import signal
+import sys
+import time
+
+import numpy
+
+import tinynet
+import tinynet.distributed as dist
+import tinynet.nn as nn
+import tinynet.nn.functional as F
+from tinynet.errors import ArgumentError, DistributedError, ProcessGroupError
+from tinynet.nn.parallel import DistributedDataParallel as DDP
+from tinynet.utils.data import DataLoader, DistributedSampler, TensorDataset
+
+WORLD = 2
+N_SAMPLES = 27   # odd: 14 per rank with padding, 13 with the sampler's drop_last; batch 4 leaves 2 or 1 at the end
+BATCH = 4        # per rank
+EPOCHS = 2
+LOADER_CASES = {"pad": (False, False), "sampler_drop": (True, False), "loader_drop": (False, True)}
+
+
+class ConvNet(nn.Module):
+    """A small convnet (conv, pool, two linear layers); ``bn`` adds BatchNorm2d/1d; ``extra``
+    adds a layer that forward uses only where ``use_extra`` is set (unused parameters)."""
+
+    def __init__(self, bn=False, extra=False):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3)
+        self.bn2 = nn.BatchNorm2d(4) if bn else None
+        self.fc1 = nn.Linear(4 * 3 * 3, 8)
+        self.bn1 = nn.BatchNorm1d(8) if bn else None
+        self.fc2 = nn.Linear(8, 3)
+        self.extra = nn.Linear(8, 3) if extra else None
+        self.use_extra = False
+
+    def forward(self, x):
+        h = self.conv(x)
+        if self.bn2 is not None:
+            h = self.bn2(h)
+        h = F.max_pool2d(F.relu(h), 2).flatten(1)
+        h = self.fc1(h)
+        if self.bn1 is not None:
+            h = self.bn1(h)
+        h = F.relu(h)
+        out = self.fc2(h)
+        if self.extra is not None and self.use_extra:
+            out = out + self.extra(h)
+        return out
+
+
+def dataset(device, dtype):
+    rng = numpy.random.default_rng(5)
+    x = tinynet.tensor(rng.standard_normal((N_SAMPLES, 1, 8, 8)), dtype=dtype, device=device)
+    y = tinynet.tensor(rng.integers(0, 3, N_SAMPLES), device=device)
+    return TensorDataset(x, y)
+
+
+def make_model(device, dtype, **kw):
+    tinynet.manual_seed(3)
+    return ConvNet(**kw).to(device=device, dtype=dtype)
+
+
+def snapshot(model):
+    out = {}
+    for name, p in model.named_parameters():
+        out[f"p.{name}"] = p.detach().numpy(force=True).copy()
+        if p.grad is not None:
+            out[f"g.{name}"] = p.grad.numpy(force=True).copy()
+    for name, b in model.named_buffers():
+        out[f"b.{name}"] = b.numpy(force=True).copy()
+    return out
+
+
+def shard_batches(data, rank, case, epoch, seed=11):
+    """The batches (index lists) rank ``rank`` reads in ``epoch`` for loader case ``case``."""
+    sampler_drop, loader_drop = LOADER_CASES[case]
+    sampler = DistributedSampler(data, num_replicas=WORLD, rank=rank, shuffle=True, seed=seed, drop_last=sampler_drop)
+    sampler.set_epoch(epoch)
+    idx = list(sampler)
+    cut = len(idx) - len(idx) % BATCH if loader_drop else len(idx)
+    return [idx[i:i + BATCH] for i in range(0, cut, BATCH)]
+
+
+# ---- one-process references --------------------------------------------------------------
+def reference_training(device, dtype, case):
+    """One process on the global batches: step k trains on rank 0's and rank 1's batch k together."""
+    data = dataset(device, dtype)
+    model = make_model(device, dtype)
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    steps = []
+    for epoch in range(EPOCHS):
+        for b0, b1 in zip(shard_batches(data, 0, case, epoch), shard_batches(data, 1, case, epoch)):
+            x, y = data[b0 + b1]
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            steps.append(snapshot(model))
+    return steps
+
+
+def reference_no_sync(device, dtype, micro=3):
+    """Gradient accumulation over ``micro`` global micro-batches, then one step."""
+    data = dataset(device, dtype)
+    model = make_model(device, dtype)
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    b0, b1 = shard_batches(data, 0, "pad", 0), shard_batches(data, 1, "pad", 0)
+    opt.zero_grad()
+    for k in range(micro):
+        x, y = data[b0[k] + b1[k]]
+        F.cross_entropy(model(x), y).backward()
+    opt.step()
+    return snapshot(model)
+
+
+def reference_batchnorm(device, dtype, steps=3, own_rank=None):
+    """DDP with BatchNorm, emulated: each rank normalises its own shard with its batch
+    statistics; gradients are averaged; the running statistics are rank 0's (broadcast before
+    each forward). Returns, per step, the buffers every rank sees at forward time, the
+    parameters after the step and (``own_rank``) the buffers that rank's forward left."""
+    data = dataset(device, dtype)
+    model = make_model(device, dtype, bn=True)
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    batches = [shard_batches(data, r, "pad", 0) for r in range(WORLD)]
+    out = []
+    for k in range(steps):
+        start = {n: b.clone() for n, b in model.named_buffers()}
+        seen = snapshot(model)
+        grads, rank0_buffers = [], None
+        for r in range(WORLD):
+            for n, b in model.named_buffers():
+                b.array[...] = start[n].array
+            x, y = data[batches[r][k]]
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            grads.append([p.grad.array.copy() for p in model.parameters()])
+            if r == 0:
+                rank0_buffers = {n: b.clone() for n, b in model.named_buffers()}
+            if r == own_rank:
+                own = {f"b.{n}": b.numpy(force=True).copy() for n, b in model.named_buffers()}
+        for i, p in enumerate(model.parameters()):
+            p.grad.array[...] = (grads[0][i] + grads[1][i]) / WORLD
+        for n, b in model.named_buffers():
+            b.array[...] = rank0_buffers[n].array
+        opt.step()
+        out.append({"seen": {k2: v for k2, v in seen.items() if k2.startswith("b.")}, "after": snapshot(model),
+                    "own": own if own_rank is not None else None})
+    return out
+
+
+def reference_unused(device, dtype):
+    """find_unused_parameters: only rank 1 uses ``extra``: its averaged gradient is rank 1's / 2."""
+    data = dataset(device, dtype)
+    grads = []
+    for r in range(WORLD):
+        model = make_model(device, dtype, extra=True)
+        model.use_extra = r == 1
+        x, y = data[shard_batches(data, r, "pad", 0)[0]]
+        F.cross_entropy(model(x), y).backward()
+        grads.append({n: (p.grad.array.copy() if p.grad is not None else 0) for n, p in model.named_parameters()})
+    return {n: (grads[0][n] + grads[1][n]) / WORLD for n in grads[0]}
+
+
+# ---- the distributed side ----------------------------------------------------------------------
+def train_ddp(device, dtype, case, **ddp_kw):
+    data = dataset(device, dtype)
+    model = DDP(make_model(device, dtype), **ddp_kw)
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    sampler_drop, loader_drop = LOADER_CASES[case]
+    sampler = DistributedSampler(data, shuffle=True, seed=11, drop_last=sampler_drop)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler, drop_last=loader_drop, device=device)
+    steps, overlap = [], []
+    # when backward reaches fc1's input (before the pooling and conv backward run), how many
+    # buckets have started their all-reduce already?
+    def watch_fc1_input(module, args):
+        args[0].register_hook(lambda g: overlap.append(model.reducer.next))
+    model.module.fc1.register_forward_pre_hook(watch_fc1_input)
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+            steps.append(snapshot(model.module))
+    return steps, overlap, len(model.reducer.buckets)
+
+
+def run_all(outdir, device, dtype):
+    rank = dist.get_rank()
+    arrays, notes = {}, {}
+    # collectives on tensors
+    t = tinynet.tensor([1.0, 2.0, 3.0], device=device) * (rank + 1)
+    dist.all_reduce(t)
+    arrays["c.sum"] = t.numpy(force=True)
+    t = tinynet.tensor([1.0, 2.0, 3.0], device=device) * (rank + 1)
+    dist.all_reduce(t, op=dist.ReduceOp.AVG)
+    arrays["c.avg"] = t.numpy(force=True)
+    for name, op in (("max", dist.ReduceOp.MAX), ("min", dist.ReduceOp.MIN), ("prod", dist.ReduceOp.PRODUCT)):
+        t = tinynet.tensor([1.0, -2.0], device=device) * (rank + 2)
+        dist.all_reduce(t, op=op)
+        arrays[f"c.{name}"] = t.numpy(force=True)
+    b = tinynet.arange(4, device=device) * (rank + 5)
+    dist.broadcast(b, src=1)
+    arrays["c.broadcast"] = b.numpy(force=True)
+    outs = [tinynet.zeros(2, 2, dtype=tinynet.int64, device=device) for _ in range(WORLD)]
+    dist.all_gather(outs, tinynet.full((2, 2), rank + 1, dtype=tinynet.int64, device=device))
+    arrays["c.all_gather"] = numpy.stack([o.numpy(force=True) for o in outs])
+    o = tinynet.zeros(3, device=device)
+    dist.reduce_scatter(o, [tinynet.ones(3, device=device) * (rank + 1), tinynet.ones(3, device=device) * 10])
+    arrays["c.reduce_scatter"] = o.numpy(force=True)
+    big = tinynet.zeros(2 * WORLD, device=device)
+    dist.all_gather_into_tensor(big, tinynet.full((2,), float(rank), device=device))
+    arrays["c.all_gather_into_tensor"] = big.numpy(force=True)
+    nc = tinynet.zeros(3, 2, device=device).t()
+    nc += rank + 1
+    work = dist.all_reduce(nc, async_op=True)
+    work.wait()
+    arrays["c.noncontiguous_async"] = nc.numpy(force=True)
+    notes["completed"] = work.is_completed()
+    cross = tinynet.ones(2, device="cpu") * (rank + 1)  # a CPU tensor, whatever the backend
+    dist.all_reduce(cross)
+    arrays["c.cpu_tensor"] = cross.numpy()
+    dist.barrier()
+    # bad input
+    for key, fn in (("init_twice", lambda: dist.init_process_group(dist.get_backend())),
+                    ("bad_src", lambda: dist.broadcast(tinynet.ones(2, device=device), src=5)),
+                    ("bad_list", lambda: dist.all_gather([tinynet.ones(2, device=device)], tinynet.ones(2)))):
+        try:
+            fn()
+            notes[key] = "no error"
+        except (ProcessGroupError, ArgumentError) as exc:
+            notes[key] = f"{type(exc).__name__}: {exc}"
+    # debug mode: mismatching shapes and dtypes are caught on every rank
+    pg = dist.api.group_or_raise("test")
+    pg.debug = True
+    for key, tensor in (("debug_shape", tinynet.zeros(3 + rank, device=device)),
+                        ("debug_dtype", tinynet.zeros(3, dtype=tinynet.float32 if rank else tinynet.float64,
+                                                      device=device))):
+        try:
+            dist.all_reduce(tensor)
+            notes[key] = "no error"
+        except DistributedError as exc:
+            notes[key] = str(exc)
+    t = tinynet.ones(3, device=device)
+    dist.all_reduce(t)  # matching calls pass the check
+    arrays["c.debug_ok"] = t.numpy(force=True)
+    pg.debug = False
+    # training: every loader case, and small buckets
+    for case in LOADER_CASES:
+        steps, _, _ = train_ddp(device, dtype, case)
+        for k, snap in enumerate(steps):
+            arrays.update({f"train.{case}.{k}.{n}": v for n, v in snap.items()})
+    steps, overlap, n_buckets = train_ddp(device, dtype, "pad", bucket_cap_mb=0.0001)
+    for k, snap in enumerate(steps):
+        arrays.update({f"buckets.{k}.{n}": v for n, v in snap.items()})
+    arrays["buckets.overlap"] = numpy.array(overlap)
+    arrays["buckets.count"] = numpy.array(n_buckets)
+    run_no_sync(device, dtype, arrays)
+    run_batchnorm(device, dtype, arrays)
+    run_unused(device, dtype, arrays, notes)
+    state_keys = list(DDP(make_model(device, dtype)).state_dict())
+    notes["state_dict_keys"] = state_keys
+    numpy.savez(os.path.join(outdir, f"rank{rank}.npz"), **arrays)
+    with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
+        json.dump(notes, f)
+
+
+def run_no_sync(device, dtype, arrays, micro=3):
+    data = dataset(device, dtype)
+    model = DDP(make_model(device, dtype))
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    batches = shard_batches(data, dist.get_rank(), "pad", 0)
+    opt.zero_grad()
+    with model.no_sync():
+        for k in range(micro - 1):
+            x, y = data[batches[k]]
+            F.cross_entropy(model(x), y).backward()
+    local = model.module.fc2.bias.grad.numpy(force=True).copy()  # not reduced: differs between ranks
+    x, y = data[batches[micro - 1]]
+    F.cross_entropy(model(x), y).backward()
+    opt.step()
+    arrays["no_sync.local_fc2_bias_grad"] = local
+    arrays.update({f"no_sync.{n}": v for n, v in snapshot(model.module).items()})
+
+
+def run_batchnorm(device, dtype, arrays, steps=3):
+    data = dataset(device, dtype)
+    model = DDP(make_model(device, dtype, bn=True))
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    batches = shard_batches(data, dist.get_rank(), "pad", 0)
+    seen = []
+    hook = model.module.register_forward_pre_hook(lambda m, args: seen.append(snapshot(m)))
+    for k in range(steps):
+        x, y = data[batches[k]]
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+        arrays.update({f"bn.{k}.after.{n}": v for n, v in snapshot(model.module).items() if not n.startswith("b.")})
+        arrays.update({f"bn.{k}.seen.{n}": v for n, v in seen[k].items() if n.startswith("b.")})
+    hook.remove()
+
+
+def run_unused(device, dtype, arrays, notes):
+    data = dataset(device, dtype)
+    rank = dist.get_rank()
+    x, y = data[shard_batches(data, rank, "pad", 0)[0]]
+    model = DDP(make_model(device, dtype, extra=True), find_unused_parameters=True)
+    model.module.use_extra = rank == 1
+    F.cross_entropy(model(x), y).backward()
+    arrays.update({f"unused.{n}": p.grad.numpy(force=True) for n, p in model.module.named_parameters()})
+    # without find_unused_parameters the unused layer is an error, on every rank
+    strict = DDP(make_model(device, dtype, extra=True))
+    try:
+        F.cross_entropy(strict(x), y).backward()
+        notes["unused_strict"] = "no error"
+    except DistributedError as exc:
+        notes["unused_strict"] = str(exc)
+    # the error left the reducer ready for the next iteration
+    F.cross_entropy(strict(x), y)
+
+
+def run_failure(outdir, scenario, device):
+    """Rank 1 fails at its third step (exception, SIGKILL, or hangs); rank 0 records what it sees."""
+    rank = dist.get_rank()
+    model = DDP(make_model(device, tinynet.float32))
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1)
+    data = dataset(device, tinynet.float32)
+    start = time.monotonic()
+    try:
+        for step in range(1000):
+            if rank == 1 and step == 3:
+                if scenario == "fail-exception":
+                    raise ZeroDivisionError("rank 1 divided by zero on purpose")
+                if scenario == "fail-kill":
+                    os.kill(os.getpid(), signal.SIGKILL)
+                time.sleep(600)  # fail-hang
+            x, y = data[list(range(4))]
+            opt.zero_grad()
+            F.cross_entropy(model(x), y).backward()
+            opt.step()
+    except DistributedError as exc:
+        with open(os.path.join(outdir, f"failure{rank}.json"), "w") as f:
+            json.dump({"error": str(exc), "type": type(exc).__name__, "seconds": time.monotonic() - start}, f)
+        raise
+
+
+def main(argv):
+    outdir, rest = argv[0], argv[1:]
+    device = rest[rest.index("--device") + 1] if "--device" in rest else "cpu"
+    name = rest[rest.index("--backend") + 1] if "--backend" in rest else "mpi"
+    scenario = rest[0] if rest and rest[0].startswith("fail-") else "all"
+    dtype = tinynet.float64 if device == "cpu" else tinynet.float32
+    tinynet.use_deterministic_algorithms(os.environ.get("DDP_TEST_DETERMINISTIC") == "1")
+    try:
+        dist.init_process_group(name, world_size=WORLD + 1)  # disagrees with the launcher
+    except ProcessGroupError as exc:
+        with open(os.path.join(outdir, f"init_error{os.environ.get('PMI_RANK', os.environ.get('RANK', 0))}.txt"),
+                  "w") as f:
+            f.write(str(exc))
+    dist.init_process_group(name, timeout=float(os.environ.get("DDP_TEST_TIMEOUT", "60")))
+    if scenario == "all":
+        run_all(outdir, device, dtype)
+    else:
+        run_failure(outdir, scenario, device)
+    dist.destroy_process_group()
+    # destroy_process_group freed the communicators; a new group works
+    dist.init_process_group(name)
+    t = tinynet.ones(2, device=device) * (dist.get_rank() + 1)
+    dist.all_reduce(t)
+    with open(os.path.join(outdir, f"reinit{dist.get_rank()}.txt"), "w") as f:
+        f.write(str(t.tolist()))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

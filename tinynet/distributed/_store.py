@@ -1,0 +1,195 @@
+"""A small key-value store over TCP for ``init_method="env://"`` (torchrun) with NCCL.
+
+Rank 0 serves it on ``MASTER_ADDR:MASTER_PORT`` (a thread; all interfaces, as PyTorch's
+TCPStore) -- on ``MASTER_PORT + 1`` under torchrun, whose agent serves PyTorch's own store on
+``MASTER_PORT``, or on ``TINYNET_STORE_PORT`` when set; every rank, rank 0 included, is a
+client. It carries the NCCL unique id from rank 0 to the others, counts the ranks in at
+start-up (so a rank that never starts gives a clear timeout instead of a hang inside NCCL),
+and holds the note of a rank that failed, which the other ranks' watchdogs read. One
+request or answer is one line of JSON.
+"""
+import json
+import socket
+import threading
+import time
+
+from ..errors import DistributedError, ProcessGroupError
+
+
+class _Server:
+    def __init__(self, port):
+        deadline = time.monotonic() + 5.0
+        while True:  # a store closed a moment ago may still hold the port for a few milliseconds
+            try:
+                self.sock = socket.create_server(("", port), reuse_port=False)
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ProcessGroupError(f"init_process_group: rank 0 cannot serve the store on port {port} "
+                                            f"({exc}); set MASTER_PORT (or TINYNET_STORE_PORT) to a free "
+                                            "port") from None
+                time.sleep(0.05)
+        self.sock.settimeout(0.2)
+        self.data, self.lock, self.closed, self.conns, self.threads = {}, threading.Lock(), False, [], []
+        self.acceptor = threading.Thread(target=self._accept, name="tinynet-store", daemon=True)
+        self.acceptor.start()
+
+    def _accept(self):
+        while not self.closed:
+            try:
+                conn, _ = self.sock.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.conns.append(conn)
+            thread = threading.Thread(target=self._serve, args=(conn,), daemon=True)
+            self.threads.append(thread)
+            thread.start()
+
+    def _serve(self, conn):
+        try:
+            self._answer(conn)
+        except (OSError, ValueError):  # the store closed, or the client went away
+            pass
+
+    def _answer(self, conn):
+        with conn, conn.makefile("rwb") as f:
+            for line in f:
+                req = json.loads(line)
+                with self.lock:
+                    key = req["key"]
+                    if req["op"] == "set":
+                        self.data[key] = req["value"]
+                        answer = None
+                    elif req["op"] == "add":
+                        self.data[key] = answer = int(self.data.get(key, 0)) + req["value"]
+                    else:  # get: None while unset
+                        answer = self.data.get(key)
+                f.write(json.dumps({"value": answer}).encode() + b"\n")
+                f.flush()
+
+    def close(self):
+        """Stop serving: the clients' next requests fail, as when rank 0 exits."""
+        self.closed = True
+        self.sock.close()
+        self.acceptor.join(timeout=1.0)
+        for conn in self.conns:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+        for thread in self.threads:  # each closes its connection as it ends
+            thread.join(timeout=1.0)
+
+
+class TCPStore:
+    """Client (and, on rank 0, server) of the store at ``host:port``.
+
+    Raises:
+        ProcessGroupError: rank 0 cannot listen, or the store cannot be reached within ``timeout``.
+    """
+
+    def __init__(self, host, port, is_master, timeout):
+        self.host, self.port, self.timeout = host, port, timeout
+        self.server = _Server(port) if is_master else None
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.sock = socket.create_connection((host, port), timeout=min(timeout, 60.0))
+                break
+            except OSError as exc:
+                if time.monotonic() > deadline:
+                    raise ProcessGroupError(f"init_process_group: no store at MASTER_ADDR:MASTER_PORT = {host}:{port} "
+                                            f"within {timeout:g} s ({exc}); is rank 0 running, and are MASTER_ADDR and "
+                                            "MASTER_PORT the same on every rank?") from None
+                time.sleep(0.05)
+        self.file = self.sock.makefile("rwb")
+        self.lock = threading.Lock()
+
+    def _request(self, op, key, value=None):
+        with self.lock:
+            try:
+                self.file.write(json.dumps({"op": op, "key": key, "value": value}).encode() + b"\n")
+                self.file.flush()
+                line = self.file.readline()
+            except OSError as exc:
+                raise DistributedError(f"the store at {self.host}:{self.port} (rank 0) is gone ({exc}): rank 0 has "
+                                       "exited or failed") from None
+        if not line:
+            raise DistributedError(f"the store at {self.host}:{self.port} (rank 0) closed the connection: rank 0 has "
+                                   "exited or failed")
+        return json.loads(line)["value"]
+
+    def set(self, key, value):
+        """Store the string ``value`` under ``key``."""
+        self._request("set", key, value)
+
+    def add(self, key, amount):
+        """Add ``amount`` to the integer under ``key`` (0 when unset); returns the new value."""
+        return self._request("add", key, amount)
+
+    def get_nowait(self, key):
+        """The value under ``key``, or None."""
+        return self._request("get", key)
+
+    def wait_for(self, key, what, done=None):
+        """The value under ``key`` once set (and ``done(value)`` holds).
+
+        Raises:
+            ProcessGroupError: not there within the timeout, naming ``what`` waited for.
+        """
+        deadline = time.monotonic() + self.timeout
+        pause = 1e-3
+        while True:
+            value = self.get_nowait(key)
+            if value is not None and (done is None or done(value)):
+                return value
+            if time.monotonic() > deadline:
+                raise ProcessGroupError(f"init_process_group: timed out after {self.timeout:g} s waiting for {what} "
+                                        f"(store {self.host}:{self.port}); did every rank start, with the same "
+                                        "WORLD_SIZE?")
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+    def leave(self, size, bound):
+        """``destroy_process_group``'s handshake: every rank checks out; rank 0 closes the server
+        once all have (or after ``bound`` seconds), and the others return only once it is
+        closed, so that a new process group cannot meet at this one's store. Then closes."""
+        deadline = time.monotonic() + bound
+        try:
+            self.add("left", 1)
+            while time.monotonic() < deadline:
+                left = int(self.get_nowait("left"))  # raises once rank 0 has closed the server
+                if self.server is not None and left >= size:
+                    break
+                time.sleep(0.01)
+        except DistributedError:
+            pass
+        finally:
+            self.close()
+
+    def close(self):
+        try:
+            self.file.close()
+            self.sock.close()
+        finally:
+            if self.server is not None:
+                self.server.close()
+
+
+class StoreNotes:
+    """Failure notes through the store (the ``env://`` counterpart of the MPI backend's)."""
+
+    def __init__(self, store, rank):
+        self.store, self.rank = store, rank
+
+    def post(self, kind, text):
+        try:
+            self.store.set(f"note/{kind}", f"rank {self.rank}: {text}")
+        except DistributedError:
+            pass  # rank 0 (the store) is gone already
+
+    def poll(self):
+        """The note of a failed rank, or None; raises DistributedError when the store is gone."""
+        return self.store.get_nowait("note/failed")
