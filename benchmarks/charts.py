@@ -58,6 +58,13 @@ def charts(out):
             made.append(_bars(plt, [f"{r['model']} b{r['batch']}" for r in rows], [r["speed_ratio"] for r in rows],
                               f"training throughput, {label} ({name})",
                               os.path.join(out, f"bench_train_{where.lower()}.png")))
+    data = _load("train_throughput_cuda_graph.json")
+    if data:
+        rows = [r for r in data["rows"] if r.get("speed_ratio")]
+        made.append(_bars(plt, [f"{r['model']} b{r['batch']}" for r in rows], [r["speed_ratio"] for r in rows],
+                          f"whole-step CUDA graphs, both frameworks graphed, {data['meta'].get('gpu')} "
+                          "(train_throughput_cuda_graph.json)",
+                          os.path.join(out, "bench_train_gpu_graph.png")))
     data = _load("attention_cuda.json")
     if data:
         rows = data["rows"]

@@ -1,11 +1,16 @@
-"""Write README.md's performance section from the JSON files in benchmarks/results/.
+"""Write README.md's performance section from the JSON files in benchmarks/results/, and
+draw the same results as bar charts for the docs (docs/img/bench_*.png, by charts.py).
 
-    python benchmarks/report.py          # rewrites the block between the PERF markers
+    python benchmarks/report.py              # rewrites the block between the PERF markers, redraws the charts
+    python benchmarks/report.py --no-charts  # the README block only
 
-Only committed measurements are used; each table names the file it came from.
+Only committed measurements are used; each table and chart names the file it came from.
+The charts need matplotlib (the ``plot`` extra); without it the README block is still written.
 """
+import argparse
 import json
 import os
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 README = os.path.join(HERE, "..", "README.md")
@@ -74,7 +79,10 @@ def conv_table(data, name):
     return "\n".join(lines)
 
 
-def main():
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--no-charts", action="store_true", help="do not redraw docs/img/bench_*.png")
+    args = p.parse_args(argv)
     parts = ["## Performance", "",
              "Measured side by side with `benchmarks/train_throughput.py` (same images in memory, same "
              "recipe, dropout on, warm-up then medians; ratio = tinynet / PyTorch images/s). "
@@ -98,6 +106,14 @@ def main():
     with open(README, "w") as f:
         f.write(text)
     print(block)
+    if not args.no_charts:
+        sys.path.insert(0, HERE)
+        import charts
+        try:
+            for path in charts.charts(charts.DEFAULT_OUT):
+                print(os.path.relpath(path))
+        except ImportError:
+            print("charts skipped: they need matplotlib (pip install 'tinynet[plot]')", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ def test_charts_are_pngs_for_the_committed_results(tmp_path):
     made = charts.charts(str(tmp_path))
     names = sorted(os.path.basename(p) for p in made)
     assert names == ["bench_attention_cuda.png", "bench_norm_rnn_cuda.png", "bench_train_cpu.png",
-                     "bench_train_gpu.png"]
+                     "bench_train_gpu.png", "bench_train_gpu_graph.png"]
     for path in made:
         with open(path, "rb") as f:
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"

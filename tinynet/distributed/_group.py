@@ -7,6 +7,7 @@ return a :class:`Work`; the public functions in :mod:`.collectives` wrap tensors
 """
 import atexit
 import enum
+import logging
 import os
 import sys
 import time
@@ -209,9 +210,13 @@ def poll_until(done, group, what, extra_check=None):
             time.sleep(min(elapsed / 10, 1e-3))
 
 
+_log = logging.getLogger("tinynet.distributed")
+
+
 def report(message):
-    """A line on stderr from this rank (what the excepthook and the watchdog say)."""
-    print(f"tinynet.distributed: {message}", file=sys.stderr, flush=True)
+    """A line from this rank (what the excepthook and the watchdog say), through the
+    ``tinynet.distributed`` logger at ERROR level: on stderr unless logging is configured."""
+    _log.error("tinynet.distributed: %s", message)
 
 
 # ---- what happens when this rank fails or leaves ---------------------------------------

@@ -1,9 +1,12 @@
 """``tinynet.utils.summary``: a model's layers, output shapes, parameters, mult-adds and memory,
 in the style of ``torchinfo.summary`` (and with its figures).
 
+    >>> import tinynet.nn as nn
     >>> from tinynet.utils import summary
-    >>> stats = summary(model, input_size=(64, 1, 28, 28), verbose=0)
+    >>> model = nn.Sequential(nn.Linear(784, 128), nn.ReLU(), nn.Linear(128, 10))
+    >>> stats = summary(model, input_size=(64, 784), verbose=0)
     >>> stats.total_params, stats.total_mult_adds
+    (101770, 6513280)
 
 The forward pass runs once with forward hooks on every module (in eval mode and without
 autograd, unless ``mode="train"``) and records one :class:`~tinynet.utils._layer_info.LayerInfo`

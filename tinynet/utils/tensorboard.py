@@ -3,9 +3,11 @@ writing TensorBoard event files with the ``tensorboard`` package's own writer
 (``tensorboard.summary.writer.event_file_writer.EventFileWriter``) and protocol buffers; no
 TensorFlow, PyTorch or Pillow needed.
 
+    >>> import tempfile
     >>> from tinynet.utils.tensorboard import SummaryWriter
-    >>> with SummaryWriter("runs/mnist") as w:
-    ...     w.add_scalar("train/loss", loss, global_step=step)
+    >>> with SummaryWriter(tempfile.mkdtemp() + "/runs/mnist") as w:
+    ...     for step, loss in enumerate([0.9, 0.5, 0.3]):
+    ...         w.add_scalar("train/loss", loss, global_step=step)
 
 then ``tensorboard --logdir runs``. Values may be tinynet tensors (CPU or GPU), NumPy arrays or
 Python numbers. Methods: ``add_scalar``, ``add_scalars``, ``add_histogram``, ``add_image``,
