@@ -35,6 +35,8 @@ def test_mkdocs_build_strict(tmp_path):
     assert (tmp_path / "site" / "tutorials" / "mnist_convnet" / "index.html").is_file()
     assert (tmp_path / "site" / "tutorials" / "autograd" / "index.html").is_file()
     assert (tmp_path / "site" / "tutorials" / "custom_op" / "index.html").is_file()
+    assert (tmp_path / "site" / "tutorials" / "gpu_path" / "index.html").is_file()
+    assert (tmp_path / "site" / "tutorials" / "cuda_graphs" / "index.html").is_file()
     assert (tmp_path / "site" / "pytorch_coverage" / "index.html").is_file()
 
 
