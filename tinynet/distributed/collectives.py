@@ -11,16 +11,14 @@ import numbers
 
 from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
-from ..tensor import Tensor
+from ..ops.util import check_tensor
 from . import _group
 from ._group import ReduceOp
 from .api import group_or_raise
 
 
 def _tensor(op, t, name="tensor"):
-    if not isinstance(t, Tensor):
-        raise ArgumentTypeError(f"{op}: {name} must be a tinynet.Tensor, got {type(t).__name__}")
-    return t
+    return check_tensor(op, name, t)
 
 
 def _reduce_op(op, value, array):
