@@ -413,3 +413,17 @@ def test_cells_never_share_memory_with_step_temporaries(batch):
         losses = [f(x, y).item() for _ in range(8)]
         return losses, [p.detach().numpy().copy() for p in model.parameters()], f
     _same(run(False), run(True))
+
+
+def test_optimizer_load_state_dict_after_capture_is_caught():
+    """load_state_dict gives the optimizer new group dicts and state arrays; a graph still
+    holding the old ones must not replay silently (tinynet.compile captures again)."""
+    lin, opt = _stepped(tinynet.optim.SGD, lr=0.1, momentum=0.9)
+    saved = opt.state_dict()
+    cap = capture.Capture(numpy)
+    with capture.capturing(cap):
+        opt.step()
+    cap.check_guards()
+    opt.load_state_dict(saved)
+    with pytest.raises(GraphCaptureError, match="state objects"):
+        cap.check_guards()

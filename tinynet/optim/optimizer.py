@@ -206,6 +206,10 @@ class Optimizer:
         cap.guard(f"{name} param_group options", lambda: {k: v for k, v in group.items()
                                                            if k != "params" and k not in frozen})
         ids = [id(p) for p in live]
+        # the graph holds this group dict and these state arrays; load_state_dict replaces both
+        cap.guard(f"{name} state objects (replaced by load_state_dict?)", lambda: (
+            any(g is group for g in self.param_groups),
+            tuple(id(v) for i in ids for v in (self.state.get(i) or {}).values() if hasattr(v, "shape"))))
 
         def advance(first):
             if not first:
