@@ -28,7 +28,8 @@ from .determinism import (are_deterministic_algorithms_enabled, is_deterministic
 from .tensor import Tensor
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
-from .ops.arith import add, div, floor_divide, mul, neg, negative, pow, remainder, sub, true_divide
+from .ops.arith import add, mul, neg, negative, pow, sub
+from .ops.division import div, floor_divide, remainder, true_divide
 from .ops.compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
                           greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less,
                           less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal,

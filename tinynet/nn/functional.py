@@ -3,7 +3,8 @@ PyTorch's names and argument orders. Every name is re-exported from :mod:`tinyne
 where the op, its backward and its GPU path live.
 """
 from ..ops.activation import bias_relu, gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
-from ..ops.arith import add, div, mul, pow, remainder, sub
+from ..ops.arith import add, mul, pow, sub
+from ..ops.division import div, remainder
 from ..ops.attention import scaled_dot_product_attention
 from ..ops.select import maximum, minimum, where
 from ..ops.conv import conv1d, conv2d

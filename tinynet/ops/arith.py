@@ -1,5 +1,6 @@
-"""Binary arithmetic with broadcasting: add, sub, mul, div, pow, remainder, floor_divide,
-maximum, minimum, where, and neg.
+"""Binary arithmetic with broadcasting: add, sub, mul, pow, and neg; the shared machinery of
+the binary ops (``_Binary``, ``_promote``, ``_run``). Division (div, floor_divide,
+remainder) is in :mod:`tinynet.ops.division`, maximum/minimum/where in :mod:`tinynet.ops.select`.
 
 Operands broadcast as in NumPy; the result dtype follows PyTorch's promotion
 (:func:`tinynet.dtypes.result_type`): Python numbers do not widen a tensor of their kind,
@@ -109,22 +110,6 @@ class Mul(_Binary):
         return ga, gb
 
 
-class Div(_Binary):
-    name = "div"
-
-    def forward(self, xp, a, b):
-        a, b = self._operands(a, b)
-        self.saved = (a if self.needs_input_grad[1] else None, b)
-        return a / b
-
-    def backward(self, xp, gy):
-        a, b = self.saved
-        sa, sb = self.shapes()
-        ga = _reduce(xp, gy / b, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, -gy * a / (b * b), sb) if self.needs_input_grad[1] else None
-        return ga, gb
-
-
 class Pow(_Binary):
     name = "pow"
 
@@ -168,48 +153,6 @@ def _exponent_grad(xp, gy, a, b, y):
     zero = (a == 0) & (b >= 0)
     log_a = xp.log(xp.where(zero, xp.ones_like(a), a))
     return xp.where(zero, xp.zeros_like(gy), gy * y * log_a)
-
-
-class Remainder(_Binary):
-    """``a - floor(a / b) * b``: the result has the divisor's sign (Python's ``%``)."""
-    name = "remainder"
-
-    def forward(self, xp, a, b):
-        a, b = self._operands(a, b)
-        self.save_for_backward(a if self.needs_input_grad[1] else None, b if self.needs_input_grad[1] else None)
-        return xp.remainder(a, b)
-
-    def backward(self, xp, gy):
-        a, b = self.saved
-        sa, sb = self.shapes()
-        ga = _reduce(xp, gy, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, -gy * xp.floor(a / b), sb) if self.needs_input_grad[1] else None
-        return ga, gb
-
-
-class RoundedDiv(_Binary):
-    """Division rounded toward zero (``"trunc"``) or down (``"floor"``). Its derivative is
-    zero almost everywhere; like PyTorch the result requires grad and gets zeros."""
-    name = "div"
-
-    def __init__(self, dtype, mode):
-        self.dtype, self.cast, self.mode = dtype, True, mode
-
-    def forward(self, xp, a, b):
-        a, b = self._operands(a, b)
-        if self.dtype.kind in "iu":
-            q = xp.floor_divide(a, b)
-            if self.mode == "trunc":  # floor and trunc differ where the signs differ and it does not divide
-                q = q + ((q < 0) & (xp.remainder(a, b) != 0))
-        else:
-            q = xp.floor(a / b) if self.mode == "floor" else xp.trunc(a / b)
-        return xp.asarray(q).astype(self.dtype, copy=False)
-
-    def backward(self, xp, gy):
-        sa, sb = self.shapes()
-        zero = xp.zeros_like(gy)
-        return (_reduce(xp, zero, sa) if self.needs_input_grad[0] else None,
-                _reduce(xp, zero, sb) if self.needs_input_grad[1] else None)
 
 
 class Neg(Op):
@@ -304,51 +247,6 @@ def mul(input, other):
     return _run("mul", Mul(dt, cast), a, b)
 
 
-def div(input, other, *, rounding_mode=None):
-    """``input / other`` with broadcasting.
-
-    Args:
-        rounding_mode: ``None`` (true division: integers give the default float dtype),
-            ``"trunc"`` (round toward zero) or ``"floor"`` (round down, ``floor_divide``);
-            the rounded forms keep the promoted dtype and have a zero gradient.
-
-    Raises:
-        ArgumentError: unknown rounding_mode; an integer division by zero (checked on the CPU).
-        DTypeError: a rounded division of bools. ShapeError: shapes do not broadcast.
-    """
-    if rounding_mode not in (None, "trunc", "floor"):
-        raise ArgumentError(f"div: rounding_mode must be None, 'trunc' or 'floor', got {rounding_mode!r}")
-    a, b, dt, cast = _promote("div", input, other)
-    if rounding_mode is None:
-        fdt = dtypes.float_for(dt)
-        return _run("div", Div(fdt, cast or fdt != dt), a, b)
-    _integer_checks(f"div (rounding_mode={rounding_mode!r})", dt, b)
-    return _run("div", RoundedDiv(dt, rounding_mode), a, b)
-
-
-true_divide = div
-
-
-def _integer_checks(op, dt, divisor):
-    """Bools cannot be divided (PyTorch raises too); integer division by zero raises
-    (checked for CPU tensors only: on the GPU the check would wait for the device)."""
-    if dt.kind == "b":
-        raise DTypeError(f"{op}: not implemented for bool operands")
-    if dt.kind in "iu":
-        d = array_of(divisor)
-        if (d == 0 if not hasattr(d, "shape") else isinstance(d, numpy.ndarray) and not d.all()):
-            raise ArgumentError(f"{op}: integer division by zero")
-
-
-def floor_divide(input, other):
-    """``floor(input / other)`` elementwise (``//``); its gradient is zero (PyTorch's raises).
-
-    Raises:
-        As :func:`div` with ``rounding_mode="floor"``.
-    """
-    return div(input, other, rounding_mode="floor")
-
-
 @autocast_op
 def pow(input, exponent):
     """``input ** exponent``; ``d/da = b a^(b-1)`` (0 where b == 0), ``d/db = a^b ln a``
@@ -365,19 +263,6 @@ def pow(input, exponent):
     if dt.kind == "b" and not (isinstance(a, Tensor) and isinstance(b, (bool, numpy.bool_))):
         raise DTypeError("pow: not implemented for a bool base with a bool exponent tensor")
     return _run("pow", Pow(dt), a, b)
-
-
-def remainder(input, other):
-    """Elementwise ``input mod other`` with the divisor's sign (Python's ``%``);
-    ``d/dinput = 1``, ``d/dother = -floor(input / other)``.
-
-    Raises:
-        DTypeError: bool operands. ArgumentError: integer division by zero (on the CPU).
-        ShapeError: shapes do not broadcast.
-    """
-    a, b, dt, _ = _promote("remainder", input, other)
-    _integer_checks("remainder", dt, b)
-    return _run("remainder", Remainder(dt), a, b)
 
 
 def neg(input):

@@ -181,7 +181,7 @@ def mul_(self, other):
 
 def div_(self, other, *, rounding_mode=None):
     """``self /= other`` in place (``rounding_mode`` as :func:`tinynet.div`); returns self."""
-    from .arith import div
+    from .division import div
     if rounding_mode is None and not _recording(self, other):
         return _direct("div_", self, "true_divide", other)
     return inplace_apply("div_", self, lambda s: div(s, other, rounding_mode=rounding_mode))

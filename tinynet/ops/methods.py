@@ -8,14 +8,15 @@ import :mod:`tinynet.tensor` back. Methods whose signature differs from the func
 """
 from ..errors import ArgumentTypeError
 from ..tensor import Tensor
-from . import (activation, arith, compare, conversion, creation, gather, indexing, inplace, linalg, reduction, select,
-               shape, stats, unary)
+from . import (activation, arith, compare, conversion, creation, division, gather, indexing, inplace, linalg,
+               reduction, select, shape, stats, unary)
 from . import rearrange, scan, sorting
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
 SAME_SIGNATURE = {
-    arith: ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "pow", "neg", "negative"],
+    arith: ["add", "sub", "mul", "pow", "neg", "negative"],
+    division: ["div", "true_divide", "floor_divide", "remainder"],
     select: ["maximum", "minimum", "masked_fill", "masked_select"],
     unary: ["exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "abs",
             "absolute", "sin", "cos", "tan", "erf", "sign", "floor", "ceil", "round", "trunc", "clamp", "clip"],
@@ -92,9 +93,9 @@ OPERATORS = {
     "__add__": arith.add, "__radd__": lambda s, o: arith.add(o, s),
     "__sub__": arith.sub, "__rsub__": lambda s, o: arith.sub(o, s),
     "__mul__": arith.mul, "__rmul__": lambda s, o: arith.mul(o, s),
-    "__truediv__": arith.div, "__rtruediv__": lambda s, o: arith.div(o, s),
-    "__floordiv__": arith.floor_divide, "__rfloordiv__": lambda s, o: arith.floor_divide(o, s),
-    "__mod__": arith.remainder, "__rmod__": lambda s, o: arith.remainder(o, s),
+    "__truediv__": division.div, "__rtruediv__": lambda s, o: division.div(o, s),
+    "__floordiv__": division.floor_divide, "__rfloordiv__": lambda s, o: division.floor_divide(o, s),
+    "__mod__": division.remainder, "__rmod__": lambda s, o: division.remainder(o, s),
     "__pow__": arith.pow, "__rpow__": lambda s, o: arith.pow(o, s),
     "__matmul__": linalg.matmul, "__rmatmul__": lambda s, o: linalg.matmul(o, s),
     "__neg__": arith.neg, "__pos__": lambda s: s, "__abs__": unary.abs, "__invert__": compare.bitwise_not,

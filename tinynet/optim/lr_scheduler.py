@@ -13,8 +13,9 @@ Here (``b`` a group's base rate, ``e`` the epoch):
 * ``CosineAnnealingLR`` (Loshchilov & Hutter 2017, SGDR, arXiv:1608.03983):
   ``eta_min + (b - eta_min) * (1 + cos(pi * e / T_max)) / 2``.
 
-and in :mod:`.lr_scheduler_more` (importable from here): ``SequentialLR``,
-``ChainedScheduler``, ``ReduceLROnPlateau``, ``CosineAnnealingWarmRestarts``, ``OneCycleLR``.
+and, importable from here, in :mod:`.lr_scheduler_more` (``SequentialLR``,
+``ChainedScheduler``, ``ReduceLROnPlateau``) and :mod:`.lr_scheduler_cyclic`
+(``CosineAnnealingWarmRestarts``, ``OneCycleLR``).
 Every scheduler has ``step()``, ``get_last_lr()``, ``last_epoch``, ``base_lrs``,
 ``state_dict()`` and ``load_state_dict()``.
 """
@@ -26,8 +27,8 @@ from collections import Counter
 from ..errors import ArgumentError, ArgumentTypeError
 from .lr_scheduler_base import LRScheduler, _LRScheduler, check_optimizer, group_values
 from .optimizer import check_numbers
-from .lr_scheduler_more import (ChainedScheduler, CosineAnnealingWarmRestarts, OneCycleLR, ReduceLROnPlateau,
-                                SequentialLR)
+from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, OneCycleLR
+from .lr_scheduler_more import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
