@@ -22,8 +22,8 @@ This module imports nothing from CuPy itself: the device cells are CuPy arrays m
 caller's array module (``tinynet.cuda.graphs`` owns the capture and the replay).
 """
 import os
-import sys
 import threading
+import traceback
 
 import numpy
 
@@ -39,16 +39,16 @@ def current():
     return getattr(_local, "capture", None)
 
 
-def user_line():
-    """``file:line: code`` of the innermost frame outside tinynet (the user's line)."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        path = os.path.abspath(frame.f_code.co_filename)
-        if not path.startswith(_PACKAGE + os.sep) and "contextlib" not in path:
-            import linecache
-            code = linecache.getline(path, frame.f_lineno).strip()
-            return f"{frame.f_code.co_filename}:{frame.f_lineno}: {code}"
-        frame = frame.f_back
+def user_line(tb=None):
+    """``file:line: code`` of the innermost frame of user code: of the traceback ``tb``, or
+    of the current stack. User code is a source file outside tinynet and outside installed
+    packages (so neither tinynet's nor CuPy's frames)."""
+    frames = traceback.extract_tb(tb) if tb is not None else traceback.extract_stack()[:-1]
+    for f in reversed(frames):
+        path = os.path.abspath(f.filename)
+        if (os.path.isabs(f.filename) and not path.startswith(_PACKAGE + os.sep) and "-packages" not in path
+                and "contextlib" not in path):
+            return f"{f.filename}:{f.lineno}: {f.line}"
     return "<unknown line>"
 
 

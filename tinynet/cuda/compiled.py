@@ -113,7 +113,7 @@ class GraphedStep:
         self.captures = 0
 
     def __call__(self, *args, **kwargs):
-        tensors = [a for a in list(args) + list(kwargs.values()) if isinstance(a, Tensor)]
+        tensors = _tensor_slots(args, kwargs)
         on_gpu = all(backend.is_gpu_array(t.array) for t in tensors) if tensors else backend.name == "cupy"
         if not on_gpu:
             return self.fn(*args, **kwargs)  # NumPy backend or CPU tensors: eager, same results
@@ -129,8 +129,11 @@ class GraphedStep:
         if entry.eager or entry.calls < self.warmup:
             entry.calls += 1
             return self.fn(*args, **kwargs)
+        if entry.static is None:
+            entry.static = _static_copies(args, kwargs)
+        else:
+            _copy_in(entry.static[1], tensors)
         if entry.graph is not None:
-            _copy_in(entry.static[1], _tensor_slots(args, kwargs))
             try:
                 entry.graph.replay()
                 return entry.out
@@ -140,10 +143,7 @@ class GraphedStep:
         return self._capture(entry, args, kwargs)
 
     def _capture(self, entry, args, kwargs):
-        if entry.static is None:
-            entry.static = _static_copies(args, kwargs)
-        else:
-            _copy_in(entry.static[1], _tensor_slots(args, kwargs))
+        """Capture the step on the static inputs (which hold this call's tensors) and replay it."""
         s_args, s_kwargs = entry.static[0]
         g = CUDAGraph()
         try:

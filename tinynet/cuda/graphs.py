@@ -26,14 +26,11 @@ state); inputs and outputs of a graph are static tensors: copy new data into the
 before :meth:`~CUDAGraph.replay`, read the outputs after it.
 """
 from .. import backend, capture
-from ..errors import DeviceError, GraphCaptureError
+from ..errors import GraphCaptureError
 
 
 def _cp(op):
-    cp = backend.load_cupy()
-    if cp is None:
-        raise DeviceError(f"cuda.{op}: CUDA graphs need CuPy and a CUDA GPU ({backend.cupy_problem()})")
-    return cp
+    return backend.require_cupy(f"cuda.{op}")
 
 
 class _Pool:
@@ -239,21 +236,7 @@ class graph:
             return False
         if issubclass(exc_type, (KeyboardInterrupt, SystemExit)):
             return False
-        where = _user_frame(tb)
+        where = capture.user_line(tb)
         raise GraphCaptureError(f"cuda.graph: {exc_type.__name__} during capture at {where}: {exc}. "
                                 f"Host synchronisation, copies from host memory, data-dependent shapes and "
                                 f"CuPy's own cuBLAS calls cannot be recorded") from exc
-
-
-def _user_frame(tb):
-    import os
-    last = "<unknown line>"
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    while tb is not None:
-        path = os.path.abspath(tb.tb_frame.f_code.co_filename)
-        name = tb.tb_frame.f_code.co_filename
-        if (os.path.isabs(name) and not path.startswith(package + os.sep) and "-packages" not in path
-                and "<" not in name):
-            last = f"{tb.tb_frame.f_code.co_filename}:{tb.tb_lineno}"
-        tb = tb.tb_next
-    return last
