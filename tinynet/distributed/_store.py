@@ -16,19 +16,25 @@ import time
 from ..errors import DistributedError, ProcessGroupError
 
 
+
+def _retry(attempt, timeout, message):
+    """``attempt()``'s result, retried every 50 ms while it raises OSError; after ``timeout``
+    seconds a ProcessGroupError with ``message(the last OSError)``."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return attempt()
+        except OSError as exc:
+            if time.monotonic() > deadline:
+                raise ProcessGroupError(message(exc)) from None
+            time.sleep(0.05)
+
 class _Server:
     def __init__(self, port):
-        deadline = time.monotonic() + 5.0
-        while True:  # a store closed a moment ago may still hold the port for a few milliseconds
-            try:
-                self.sock = socket.create_server(("", port), reuse_port=False)
-                break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    raise ProcessGroupError(f"init_process_group: rank 0 cannot serve the store on port {port} "
-                                            f"({exc}); set MASTER_PORT (or TINYNET_STORE_PORT) to a free "
-                                            "port") from None
-                time.sleep(0.05)
+        # a store closed a moment ago may still hold the port for a few milliseconds
+        self.sock = _retry(lambda: socket.create_server(("", port), reuse_port=False), 5.0, lambda exc: (
+            f"init_process_group: rank 0 cannot serve the store on port {port} ({exc}); set MASTER_PORT "
+            "(or TINYNET_STORE_PORT) to a free port"))
         self.sock.settimeout(0.2)
         self.data, self.lock, self.closed, self.conns, self.threads = {}, threading.Lock(), False, [], []
         self.acceptor = threading.Thread(target=self._accept, name="tinynet-store", daemon=True)
@@ -93,17 +99,10 @@ class TCPStore:
     def __init__(self, host, port, is_master, timeout):
         self.host, self.port, self.timeout = host, port, timeout
         self.server = _Server(port) if is_master else None
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.sock = socket.create_connection((host, port), timeout=min(timeout, 60.0))
-                break
-            except OSError as exc:
-                if time.monotonic() > deadline:
-                    raise ProcessGroupError(f"init_process_group: no store at MASTER_ADDR:MASTER_PORT = {host}:{port} "
-                                            f"within {timeout:g} s ({exc}); is rank 0 running, and are MASTER_ADDR and "
-                                            "MASTER_PORT the same on every rank?") from None
-                time.sleep(0.05)
+        self.sock = _retry(lambda: socket.create_connection((host, port), timeout=min(timeout, 60.0)), timeout,
+                           lambda exc: (f"init_process_group: no store at MASTER_ADDR:MASTER_PORT = {host}:{port} "
+                                        f"within {timeout:g} s ({exc}); is rank 0 running, and are MASTER_ADDR and "
+                                        "MASTER_PORT the same on every rank?"))
         self.file = self.sock.makefile("rwb")
         self.lock = threading.Lock()
 

@@ -12,7 +12,7 @@ import copy
 
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
 from ...ops import creation
-from ...tensor import Tensor
+from ...ops.util import check_tensor
 from ..modules.conv import Conv1d, Conv2d
 from ..modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
 from ..modules.container import Sequential
@@ -53,8 +53,7 @@ def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, trans
         ShapeError: the statistics do not have one value per output channel.
     """
     for name, t in (("conv_w", conv_w), ("bn_rm", bn_rm), ("bn_rv", bn_rv)):
-        if not isinstance(t, Tensor):
-            raise ArgumentTypeError(f"fuse_conv_bn_weights: {name} must be a Tensor, got {type(t).__name__}")
+        check_tensor("fuse_conv_bn_weights", name, t)
     if not transpose and bn_rm.shape != (conv_w.shape[0],):  # (a transposed weight holds C_out / groups)
         raise ShapeError(f"fuse_conv_bn_weights: expected running statistics of shape ({conv_w.shape[0]},) for "
                          f"conv_w {tuple(conv_w.shape)}, got {tuple(bn_rm.shape)}")
@@ -135,8 +134,7 @@ def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
         ArgumentTypeError: a weight or statistic is not a Tensor.
     """
     for name, t in (("linear_w", linear_w), ("bn_rm", bn_rm), ("bn_rv", bn_rv)):
-        if not isinstance(t, Tensor):
-            raise ArgumentTypeError(f"fuse_linear_bn_weights: {name} must be a Tensor, got {type(t).__name__}")
+        check_tensor("fuse_linear_bn_weights", name, t)
     w_dtype = linear_w.dtype
     b_dtype = linear_b.dtype if linear_b is not None else w_dtype
     b_grad = linear_b.requires_grad if linear_b is not None else False
