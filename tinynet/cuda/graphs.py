@@ -77,6 +77,8 @@ class CUDAGraph:
 
     Use it with the :class:`graph` context manager; :meth:`replay` runs the recorded work
     on the current stream, :meth:`reset` frees it, :meth:`pool` is its memory pool.
+    ``keep_graph`` is accepted for PyTorch's signature: CuPy instantiates the graph when the
+    capture ends, so there is no separate ``instantiate`` step.
 
     Raises:
         DeviceError: no CuPy or no GPU.
@@ -89,7 +91,6 @@ class CUDAGraph:
         self._pool = None
         self._first = True
         self._stream = None
-        self.replays = 0
 
     # ---- capture --------------------------------------------------------------------------
     def capture_begin(self, pool=None, capture_error_mode="global"):
@@ -126,7 +127,6 @@ class CUDAGraph:
             self._allocator.__exit__(None, None, None)
         self._exec = g
         self._first = True
-        self.replays = 0
 
     def _capture_failed(self):
         """End a capture that raised: discard it and undo what it changed on the host."""
@@ -160,7 +160,6 @@ class CUDAGraph:
             chunk.set(values, stream=stream)  # ordered before the launch; the host buffer is free on return
         self._exec.launch(stream)
         self._first = False
-        self.replays += 1
 
     def reset(self):
         """Drop the graph and give its pool's free memory back (arrays still referenced keep theirs)."""
