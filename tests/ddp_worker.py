@@ -168,7 +168,8 @@ def reference_unused(device, dtype):
         model.use_extra = r == 1
         x, y = data[shard_batches(data, r, "pad", 0)[0]]
         F.cross_entropy(model(x), y).backward()
-        grads.append({n: (p.grad.array.copy() if p.grad is not None else 0) for n, p in model.named_parameters()})
+        grads.append({n: (p.grad.numpy(force=True).copy() if p.grad is not None else 0)
+                      for n, p in model.named_parameters()})
     return {n: (grads[0][n] + grads[1][n]) / WORLD for n in grads[0]}
 
 
@@ -365,8 +366,9 @@ def main(argv):
     try:
         dist.init_process_group(name, world_size=WORLD + 1)  # disagrees with the launcher
     except ProcessGroupError as exc:
-        with open(os.path.join(outdir, f"init_error{os.environ.get('PMI_RANK', os.environ.get('RANK', 0))}.txt"),
-                  "w") as f:
+        env = os.environ  # the rank as MPICH, Open MPI or torchrun names it
+        rank = env.get("PMI_RANK", env.get("OMPI_COMM_WORLD_RANK", env.get("RANK", "0")))
+        with open(os.path.join(outdir, f"init_error{rank}.txt"), "w") as f:
             f.write(str(exc))
     dist.init_process_group(name, timeout=float(os.environ.get("DDP_TEST_TIMEOUT", "60")))
     if scenario == "all":

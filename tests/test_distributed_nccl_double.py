@@ -117,11 +117,11 @@ class FakeNccl:
 
     @staticmethod
     def get_unique_id():
-        return tuple(range(-64, 64))
+        return bytes(range(128))  # CuPy 14's form (older CuPy: a tuple of ints)
 
     class NcclCommunicator:
         def __init__(self, ndev, commId, rank):
-            assert (ndev, rank) == (1, 0) and len(commId) == 128
+            assert (ndev, rank) == (1, 0) and isinstance(commId, bytes) and len(commId) == 128
             self.aborted = self.destroyed = False
 
         def _copy(self, name, send, recv, count):
@@ -192,6 +192,16 @@ def test_collectives_queue_on_the_communication_stream(nccl_group):
     nccl_group.barrier().wait()
     assert FakeNccl.calls == ["allReduce", "allGather", "reduceScatter", "broadcast", "allReduce"]
     numpy.testing.assert_array_equal(out, [7.0, 8.0])
+
+
+def test_collectives_refuse_capture_and_queue_nothing(nccl_group):
+    """Inside a CUDA-graph capture an NCCL collective raises GraphCaptureError (which makes
+    tinynet.compile fall back to eager) before it queues anything."""
+    from tinynet import capture
+    with capture.capturing(capture.Capture(numpy)):
+        with pytest.raises(tinynet.errors.GraphCaptureError, match="all_reduce: NCCL collectives cannot be captured"):
+            nccl_group.all_reduce(_dev([1.0, 2.0]), dist.ReduceOp.SUM, what="all_reduce")
+    assert FakeNccl.calls == []
 
 
 def test_cpu_tensors_travel_through_the_gpu(nccl_group):

@@ -7,6 +7,7 @@ wheel, whose mpiexec lands next to the Python executable); skipped without them.
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -188,7 +189,7 @@ def test_example_trains_with_distributed(mnist_dir, example):
                       "--train-subset", "2000", "--data-dir", mnist_dir, "--no-download", "--log-interval", "0"],
                      timeout=300, env={"COLUMNS": "200"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    out = proc.stdout
+    out = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", proc.stdout)  # Open MPI hands ranks a terminal: rich colours
     assert "data-parallel over 2 processes (mpi): batch 64 per process, 128 in all" in out
     assert out.count("tinynet 0") == 1 and out.count("epoch  1:") == 1  # rank 0 speaks, once
 

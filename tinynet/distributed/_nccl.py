@@ -21,8 +21,9 @@ import os
 import threading
 import time
 
-from .. import backend
-from ..errors import DeviceError, DistributedError, DTypeError, MissingExtraError, ProcessGroupError
+from .. import backend, capture
+from ..errors import (DeviceError, DistributedError, DTypeError, GraphCaptureError, MissingExtraError,
+                      ProcessGroupError)
 from . import _group, _launch
 from ._group import ReduceOp
 from ._store import StoreNotes, TCPStore
@@ -75,7 +76,16 @@ class NCCLGroup(_group.ProcessGroup):
 
     def _launch(self, what, arrays, call, finish=None, blocking=False):
         """Queue ``call(*device_arrays, stream_ptr)`` on the communication stream after the
-        work already queued on the current stream; CPU arrays travel through the GPU."""
+        work already queued on the current stream; CPU arrays travel through the GPU.
+
+        Raises:
+            GraphCaptureError: called while a CUDA graph is being captured (the watchdog's
+                event queries and the side stream are not capture-safe yet).
+        """
+        if capture.current() is not None:
+            raise GraphCaptureError(f"{what}: NCCL collectives cannot be captured in a CUDA graph yet; called "
+                                    f"during capture at {capture.user_line()}. Run this step eagerly "
+                                    "(tinynet.compile falls back to eager unless fullgraph=True).")
         self.check(what)
         cp = self.cp
         with cp.cuda.Device(self.device):
@@ -257,13 +267,14 @@ def create(op, method, world_size, rank, timeout, device_id):
         local = _default_local(op, device_id, size, me)
     _bind(op, cp, local)
     uid, store = rendezvous(host, port, size, me, timeout, nccl.get_unique_id)
-    comm = nccl.NcclCommunicator(size, tuple(uid), me)
+    comm = nccl.NcclCommunicator(size, uid, me)
     return NCCLGroup(cp, nccl, comm, me, size, timeout, local, StoreNotes(store, me), lambda: None, store)
 
 
 def rendezvous(host, port, size, rank, timeout, make_id):
     """Meet at the TCP store on ``host:port`` (rank 0 serves it): every rank checks in, then
-    rank 0's ``make_id()`` (the NCCL unique id, a tuple of ints) reaches all. Returns
+    rank 0's ``make_id()`` (the NCCL unique id: 128 bytes, which CuPy 14 returns as ``bytes``
+    and older CuPy as a tuple of ints) reaches all, in the type ``make_id`` returned. Returns
     ``(unique_id, store)``.
 
     Raises:
@@ -274,10 +285,11 @@ def rendezvous(host, port, size, rank, timeout, make_id):
     store.add("joined", 1)
     store.wait_for("joined", f"all {size} ranks to join", done=lambda v: int(v) >= size)
     if rank == 0:
-        uid = tuple(make_id())
-        store.set("nccl_unique_id", json.dumps(list(uid)))
+        uid = make_id()
+        store.set("nccl_unique_id", json.dumps({"bytes": isinstance(uid, (bytes, bytearray)), "id": list(uid)}))
     else:
-        uid = tuple(json.loads(store.wait_for("nccl_unique_id", "rank 0's NCCL unique id")))
+        sent = json.loads(store.wait_for("nccl_unique_id", "rank 0's NCCL unique id"))
+        uid = bytes(sent["id"]) if sent["bytes"] else tuple(sent["id"])
     return uid, store
 
 
@@ -300,8 +312,8 @@ def _create_mpi(op, cp, nccl, world_size, rank, timeout, device_id):
         if time.monotonic() > deadline:
             raise ProcessGroupError(f"{op}: not every rank reached init_process_group within {timeout:g} s")
         time.sleep(1e-3)
-    uid = world.bcast(nccl.get_unique_id() if me == 0 else None, root=0)
-    comm = nccl.NcclCommunicator(size, tuple(uid), me)
+    uid = world.bcast(nccl.get_unique_id() if me == 0 else None, root=0)  # bytes or tuple, as CuPy made it
+    comm = nccl.NcclCommunicator(size, uid, me)
     return NCCLGroup(cp, nccl, comm, me, size, timeout, local, Notes(MPI, world.Dup()), lambda: world.Abort(1))
 
 
