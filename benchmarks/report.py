@@ -31,7 +31,7 @@ def _mib(b):
 
 def _rounds_text(meta, rounds):
     if meta.get("method") == "interleaved":
-        return (f", {rounds} rounds per row, each one process timing both frameworks in turns "
+        return (f", {rounds} round{"s" if rounds != 1 else ""} per row, each one process timing both frameworks in turns "
                 "repetition by repetition")
     return f", {rounds} alternating rounds per row" if rounds > 1 else ""
 

@@ -138,13 +138,13 @@ def test_check_sync_names_op_and_user_line():
     assert capture.current() is None
 
 
-def _stepped(opt_cls, **kw):
+def _stepped(opt_cls, device=None, **kw):
     tinynet.manual_seed(0)
-    lin = nn.Linear(3, 2)
+    lin = nn.Linear(3, 2) if device is None else nn.Linear(3, 2).to(device)
     opt = opt_cls(lin.parameters(), **kw)
     for _ in range(2):
         opt.zero_grad()
-        lin(tinynet.ones(4, 3)).sum().backward()
+        lin(tinynet.ones(4, 3, device=device)).sum().backward()
         opt.step()
     return lin, opt
 
@@ -303,14 +303,15 @@ def test_memory_flat_over_many_replays():
         opt.step()
         return loss
     run = tinynet.compile(step, fullgraph=True)
-    for _ in range(10):
+    for _ in range(100):  # warm-up, capture and replays; what the eager warm-up calls left is freed by now
         run()
+    tinynet.cuda.synchronize()
     pool = backend.cupy.get_default_memory_pool()
-    used = pool.used_bytes()
+    used, held = pool.used_bytes(), pool.total_bytes()
     for _ in range(10000):
         run()
     tinynet.cuda.synchronize()
-    assert pool.used_bytes() == used
+    assert pool.used_bytes() <= used and pool.total_bytes() <= held
     assert run.captures == 1
 
 
@@ -418,7 +419,7 @@ def test_cells_never_share_memory_with_step_temporaries(batch):
 def test_optimizer_load_state_dict_after_capture_is_caught():
     """load_state_dict gives the optimizer new group dicts and state arrays; a graph still
     holding the old ones must not replay silently (tinynet.compile captures again)."""
-    lin, opt = _stepped(tinynet.optim.SGD, lr=0.1, momentum=0.9)
+    lin, opt = _stepped(tinynet.optim.SGD, device="cpu", lr=0.1, momentum=0.9)  # a host Capture: CPU tensors
     saved = opt.state_dict()
     cap = capture.Capture(numpy)
     with capture.capturing(cap):

@@ -42,13 +42,16 @@ def test_mkdocs_build_strict(tmp_path):
 
 def test_pytorch_coverage_page_is_current(tmp_path):
     """The committed coverage page equals what the script generates from the code now."""
-    pytest.importorskip("torch", reason="docs/gen_pytorch_table.py needs PyTorch")
+    torch = pytest.importorskip("torch", reason="docs/gen_pytorch_table.py needs PyTorch")
+    committed = (ROOT / "docs" / "pytorch_coverage.md").read_text()
+    version = torch.__version__.split("+")[0]
+    if f"public names of PyTorch {version} exist" not in committed:  # the page lists another release's names
+        pytest.skip(f"docs/pytorch_coverage.md was generated against another PyTorch than this {version}")
     out = tmp_path / "pytorch_coverage.md"
     # a fresh interpreter: names other tests imported or patched do not leak into the lists
     proc = subprocess.run([sys.executable, str(ROOT / "docs" / "gen_pytorch_table.py"), str(out)],
                           cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-8000:]
-    committed = (ROOT / "docs" / "pytorch_coverage.md").read_text()
     assert out.read_text() == committed, (
         "docs/pytorch_coverage.md is out of date: run python docs/gen_pytorch_table.py and commit the page")
 

@@ -53,6 +53,7 @@ OPS = {
     "max_pool": (lambda x: F.max_pool2d(x, 2), [IMG]),
     "max_pool_overlap": (lambda x: F.max_pool2d(x, 3, 1, 1, 2, True), [IMG]),
     "max_pool_gaps": (lambda x: F.max_pool2d(x, (2, 1), (3, 2), (1, 0)), [IMG]),  # inputs no window reads
+    "max_pool_disjoint_pad_ceil": (lambda x: F.max_pool2d(x, (3, 2), None, (1, 1), 1, True), [IMG]),
     "max_pool_ties": (lambda x: F.max_pool2d(x, 3, 1, 1), [numpy.round(IMG)]),  # overlapping windows share maxima
     "linear": (lambda x, w, b: F.linear(x, w, b), [ROWS, R.standard_normal((7, 10)), R.standard_normal(7)]),
     "linear_3d_no_bias": (lambda x, w: F.linear(x, w), [R.standard_normal((2, 3, 10)), R.standard_normal((4, 10))]),

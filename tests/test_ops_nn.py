@@ -59,6 +59,8 @@ CASES = {
                           lambda x: TF.max_pool2d(x, 2, 2, 0, 2, True), [IMG]),
     "max_pool_rect": (lambda x: F.max_pool2d(x, (3, 2), (2, 1)), lambda x: TF.max_pool2d(x, (3, 2), (2, 1)), [IMG]),
     "max_pool_gaps": (lambda x: F.max_pool2d(x, 2, 3), lambda x: TF.max_pool2d(x, 2, 3), [IMG]),
+    "max_pool_disjoint_pad_ceil": (lambda x: F.max_pool2d(x, (3, 2), None, (1, 1), 1, True),
+                                   lambda x: TF.max_pool2d(x, (3, 2), None, (1, 1), 1, True), [IMG]),
     "avg_pool": (lambda x: F.avg_pool2d(x, 2), lambda x: TF.avg_pool2d(x, 2), [IMG]),
     "avg_pool_pad": (lambda x: F.avg_pool2d(x, 3, 2, 1), lambda x: TF.avg_pool2d(x, 3, 2, 1), [IMG]),
     "avg_pool_nopadcount_ceil": (lambda x: F.avg_pool2d(x, 3, 2, 1, True, False),

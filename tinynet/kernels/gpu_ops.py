@@ -28,10 +28,16 @@ def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
 
 
 def max_pool2d_bwd(gy, argmax, in_shape, kernel, stride, padding, dilation):
-    """Input gradient of max pooling, gathered per input element (no zero-fill, no atomics)."""
+    """Input gradient of max pooling, gathered per input element (no zero-fill, no atomics);
+    windows that do not overlap (stride == kernel, dilation 1) take a one-window kernel."""
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
     gx = cp.empty(in_shape, dtype=gy.dtype)
+    if tuple(stride) == tuple(kernel) and tuple(dilation) == (1, 1) and gx.size < 2 ** 31:
+        cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd_disjoint", gy.dtype), gx.size,
+                    (gy, argmax, gx, cp.int32(gx.size), *(cp.int32(v) for v in (*in_shape[2:], *gy.shape[2:],
+                                                                                 *kernel, *padding))))
+        return gx
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd", gy.dtype), gx.size,
                 (gy, argmax, gx, cp.int64(gx.size),
                  *_max_args(in_shape, gy.shape[2:], kernel, stride, padding, dilation)))
@@ -249,13 +255,18 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
 
     Products of up to ``SMALL_GEMM`` multiply-adds (the reference convnet's linear layers
     up to batch 1024; the reference MLP's first layer up to batch 64, its second at every
-    batch) run in tinynet's tiled kernel (``gemm.cu``), with the
-    bias in the same launch: at these sizes a training step is bound by host time, and a
-    cuBLAS call through CuPy costs 20-32 us of it on the H200 machine against 8-13 us
-    for one RawKernel launch. Larger products go to cuBLAS, called directly
-    (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike CuPy's ``@``), whose
-    kernels win once the GPU time dominates. Both accumulate in the operands' precision
-    (no TF32).
+    batch) run in tinynet's tiled kernel (``gemm.cu``), with the bias in the same launch:
+    at these sizes an eager training step is bound by host time, and one RawKernel launch
+    costs less of it than a cuBLAS call plus a bias launch. Larger products go to cuBLAS,
+    called directly (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike
+    CuPy's ``@``), whose kernels win once the GPU time dominates. The choice depends only
+    on the shape, so eager and graphed steps run the same kernels and give the same bits.
+    Both accumulate in the operands' precision (no TF32).
+
+    Measured trade-off (H200, ``benchmarks/NOTES.md`` row 13): a threshold of 2^20 makes
+    graphed steps faster (MLP at batch 64: 0.050 against 0.082 ms of GPU time per step)
+    but eager steps 11-14 % slower, because a cuBLAS call here costs more host time than
+    the tiled kernel's launch.
 
     Returns a new C-contiguous (M, N) array of ``a``'s dtype.
     """

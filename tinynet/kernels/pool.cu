@@ -66,6 +66,27 @@ __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long to
     gx[i] = acc;
 }
 
+// The common case of windows that do not overlap (stride == kernel, no dilation: F.max_pool2d(x, 2)):
+// an input lies in at most one window, found by one division per axis, and the index
+// arithmetic stays in 32 bits (the caller checks that the input has fewer than 2^31 elements).
+// The general gather above spends most of its time in 64-bit divisions: 132 us against
+// PyTorch's 80 us for the reference convnet's two poolings at batch 1024 on an H200.
+template <typename T>
+__device__ void max_pool_bwd_disjoint(const T* gy, const int* argmax, T* gx, int total, int H, int W,
+                                      int Ho, int Wo, int kh, int kw, int ph, int pw) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    int row = i / W, w = i - row * W;   // row counts rows over all planes
+    int plane = row / H, h = row - plane * H;
+    int oh = (h + ph) / kh, ow = (w + pw) / kw;
+    T g = 0;
+    if (oh < Ho && ow < Wo) {
+        int o = (plane * Ho + oh) * Wo + ow;
+        if (argmax[o] == h * W + w) g = gy[o];
+    }
+    gx[i] = g;
+}
+
 // Output element i of average pooling: its window [hs, he) x [ws, we) clipped to the input,
 // its plane's index (returned through *plane) and its divisor (returned).
 template <typename T>
@@ -118,6 +139,9 @@ extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am,
 extern "C" __global__ void tinynet_max_pool2d_bwd_##S(const T* gy, const int* am, T* gx, long long n,  \
         int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
     max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                   \
+extern "C" __global__ void tinynet_max_pool2d_bwd_disjoint_##S(const T* gy, const int* am, T* gx,      \
+        int n, int H, int W, int Ho, int Wo, int kh, int kw, int ph, int pw) {                         \
+    max_pool_bwd_disjoint<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, ph, pw); }                           \
 extern "C" __global__ void tinynet_avg_pool2d_fwd_##S(const T* x, T* y, long long n, int H, int W,     \
         int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
     avg_pool_fwd<T>(x, y, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }                       \

@@ -155,10 +155,12 @@ class Optimizer:
 
     def zero_grad(self, set_to_none=True):
         """Clear gradients: set to ``None`` (default) or to zeros."""
+        journal = capture.current() is not None  # a failed CUDA graph capture puts the grads back
         for g in self.param_groups:
             for p in g["params"]:
                 if set_to_none:
-                    capture.grad_journal(p)  # a failed CUDA graph capture puts it back
+                    if journal:
+                        capture.grad_journal(p)
                     p.grad = None
                 elif p.grad is not None:
                     p.grad.array[...] = 0
