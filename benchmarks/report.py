@@ -31,7 +31,8 @@ def _mib(b):
 
 def _rounds_text(meta, rounds):
     if meta.get("method") == "interleaved":
-        return (f", {rounds} round{"s" if rounds != 1 else ""} per row, each one process timing both frameworks in turns "
+        plural = "s" if rounds != 1 else ""
+        return (f", {rounds} round{plural} per row, each one process timing both frameworks in turns "
                 "repetition by repetition")
     return f", {rounds} alternating rounds per row" if rounds > 1 else ""
 

@@ -33,7 +33,7 @@ class _ConvNd(Module):
     _transposed = False
 
     def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                 padding_mode, output_padding=0):
+                 padding_mode, output_padding=0, device=None, dtype=None):
         super().__init__()
         layer, nd = type(self).__name__, self._nd
         for name, v in (("in_channels", in_channels), ("out_channels", out_channels), ("groups", groups)):
@@ -75,9 +75,9 @@ class _ConvNd(Module):
             shape = (self.in_channels, self.out_channels // self.groups) + self.kernel_size
         else:
             shape = (self.out_channels, self.in_channels // self.groups) + self.kernel_size
-        self.weight = _param(*shape)
+        self.weight = _param(*shape, layer=layer, device=device, dtype=dtype)
         if bias:
-            self.bias = _param(self.out_channels)
+            self.bias = _param(self.out_channels, layer=layer, device=device, dtype=dtype)
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -116,9 +116,9 @@ class _Conv(_ConvNd):
     _function: Any = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros"):
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode)
+                         padding_mode, device=device, dtype=dtype)
 
     def _conv_forward(self, input, weight, bias):
         conv = type(self)._function
@@ -146,6 +146,8 @@ class Conv1d(_Conv):
         groups (int): default 1.
         bias (bool): default True.
         padding_mode (str): 'zeros' (default), 'reflect', 'replicate' or 'circular'.
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
 
     Shape:
         (N, C_in, L) -> (N, C_out, L_out),
@@ -175,6 +177,8 @@ class Conv2d(_Conv):
         groups (int): default 1.
         bias (bool): default True.
         padding_mode (str): 'zeros' (default), 'reflect', 'replicate' or 'circular'.
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
 
     Shape:
         input (N, C_in, H, W) -> output (N, C_out, H_out, W_out),

@@ -19,13 +19,13 @@ class _ConvTransposeNd(_ConvNd):
     _function: Any = None
 
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros"):
+                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
         layer = type(self).__name__
         if padding_mode != "zeros":
             raise errors.ArgumentError(f'{layer}: only "zeros" padding mode is supported, got '
                                        f"padding_mode={padding_mode!r}")
         super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, groups, bias,
-                         padding_mode, output_padding)
+                         padding_mode, output_padding, device=device, dtype=dtype)
         if any(o >= s and o >= d for o, s, d in zip(self.output_padding, self.stride, self.dilation)):
             raise errors.ArgumentError(f"{layer}: output padding must be smaller than either stride or dilation, "
                                        f"got output_padding={self.output_padding}, stride={self.stride}, "
@@ -77,6 +77,8 @@ class ConvTranspose1d(_ConvTransposeNd):
         bias (bool): default True.
         dilation (int or 1-tuple): default 1.
         padding_mode (str): 'zeros' (the only mode).
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
 
     Shape:
         (N, C_in, L) -> (N, C_out, L_out),
@@ -108,6 +110,8 @@ class ConvTranspose2d(_ConvTransposeNd):
         bias (bool): default True.
         dilation (int or pair): default 1.
         padding_mode (str): 'zeros' (the only mode).
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
 
     Shape:
         (N, C_in, H, W) -> (N, C_out, H_out, W_out),

@@ -1,15 +1,30 @@
 """Linear layers: ``Identity``, ``Linear``."""
-from ...errors import ShapeError
+from ...errors import DTypeError, ShapeError
 from ...ops.util import check_int
 from ...tensor import Tensor
 from .. import functional as F, init
 from .module import Module, Parameter
 
 
-def _param(*shape):
-    """A zero-filled float32 Parameter on the default device (the layers' init fills it)."""
+def float_tensor(layer, fill, *shape, device=None, dtype=None):
+    """A tensor of ``shape`` filled with ``fill`` (0 or 1) on ``device`` (default: the
+    default device) in float ``dtype`` (default float32): the layers' parameters and
+    buffers made as PyTorch's factory kwargs ``device=``/``dtype=`` ask.
+
+    Raises:
+        DTypeError: ``dtype`` is not a floating dtype (the initialisers draw floats).
+    """
     from ... import ops
-    return Parameter(ops.creation.zeros(*shape))
+    from ...dtypes import is_floating
+    t = (ops.creation.ones if fill else ops.creation.zeros)(*shape, device=device, dtype=dtype)
+    if not is_floating(t.dtype):
+        raise DTypeError(f"{layer}: parameters must have a floating dtype, got dtype={dtype}")
+    return t
+
+
+def _param(*shape, layer="layer", device=None, dtype=None):
+    """A zero-filled Parameter (the layers' init fills it): see :func:`float_tensor`."""
+    return Parameter(float_tensor(layer, 0, *shape, device=device, dtype=dtype))
 
 
 class Identity(Module):
@@ -29,6 +44,8 @@ class Linear(Module):
         in_features (int): size of each input sample.
         out_features (int): size of each output sample.
         bias (bool): default True.
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
 
     Shape:
         input (*, in_features) -> output (*, out_features); float32 by default.
@@ -36,13 +53,13 @@ class Linear(Module):
     Init: PyTorch's (kaiming_uniform_(a=sqrt 5); bias U(+-1/sqrt(in_features))).
     """
 
-    def __init__(self, in_features, out_features, bias=True):
+    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
         super().__init__()
         self.in_features = check_int("Linear", "in_features", in_features, 0)
         self.out_features = check_int("Linear", "out_features", out_features, 0)
-        self.weight = _param(self.out_features, self.in_features)
+        self.weight = _param(self.out_features, self.in_features, layer="Linear", device=device, dtype=dtype)
         if bias:
-            self.bias = _param(self.out_features)
+            self.bias = _param(self.out_features, layer="Linear", device=device, dtype=dtype)
         else:
             self.register_parameter("bias", None)
         init.default_layer_init_(self.weight, self.bias)

@@ -3,6 +3,7 @@ from ... import ops
 from ...errors import ShapeError
 from ...ops.util import check_int, check_number
 from .. import functional as F
+from .linear import float_tensor
 from .module import Module, Parameter, check_input
 
 
@@ -10,9 +11,11 @@ class _BatchNorm(Module):
     _ndims: tuple[int, ...] = (2, 3, 4)
     _layout = "(N, C, *)"
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True):
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
         layer = type(self).__name__
+        kw = {"device": device, "dtype": dtype}
         num_features = check_int(layer, "num_features", num_features, 0)
         check_number(layer, "eps", eps)
         if momentum is not None:
@@ -20,15 +23,18 @@ class _BatchNorm(Module):
         self.num_features, self.eps, self.momentum = num_features, eps, momentum
         self.affine, self.track_running_stats = affine, track_running_stats
         if affine:
-            self.weight = Parameter(ops.creation.ones(num_features))
-            self.bias = Parameter(ops.creation.zeros(num_features))
+            self.weight = Parameter(float_tensor(layer, 1, num_features, **kw))
         else:
             self.register_parameter("weight", None)
+        if affine and bias:
+            self.bias = Parameter(float_tensor(layer, 0, num_features, **kw))
+        else:
             self.register_parameter("bias", None)
         if track_running_stats:
-            self.register_buffer("running_mean", ops.creation.zeros(num_features))
-            self.register_buffer("running_var", ops.creation.ones(num_features))
-            self.register_buffer("num_batches_tracked", ops.creation.zeros((), dtype=ops.creation.dtypes.int64))
+            self.register_buffer("running_mean", float_tensor(layer, 0, num_features, **kw))
+            self.register_buffer("running_var", float_tensor(layer, 1, num_features, **kw))
+            self.register_buffer("num_batches_tracked", ops.creation.zeros((), dtype=ops.creation.dtypes.int64,
+                                                                           device=device))
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -56,7 +62,9 @@ class _BatchNorm(Module):
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of (N, C) or (N, C, L) input. Shape: output = input.
 
-    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True.
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+    device=None, dtype=None (where and in which float dtype parameters and buffers are made),
+    keyword-only bias=True (with ``affine``, learn the shift too; PyTorch 2.13's argument).
     """
     _ndims, _layout = (2, 3), "(N, C) or (N, C, L)"
 
@@ -64,6 +72,8 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Batch normalisation of (N, C, H, W) input per channel. Shape: output = input.
 
-    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True.
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+    device=None, dtype=None (where and in which float dtype parameters and buffers are made),
+    keyword-only bias=True (with ``affine``, learn the shift too; PyTorch 2.13's argument).
     """
     _ndims, _layout = (4,), "(N, C, H, W)"
