@@ -43,6 +43,8 @@ EXTRAS = {
     "test": [("pytest", "pytest"), ("hypothesis", "hypothesis"), ("mypy", "mypy")],
     "plot": [("matplotlib", "matplotlib")],
     "tensorboard": [("tensorboard", "tensorboard")],
+    "safetensors": [("safetensors", "safetensors")],
+    "keras": [("h5py", "h5py")],
     "docs": [("mkdocs-material", "material"), ("mkdocstrings", "mkdocstrings")],
     "distributed": [("mpi4py", "mpi4py"), ("mpich", None)],
     "cuda12": [("cupy-cuda12x", "cupy")],

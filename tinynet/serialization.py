@@ -1,4 +1,5 @@
-"""``tinynet.save`` / ``tinynet.load``: checkpoints as ``.npz`` files, never pickle.
+"""``tinynet.save`` / ``tinynet.load``: checkpoints as ``.npz`` files (or ``.safetensors``),
+never pickle.
 
 A checkpoint is a NumPy ``.npz`` archive: every array under a readable name (the
 state-dict key, or a ``/``-joined path for nested objects such as an optimizer's state)
@@ -9,6 +10,10 @@ their key types, lists, tuples, numbers, strings). Loading uses ``allow_pickle=F
 renamed over the target (``os.replace``), then the folder fsynced. A crash (SIGKILL, power
 cut) or an error mid-save leaves any previous file untouched; docs/reliability.md says how
 that is tested.
+
+``format="safetensors"`` (or a path ending in ``.safetensors``) writes a flat state dict
+in Hugging Face's safetensors format instead (:mod:`tinynet.safetensors_format`), through
+the same atomic write; ``load`` recognises either format by the file's first bytes.
 """
 import errno
 import io
@@ -18,9 +23,9 @@ import zipfile
 
 import numpy
 
-from . import backend, devices
+from . import backend, devices, safetensors_format
 from .atomic import atomic_write
-from .errors import ArgumentTypeError, SerializationError
+from .errors import ArgumentError, ArgumentTypeError, SerializationError
 from .tensor import Tensor
 
 _META = "__tinynet__"
@@ -86,9 +91,9 @@ def _target(f, op):
     return os.fsdecode(path)
 
 
-def save(obj, f):
+def save(obj, f, format=None):
     """Save a state dict (or any nest of dicts/lists/tuples of tensors, arrays and
-    numbers) to ``f`` as ``.npz``, atomically.
+    numbers) to ``f`` as ``.npz``, or a flat state dict as ``.safetensors``, atomically.
 
     Saving to a path is crash-safe: the bytes go to a temporary file
     ``.<name>.<random>.tmp`` in the same folder, which is flushed, fsynced and renamed over
@@ -100,29 +105,45 @@ def save(obj, f):
     Args:
         obj: e.g. ``model.state_dict()``, ``optimizer.state_dict()`` or a dict of them.
         f (str, os.PathLike or binary file object): target (``.npz`` is not appended).
+        format (str, optional): ``"npz"`` or ``"safetensors"``; default ``"safetensors"``
+            for a path ending in ``.safetensors``, else ``"npz"``. safetensors holds a flat
+            ``{name: tensor}`` (a model's ``state_dict()``), readable by PyTorch's
+            ``safetensors.torch.load_file``; it needs the ``safetensors`` extra.
 
     Raises:
         SerializationError: tinynet's own failures: ``obj`` holds something that can't be
             stored (the message names its place and type; nothing is written), or the
             archive writer failed.
         ArgumentTypeError: ``f`` is neither a path nor a file object.
+        ArgumentError: an unknown ``format``.
+        DTypeError: a dtype the safetensors package cannot write.
+        MissingExtraError: ``format="safetensors"`` without the ``safetensors`` package.
         OSError: the filesystem's failures, re-raised unchanged: the folder is missing or
             not writable, the disk is full (``ENOSPC``), ... In every error case, and on
             ``KeyboardInterrupt``, the temporary file is removed and a previous file at
             ``f`` is left intact.
     """
     path = _target(f, "save")
-    arrays = {}
-    meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
-    arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
+    if format is None:
+        format = "safetensors" if path is not None and path.endswith(".safetensors") else "npz"
+    if format not in ("npz", "safetensors"):
+        raise ArgumentError(f"save: format must be 'npz' or 'safetensors', got {format!r}")
+    if format == "safetensors":
+        data = safetensors_format.to_bytes(obj)
+        write = lambda out: out.write(data)  # noqa: E731
+    else:
+        arrays = {}
+        meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
+        arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
+        write = lambda out: numpy.savez(out, **arrays)  # noqa: E731
     if path is None:
-        numpy.savez(f, **arrays)
+        write(f)
         return
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise FileNotFoundError(errno.ENOENT, f"save: folder {folder!r} of the target does not exist", path)
     try:
-        atomic_write(path, lambda out: numpy.savez(out, **arrays))
+        atomic_write(path, write)
     except (OSError, SerializationError):
         raise
     except Exception as exc:
@@ -131,7 +152,9 @@ def save(obj, f):
 
 
 def load(f, map_location=None):
-    """Load what :func:`save` wrote (or a plain ``.npz`` of arrays).
+    """Load what :func:`save` wrote: tinynet's ``.npz`` (or a plain ``.npz`` of arrays) or
+    a ``.safetensors`` file (PyTorch's ``safetensors.torch.save_file`` output included),
+    told apart by the file's first bytes.
 
     Args:
         f (str, os.PathLike or binary file object): the file.
@@ -139,11 +162,13 @@ def load(f, map_location=None):
 
     Returns:
         The saved structure, with tensors as :class:`~tinynet.Tensor`. A plain ``.npz``
-        without tinynet's structure entry gives ``{name: Tensor}``.
+        without tinynet's structure entry, and a safetensors file, give ``{name: Tensor}``.
 
     Raises:
         FileNotFoundError: ``f`` does not exist.
-        SerializationError: the file is not a readable ``.npz`` archive (or needs pickle).
+        SerializationError: the file is neither a readable ``.npz`` archive (or needs
+            pickle) nor a readable safetensors file (truncated, foreign).
+        MissingExtraError: a safetensors file without the ``safetensors`` package.
         ArgumentTypeError: ``f`` is neither a path nor a file object.
     """
     device = devices.resolve(map_location, "load")
@@ -151,6 +176,9 @@ def load(f, map_location=None):
     source = f if path is None else path
     if path is None:
         path = getattr(f, "name", "<file object>")
+    data = _safetensors_bytes(source)
+    if data is not None:
+        return safetensors_format.from_bytes(data, path, device)
     try:
         loaded = numpy.load(source, allow_pickle=False)
         if not isinstance(loaded, numpy.lib.npyio.NpzFile):
@@ -170,3 +198,23 @@ def load(f, map_location=None):
     if meta.get("format") != _FORMAT:
         raise SerializationError(f"load: {path!r} has format {meta.get('format')!r}, expected {_FORMAT}")
     return _decode(meta["root"], arrays, device)
+
+
+def _safetensors_bytes(source):
+    """The whole file when it starts like a safetensors file, else None (the file object's
+    position is put back)."""
+    if hasattr(source, "read"):
+        start = source.tell()
+        head = source.read(16)
+        source.seek(start)
+        return source.read() if safetensors_format.looks_like(head) else None
+    try:
+        with open(source, "rb") as fh:
+            if not safetensors_format.looks_like(fh.read(16)):
+                return None
+            fh.seek(0)
+            return fh.read()
+    except FileNotFoundError:
+        raise
+    except OSError:
+        return None  # numpy.load reports it
