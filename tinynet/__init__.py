@@ -16,6 +16,7 @@ from .devices import device
 from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, get_default_dtype, half, int8,
                      int16, int32, int64, long, set_default_dtype, short, uint8)
 from .dtypes import torch_promote_types as promote_types
+from .layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
 from .dtypes import int32 as int  # noqa: A001  (torch.int)

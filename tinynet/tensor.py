@@ -12,7 +12,7 @@ import copy as _copy
 import numpy
 
 from .dtypes import is_floating
-from . import backend, capture, devices, dtypes
+from . import backend, capture, devices, dtypes, layouts as _formats
 from .autograd import engine, node, post_hooks
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
 
@@ -169,9 +169,11 @@ class Tensor:
     def is_floating_point(self):
         return is_floating(self.array.dtype)
 
-    def is_contiguous(self):
-        """True when the elements are laid out in C order without gaps."""
-        return bool(self.array.flags.c_contiguous)
+    def is_contiguous(self, memory_format=None):
+        """True when the elements are laid out in ``memory_format`` without gaps (default
+        C order; ``tinynet.channels_last``: NHWC storage of a 4-D tensor, False for other
+        ranks, as PyTorch)."""
+        return _formats.is_laid_out(self.array, _formats.check("is_contiguous", memory_format))
 
     def get_device(self):
         """The GPU index, or -1 for a CPU tensor (PyTorch's convention)."""

@@ -10,7 +10,7 @@ no complex dtype.
 import builtins
 
 from ..dtypes import is_floating
-from .. import backend, devices, dtypes
+from .. import backend, devices, dtypes, layouts as formats
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
@@ -61,16 +61,20 @@ class ToDevice(Op):
 
 class Clone(Op):
     """A copy: ``order="K"`` keeps the memory layout (PyTorch's ``preserve_format``),
-    ``"C"`` makes it C-contiguous."""
+    ``"C"`` makes it C-contiguous; ``axes`` (e.g. ``(0, 2, 3, 1)``) stores it in that axis
+    order instead, shape unchanged (channels-last)."""
     name = "clone"
     bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
 
-    def __init__(self, order="K"):
-        self.order = order
+    def __init__(self, order="K", axes=None):
+        self.order, self.axes = order, axes
 
     def forward(self, xp, x):
+        if self.axes is not None:
+            back = tuple(sorted(range(x.ndim), key=self.axes.__getitem__))
+            return xp.ascontiguousarray(xp.transpose(x, self.axes)).transpose(back)
         return xp.array(x, copy=True, order=self.order)
 
     def backward(self, xp, gy):
@@ -86,7 +90,6 @@ def _parse_to(args, kwargs):
     if not isinstance(copy, builtins.bool):
         raise ArgumentTypeError(f"to: copy must be a bool, got {builtins.type(copy).__name__}")
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
     if kwargs:
         raise ArgumentTypeError(f"to: unexpected keyword arguments {sorted(kwargs)}")
     args = list(args)
@@ -125,13 +128,17 @@ def to(input, *args, **kwargs):
 
     Call forms (PyTorch's): ``to(dtype)``, ``to(device, dtype=None)``, ``to(other)`` (take
     ``other``'s device and dtype); keywords ``device``, ``dtype``, ``non_blocking``
-    (accepted; copies are synchronous), ``copy`` (always copy).
+    (accepted; copies are synchronous), ``copy`` (always copy), ``memory_format``
+    (:mod:`tinynet.memory_format`; default ``preserve_format``).
 
     Raises:
         DeviceError: an unknown device, or cuda without a GPU. DTypeError: an unknown dtype.
+        ShapeError: ``channels_last`` for a tensor that is not 4-D.
     """
     check_tensor("to", "input", input)
-    device, dtype, copy = _parse_to(args, dict(kwargs))
+    kwargs = dict(kwargs)
+    fmt = formats.check("to", kwargs.pop("memory_format", None), formats.preserve_format)
+    device, dtype, copy = _parse_to(args, kwargs)
     out = input
     if device is not None:
         dev = devices.resolve(device, "to")
@@ -143,6 +150,10 @@ def to(input, *args, **kwargs):
             backend.check_bfloat16("to")
         if dt != out.dtype:
             out = Cast(dt).apply(out)
+    if fmt is not formats.preserve_format:
+        laid_out = contiguous(out, memory_format=fmt)
+        copy = copy and laid_out is out
+        out = laid_out
     if copy and out is input:
         out = Clone("K").apply(input)
     return out
@@ -181,7 +192,7 @@ def type_as(input, other):
 
 def _caster(name, dt):
     def cast(input, memory_format=None):
-        return to(input, dtype=dt)
+        return to(input, dtype=dt, memory_format=memory_format)
     cast.__name__ = cast.__qualname__ = name
     cast.__doc__ = f"``input.to({dt.name})``."
     return cast
@@ -201,7 +212,7 @@ bool = _caster("bool", dtypes.bool_)
 
 def cpu(input, memory_format=None):
     """``input`` on the CPU (itself if it is there)."""
-    return to(input, "cpu")
+    return to(input, "cpu", memory_format=memory_format)
 
 
 def cuda(input, device=None, non_blocking=False, memory_format=None):
@@ -214,22 +225,41 @@ def cuda(input, device=None, non_blocking=False, memory_format=None):
         device = "cuda"
     elif isinstance(device, builtins.int) and not isinstance(device, builtins.bool):
         device = devices.device("cuda", device)
-    return to(input, device)
+    return to(input, device, memory_format=memory_format)
 
 
 def clone(input, *, memory_format=None):
     """A copy with its own memory, laid out like ``input`` (PyTorch's default
-    ``preserve_format``; ``memory_format=tinynet.contiguous_format`` or ``"contiguous"``
-    gives C order); differentiable (the gradient passes through)."""
+    ``preserve_format``), or as ``memory_format`` says (``tinynet.contiguous_format``: C
+    order; ``tinynet.channels_last``: NHWC storage of a 4-D tensor); differentiable (the
+    gradient passes through).
+
+    Raises:
+        ShapeError: ``channels_last`` for a tensor that is not 4-D.
+    """
     check_tensor("clone", "input", input)
-    keep = memory_format is None or "preserve" in str(memory_format)
-    return Clone("K" if keep else "C").apply(input)
+    fmt = formats.check("clone", memory_format, formats.preserve_format)
+    if fmt is formats.preserve_format:
+        return Clone("K").apply(input)
+    return Clone("C", formats.axes("clone", fmt, input.ndim)).apply(input)
 
 
 def contiguous(input, memory_format=None):
-    """``input`` itself when its memory is C-ordered, else a C-ordered copy."""
+    """``input`` itself when its memory is laid out as ``memory_format`` says (default
+    ``tinynet.contiguous_format``, C order; ``tinynet.channels_last``: NHWC storage of a
+    4-D tensor), else a copy laid out so; differentiable.
+
+    Raises:
+        ShapeError: ``channels_last`` for a tensor that is not 4-D.
+    """
     check_tensor("contiguous", "input", input)
-    return input if input.array.flags.c_contiguous else Clone("C").apply(input)
+    fmt = formats.check("contiguous", memory_format)
+    if fmt is formats.preserve_format:
+        return input
+    order = formats.axes("contiguous", fmt, input.ndim)
+    if formats.is_laid_out(input.array, fmt):
+        return input
+    return Clone("C", order).apply(input)
 
 
 def view_dtype(input, dtype):

@@ -13,7 +13,7 @@ import warnings
 import numpy
 
 from ...dtypes import is_floating
-from ... import backend, devices, dtypes
+from ... import backend, devices, dtypes, layouts
 from ...autograd import no_grad
 from ...autograd.node import bump_version
 from ...errors import ArgumentTypeError, DTypeError, StateDictError
@@ -217,13 +217,17 @@ class StateMixin:
         """Move and/or cast the floating-point parameters, gradients and buffers in place; returns self.
 
         Call forms as :meth:`tinynet.Tensor.to`: ``to(device)``, ``to(dtype)``,
-        ``to(device, dtype)``, ``to(tensor)``, or keywords ``device=``/``dtype=``.
+        ``to(device, dtype)``, ``to(tensor)``, or keywords ``device=``/``dtype=``;
+        ``memory_format=tinynet.channels_last`` stores the 4-D parameters and buffers
+        (convolution weights) NHWC, as PyTorch does (other ranks are left as they are).
 
         Raises:
             DeviceError: an unknown device, or cuda without a GPU.
             DTypeError: a dtype that is not floating point.
         """
-        device, dtype, _ = _parse_to(args, dict(kwargs))
+        kwargs = dict(kwargs)
+        fmt = layouts.check("Module.to", kwargs.pop("memory_format", None), layouts.preserve_format)
+        device, dtype, _ = _parse_to(args, kwargs)
         dev = devices.resolve(device, "Module.to") if device is not None else None
         dt = dtypes.as_dtype(dtype, "Module.to")
         if dt is not None and not is_floating(dt):
@@ -232,7 +236,14 @@ class StateMixin:
         def convert(a):
             if dev is not None:
                 a = backend.to_device(a, dev)
-            return a.astype(dt) if dt is not None and is_floating(a.dtype) and a.dtype != dt else a
+            a = a.astype(dt) if dt is not None and is_floating(a.dtype) and a.dtype != dt else a
+            if fmt.rank is not None and a.ndim == fmt.rank and not layouts.is_laid_out(a, fmt):
+                order = layouts.axes("Module.to", fmt, a.ndim)
+                xp = backend.array_module(a)
+                a = xp.ascontiguousarray(a.transpose(order)).transpose(sorted(range(a.ndim), key=order.__getitem__))
+            elif fmt is layouts.contiguous_format and not a.flags.c_contiguous:
+                a = backend.array_module(a).ascontiguousarray(a)
+            return a
         return self._apply(convert)
 
     def cpu(self):

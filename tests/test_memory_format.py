@@ -1,0 +1,97 @@
+"""Memory formats (``tinynet.channels_last`` and friends) against PyTorch: the strides they
+give, ``is_contiguous``, ``contiguous``/``clone``/``to``/``Module.to`` with
+``memory_format=``, gradients through the layout change, and convolutions on channels-last
+input equal to the same convolution on C-ordered input."""
+import numpy
+import pytest
+
+import tinynet
+import tinynet.nn as nn
+import tinynet.nn.functional as F
+from tinynet.errors import ArgumentTypeError, ShapeError
+
+from conftest import DEVICES
+
+torch = pytest.importorskip("torch")
+R = numpy.random.default_rng(5)
+X = R.standard_normal((2, 3, 5, 4))
+
+
+def _strides(t):
+    a = t.array
+    return tuple(s // a.itemsize for s in a.strides)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("how", ["contiguous", "clone", "to", "float"])
+def test_channels_last_strides_and_values_match_pytorch(device, how):
+    x = tinynet.tensor(X, device=device)
+    tx = torch.tensor(X)
+    make = {"contiguous": lambda t, m: t.contiguous(memory_format=m), "clone": lambda t, m: t.clone(memory_format=m),
+            "to": lambda t, m: t.to(memory_format=m), "float": lambda t, m: t.float(memory_format=m)}[how]
+    y, ty = make(x, tinynet.channels_last), make(tx, torch.channels_last)
+    assert _strides(y) == ty.stride()
+    assert y.is_contiguous(memory_format=tinynet.channels_last) and not y.is_contiguous()
+    assert ty.is_contiguous(memory_format=torch.channels_last) and not ty.is_contiguous()
+    numpy.testing.assert_array_equal(y.numpy(), ty.numpy())
+    back = y.contiguous()
+    assert back.is_contiguous() and _strides(back) == ty.contiguous().stride()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_layout_changes_pass_the_gradient_and_keep_the_preserved_layout(device):
+    x = tinynet.tensor(X, device=device, requires_grad=True)
+    y = x.contiguous(memory_format=tinynet.channels_last)
+    z = y.clone()  # preserve_format keeps channels-last
+    assert z.is_contiguous(memory_format=tinynet.channels_last)
+    assert y.contiguous(memory_format=tinynet.channels_last) is y  # already laid out: itself
+    (z * tinynet.tensor(X, device=device)).sum().backward()
+    numpy.testing.assert_allclose(x.grad.numpy(), X)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_convolution_on_channels_last_input_equals_c_order(device):
+    tinynet.manual_seed(0)
+    conv = nn.Conv2d(3, 4, 3, padding=1).double().to(device)
+    x = tinynet.tensor(X, device=device, requires_grad=True)
+    xc = tinynet.tensor(X, device=device).contiguous(memory_format=tinynet.channels_last).requires_grad_()
+    y = F.max_pool2d(F.relu(conv(x)), 2)
+    y.sum().backward()
+    g_w = conv.weight.grad.numpy().copy()
+    conv.zero_grad()
+    conv.to(memory_format=tinynet.channels_last)
+    assert conv.weight.is_contiguous(memory_format=tinynet.channels_last)
+    yc = F.max_pool2d(F.relu(conv(xc)), 2)
+    yc.sum().backward()
+    numpy.testing.assert_allclose(yc.detach().numpy(), y.detach().numpy(), rtol=1e-12, atol=1e-12)
+    numpy.testing.assert_allclose(xc.grad.numpy(), x.grad.numpy(), rtol=1e-12, atol=1e-12)
+    numpy.testing.assert_allclose(conv.weight.grad.numpy(), g_w, rtol=1e-12, atol=1e-12)
+
+
+def test_module_to_converts_only_4d_tensors_as_pytorch():
+    ours = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.Flatten(), nn.Linear(16, 2))
+    theirs = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.Flatten(),
+                                 torch.nn.Linear(16, 2))
+    before = {k: v.numpy().copy() for k, v in ours.state_dict().items()}
+    assert ours.to(memory_format=tinynet.channels_last) is ours
+    theirs.to(memory_format=torch.channels_last)
+    for (name, a), (_, b) in zip(ours.state_dict().items(), theirs.state_dict().items()):
+        if b.dim():
+            assert _strides(a) == b.stride(), name
+        numpy.testing.assert_array_equal(a.numpy(), before[name], err_msg=name)
+
+
+def test_bad_memory_formats_raise_typed_errors_like_pytorch():
+    flat = tinynet.ones(2, 3)
+    with pytest.raises(ShapeError, match="contiguous: required rank 4 tensor to use channels_last format"):
+        flat.contiguous(memory_format=tinynet.channels_last)
+    with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last format"):
+        torch.ones(2, 3).contiguous(memory_format=torch.channels_last)
+    assert flat.is_contiguous(memory_format=tinynet.channels_last) is False  # as PyTorch: False, no error
+    assert torch.ones(2, 3).is_contiguous(memory_format=torch.channels_last) is False
+    with pytest.raises(ArgumentTypeError, match="memory_format must be a tinynet memory format"):
+        tinynet.ones(1, 1, 1, 1).to(memory_format="channels_last")
+    with pytest.raises(ShapeError, match="required rank 5 tensor to use channels_last_3d"):
+        tinynet.ones(1, 1, 1, 1).clone(memory_format=tinynet.channels_last_3d)
+    assert repr(tinynet.channels_last) == "tinynet.channels_last"
+    assert isinstance(tinynet.channels_last, tinynet.memory_format)

@@ -1,0 +1,72 @@
+"""Memory layouts (``tinynet.layouts``), PyTorch's ``torch.memory_format``: how a 4-D (or 5-D) tensor's elements
+are laid out, with its shape unchanged.
+
+* ``contiguous_format``: C order, NCHW for images (``strides`` decreasing).
+* ``channels_last``: the same NCHW shape stored NHWC, channels fastest (``x[n, :, h, w]``
+  adjacent in memory); ``channels_last_3d`` for NCDHW stored NDHWC.
+* ``preserve_format``: keep the input's layout (``clone``'s default).
+
+A channels-last tensor is an NHWC-contiguous array viewed as NCHW, which NumPy and CuPy
+express with strides; every op accepts it. Where tinynet and PyTorch differ: PyTorch's
+convolutions and many pointwise ops return channels-last results for channels-last inputs
+and pick NHWC cuDNN kernels. tinynet's ops return C-ordered results (elementwise ops keep
+the input's layout, as NumPy does), and its cuDNN path does not run NHWC kernels yet, so
+on tinynet channels-last changes the layout but not the speed.
+"""
+from .errors import ArgumentTypeError, ShapeError
+
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+
+
+class memory_format:
+    """One memory format (PyTorch's class name); compare with ``is`` or ``==``."""
+
+    def __init__(self, name, rank=None):
+        self.name, self.rank = name, rank
+
+    def __repr__(self):
+        return f"tinynet.{self.name}"
+
+
+contiguous_format = memory_format("contiguous_format")
+channels_last = memory_format("channels_last", 4)
+channels_last_3d = memory_format("channels_last_3d", 5)
+preserve_format = memory_format("preserve_format")
+
+
+def check(op, value, default=contiguous_format):
+    """``value`` as a memory format (None gives ``default``).
+
+    Raises:
+        ArgumentTypeError: ``value`` is not a memory format.
+    """
+    if value is None:
+        return default
+    if not isinstance(value, memory_format):
+        raise ArgumentTypeError(f"{op}: memory_format must be a tinynet memory format (tinynet.channels_last, "
+                                f"tinynet.contiguous_format, ...), got {type(value).__name__}")
+    return value
+
+
+def axes(op, fmt, ndim):
+    """The axis order whose C-contiguous storage is ``fmt`` for an ``ndim``-D tensor:
+    ``(0, 2, 3, 1)`` for channels_last; None for contiguous_format.
+
+    Raises:
+        ShapeError: channels_last on a tensor that is not 4-D (5-D for channels_last_3d).
+    """
+    if fmt.rank is None:
+        return None
+    if ndim != fmt.rank:
+        raise ShapeError(f"{op}: required rank {fmt.rank} tensor to use {fmt.name} format, got a {ndim}-D tensor")
+    return (0, *range(2, ndim), 1)
+
+
+def is_laid_out(array, fmt, op="is_contiguous"):
+    """Whether ``array`` (NumPy or CuPy) is stored in ``fmt`` without gaps."""
+    order = axes(op, fmt, array.ndim) if fmt.rank is None or array.ndim == fmt.rank else False
+    if order is False:
+        return False
+    if order is None:
+        return bool(array.flags.c_contiguous)
+    return bool(array.transpose(order).flags.c_contiguous)
