@@ -4,6 +4,7 @@ from . import utils
 from . import parallel
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import ModuleDict, ParameterDict, ParameterList
+from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
@@ -31,3 +32,4 @@ __all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgP
            "Softmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink", "Transformer",
            "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
            "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+__all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "Softshrink", "Threshold"]

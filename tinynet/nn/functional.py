@@ -25,6 +25,8 @@ from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, m
                                       softplus, softsign, tanhshrink)
 from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
+from ..ops.similarity import (cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink, threshold,
+                              threshold_)
 from ..ops.reduction import amax, amin, argmax, argmin, max, mean, min, sum
 from ..ops.stats import var
 from ..ops.join import cat, stack
@@ -50,3 +52,5 @@ __all__ = [
 __all__ += ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_embedding_loss", "margin_ranking_loss",
             "soft_margin_loss", "gaussian_nll_loss", "huber_loss", "kl_div", "l1_loss", "poisson_nll_loss",
             "smooth_l1_loss"]
+__all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_", "hardshrink", "softshrink",
+            "rms_norm"]
