@@ -113,7 +113,8 @@ MODULE_ARGS = {
     "GroupNorm": (1, 3), "GRU": (3, 4), "GRUCell": (3, 4), "InstanceNorm1d": (3,), "InstanceNorm2d": (3,),
     "LayerNorm": (3,), "Linear": (3, 2), "LocalResponseNorm": (2,), "LSTM": (3, 4), "LSTMCell": (3, 4),
     "MaxPool2d": (2,), "MultiheadAttention": (4, 2), "PixelShuffle": (2,), "PixelUnshuffle": (2,),
-    "RNN": (3, 4), "RNNCell": (3, 4), "RMSNorm": (3,), "Threshold": (0.1, 20.0), "Transformer": (4, 2, 1, 1, 8), "TransformerEncoderLayer": (4, 2, 8),
+    "RNN": (3, 4), "RNNCell": (3, 4), "RMSNorm": (3,), "Threshold": (0.1, 20.0), "Transformer": (4, 2, 1, 1, 8),
+    "TransformerEncoderLayer": (4, 2, 8),
     "TransformerDecoderLayer": (4, 2, 8), "Unflatten": (1, (1, -1)), "Upsample": (None, 2),
     "UpsamplingBilinear2d": (None, 2), "UpsamplingNearest2d": (None, 2),
 }

@@ -26,6 +26,8 @@ UNARY = {
     "neg": X, "abs": X, "sign": X, "sqrt": POS, "rsqrt": POS, "reciprocal": POS, "square": X, "exp": X,
     "expm1": X, "log": POS, "log1p": POS, "log2": POS, "log10": POS, "sin": X, "cos": X, "tan": UNIT, "erf": X,
     "floor": FRAC, "ceil": FRAC, "round": FRAC, "trunc": FRAC, "sigmoid": X, "tanh": X, "relu": X,
+    "asin": UNIT, "acos": UNIT, "atan": X, "sinh": X, "cosh": X, "asinh": X, "acosh": POS + 1, "atanh": UNIT,
+    "exp2": X, "erfc": X, "arcsin": UNIT, "arctanh": UNIT,
 }
 
 

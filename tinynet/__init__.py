@@ -62,6 +62,8 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
+from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
+                        erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402

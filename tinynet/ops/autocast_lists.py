@@ -39,7 +39,7 @@ CUDA = {
     **{name: "fp32" for name in _FP32_LOSSES + (
         "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "tan", "pow", "softplus",
         "layer_norm", "group_norm", "logsumexp", "interpolate", "prod", "softmax", "log_softmax", "softmin",
-        "cumprod", "cumsum", "sum", "norm", "normalize")},
+        "cumprod", "cumsum", "sum", "norm", "normalize", "acos", "asin", "cosh", "sinh", "cosine_similarity")},
     **{name: "promote" for name in ("dot", "scatter_add")},
     "binary_cross_entropy": "banned",
 }

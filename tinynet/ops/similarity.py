@@ -83,7 +83,6 @@ def _broadcast_shape(op, a, b):
     return tuple(reversed(out))
 
 
-@autocast_op
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """``||x1 - x2 + eps||_p`` over the last dimension (inputs broadcast together).
 
@@ -157,7 +156,6 @@ def softshrink(input, lambd=0.5):
     return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))
 
 
-@autocast_op
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     """Root-mean-square normalisation over the trailing ``normalized_shape``:
     ``input / sqrt(mean(input^2) + eps) [* weight]``.

@@ -11,7 +11,10 @@ inputs into the default float dtype first, as PyTorch does; ``abs``, ``neg``, ``
 Derivatives: exp' = exp, log' = 1/x, log2' = 1/(x ln 2), log10' = 1/(x ln 10),
 log1p' = 1/(1+x), expm1' = y + 1, sqrt' = 1/(2y), rsqrt' = -y^3/2, reciprocal' = -y^2,
 square' = 2x, abs' = sign(x), sin' = cos, cos' = -sin, tan' = 1 + y^2,
-erf' = 2/sqrt(pi) e^{-x^2}; sign, floor, ceil, round and trunc have derivative 0.
+erf' = 2/sqrt(pi) e^{-x^2}, erfc' = -erf', asin' = 1/sqrt(1-x^2), acos' = -asin',
+atan' = 1/(1+x^2), sinh' = cosh, cosh' = sinh, asinh' = 1/sqrt(x^2+1),
+acosh' = 1/sqrt(x^2-1), atanh' = 1/(1-x^2), exp2' = y ln 2; sign, floor, ceil, round and
+trunc have derivative 0.
 """
 import math
 import numbers
@@ -87,6 +90,31 @@ Cos = _pointwise("cos", lambda xp, x: xp.cos(x), lambda xp, x: -xp.sin(x))
 Tan = _pointwise("tan", lambda xp, x: xp.tan(x), lambda xp, y: 1 + y * y, "y")
 Erf = _pointwise("erf", lambda xp, x: _erf(xp, x),
                  lambda xp, x: xp.exp(-(x * x)) * (2 / math.sqrt(math.pi)))
+
+
+def _quiet(fn):
+    """``fn(xp, x)`` without NumPy's warnings for values outside the domain: the result is
+    NaN or inf there, silently, as PyTorch's."""
+    def run(xp, x):
+        if xp is not numpy:
+            return fn(xp, x)
+        with numpy.errstate(invalid="ignore", divide="ignore"):
+            return fn(xp, x)
+    return run
+
+
+Asin = _pointwise("asin", _quiet(lambda xp, x: xp.arcsin(x)), lambda xp, x: 1 / xp.sqrt(1 - x * x))
+Acos = _pointwise("acos", _quiet(lambda xp, x: xp.arccos(x)), lambda xp, x: -1 / xp.sqrt(1 - x * x))
+Atan = _pointwise("atan", lambda xp, x: xp.arctan(x), lambda xp, x: 1 / (1 + x * x))
+# the derivatives through exp, which the graph namespace of create_graph backwards has
+Sinh = _pointwise("sinh", lambda xp, x: xp.sinh(x), lambda xp, x: (xp.exp(x) + xp.exp(-x)) / 2)
+Cosh = _pointwise("cosh", lambda xp, x: xp.cosh(x), lambda xp, x: (xp.exp(x) - xp.exp(-x)) / 2)
+Asinh = _pointwise("asinh", lambda xp, x: xp.arcsinh(x), lambda xp, x: 1 / xp.sqrt(x * x + 1))
+Acosh = _pointwise("acosh", _quiet(lambda xp, x: xp.arccosh(x)), lambda xp, x: 1 / xp.sqrt(x * x - 1))
+Atanh = _pointwise("atanh", _quiet(lambda xp, x: xp.arctanh(x)), lambda xp, x: 1 / (1 - x * x))
+Exp2 = _pointwise("exp2", lambda xp, x: xp.exp2(x), lambda xp, y: y * _LN2, "y")
+Erfc = _pointwise("erfc", lambda xp, x: backend.special(xp).erfc(x).astype(x.dtype, copy=False),
+                  lambda xp, x: xp.exp(-(x * x)) * (-2 / math.sqrt(math.pi)))
 
 
 class _ZeroGrad(Pointwise):
@@ -191,6 +219,16 @@ cos = _doc(lambda input: _float_op(Cos, "cos", input), "Elementwise cosine (radi
 tan = _doc(lambda input: _float_op(Tan, "tan", input), "Elementwise tangent (radians).")
 erf = _doc(lambda input: _float_op(Erf, "erf", input),
            "Elementwise error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``.")
+asin = _doc(lambda input: _float_op(Asin, "asin", input), "Elementwise arcsine (NaN outside [-1, 1]).")
+acos = _doc(lambda input: _float_op(Acos, "acos", input), "Elementwise arccosine (NaN outside [-1, 1]).")
+atan = _doc(lambda input: _float_op(Atan, "atan", input), "Elementwise arctangent.")
+sinh = _doc(lambda input: _float_op(Sinh, "sinh", input), "Elementwise hyperbolic sine.")
+cosh = _doc(lambda input: _float_op(Cosh, "cosh", input), "Elementwise hyperbolic cosine.")
+asinh = _doc(lambda input: _float_op(Asinh, "asinh", input), "Elementwise inverse hyperbolic sine.")
+acosh = _doc(lambda input: _float_op(Acosh, "acosh", input), "Elementwise inverse hyperbolic cosine (NaN below 1).")
+atanh = _doc(lambda input: _float_op(Atanh, "atanh", input), "Elementwise inverse hyperbolic tangent.")
+exp2 = _doc(lambda input: _float_op(Exp2, "exp2", input), "Elementwise ``2 ** input``.")
+erfc = _doc(lambda input: _float_op(Erfc, "erfc", input), "Elementwise complementary error function ``1 - erf``.")
 square = _doc(lambda input: _same_dtype_op(Square, "square", input), "Elementwise ``input * input``.")
 abs = _doc(lambda input: _same_dtype_op(Abs, "abs", input), "Elementwise absolute value (gradient sign(x), 0 at 0).")
 sign = _doc(lambda input: _same_dtype_op(Sign, "sign", input), "Elementwise sign: -1, 0 or 1 (gradient 0).")
@@ -200,12 +238,15 @@ trunc = _doc(lambda input: _same_dtype_op(Trunc, "trunc", input), "Round toward 
 for _name, _f in (("exp", exp), ("log", log), ("log2", log2), ("log10", log10), ("log1p", log1p),
                   ("expm1", expm1), ("sqrt", sqrt), ("rsqrt", rsqrt), ("reciprocal", reciprocal), ("sin", sin),
                   ("cos", cos), ("tan", tan), ("erf", erf), ("square", square), ("abs", abs), ("sign", sign),
-                  ("floor", floor), ("ceil", ceil), ("trunc", trunc)):
+                  ("floor", floor), ("ceil", ceil), ("trunc", trunc), ("asin", asin), ("acos", acos), ("atan", atan),
+                  ("sinh", sinh), ("cosh", cosh), ("asinh", asinh), ("acosh", acosh), ("atanh", atanh), ("exp2", exp2),
+                  ("erfc", erfc)):
     _f.__name__ = _f.__qualname__ = _name
 # the ones autocast runs in float32 on CUDA (ops/autocast_lists.py)
-exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan = (
-    autocast_op(f) for f in (exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan))
+exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan, asin, acos, sinh, cosh = (
+    autocast_op(f) for f in (exp, log, log2, log10, log1p, expm1, rsqrt, reciprocal, tan, asin, acos, sinh, cosh))
 absolute = abs
+arcsin, arccos, arctan, arcsinh, arccosh, arctanh = asin, acos, atan, asinh, acosh, atanh
 
 
 def round(input, *, decimals=0):
