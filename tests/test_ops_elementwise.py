@@ -464,3 +464,48 @@ BAD = [
 def test_bad_input_raises_typed_error(name, call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+# the functions of two tensors beyond arithmetic (ops/binary_math.py)
+BINARY_MATH = {
+    "atan2": (tinynet.atan2, torch.atan2 if torch else None, [X, Y]),
+    "atan2_broadcast": (lambda a, b: a.atan2(b), lambda a, b: a.atan2(b), [X, ROW]),
+    "arctan2": (tinynet.arctan2, torch.arctan2 if torch else None, [X, POS]),
+    "hypot": (tinynet.hypot, torch.hypot if torch else None, [X, Y]),
+    "logaddexp": (tinynet.logaddexp, torch.logaddexp if torch else None, [X * 30, Y]),
+    "fmod": (tinynet.fmod, torch.fmod if torch else None, [FRAC * 2, POS]),
+    "fmod_negative": (lambda a, b: a.fmod(b), lambda a, b: a.fmod(b), [FRAC * 2, -POS]),
+    "lerp": (lambda a, b: tinynet.lerp(a, b, 0.3), lambda a, b: torch.lerp(a, b, 0.3), [X, Y]),
+    "lerp_tensor_weight": (tinynet.lerp, torch.lerp if torch else None, [X, Y, UNIT]),
+    "addcmul": (lambda a, b, c: tinynet.addcmul(a, b, c, value=0.5),
+                lambda a, b, c: torch.addcmul(a, b, c, value=0.5), [X, Y, ROW]),
+    "addcdiv": (lambda a, b, c: a.addcdiv(b, c, value=-2),
+                lambda a, b, c: a.addcdiv(b, c, value=-2), [X, Y, POS]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_MATH))
+def test_binary_math_matches_torch(name, device):
+    ours, theirs, inputs = BINARY_MATH[name]
+    check_op(device, ours, theirs, inputs, second_order=not name.startswith("fmod"))
+
+
+def test_binary_math_integers_and_errors(device):
+    a = tinynet.tensor([[3, -7], [5, 8]], device=device)
+    b = tinynet.tensor([[2, 3], [-4, 3]], device=device)
+    ta, tb = torch.tensor(a.numpy()), torch.tensor(b.numpy())
+    for name in ("atan2", "fmod"):
+        out, ref = getattr(tinynet, name)(a, b), getattr(torch, name)(ta, tb)
+        assert_close(out, ref, rtol=1e-6, atol=1e-6, what=f"{name} on int64")
+    for name in ("hypot", "logaddexp"):  # PyTorch has no integer kernels for these
+        with pytest.raises(NotImplementedError):
+            getattr(torch, name)(ta, tb)
+        with pytest.raises(errors.DTypeError, match=f"{name}: not implemented for int64"):
+            getattr(tinynet, name)(a, b)
+    with pytest.raises(errors.ShapeError, match="atan2: shapes"):
+        tinynet.atan2(tinynet.ones(2, 3, device=device), tinynet.ones(4, device=device))
+    with pytest.raises(errors.ArgumentTypeError, match="lerp: weight must be a number or a Tensor"):
+        tinynet.lerp(tinynet.ones(2, device=device), tinynet.ones(2, device=device), "half")
+    if device == "cpu":
+        with pytest.raises(errors.ArgumentError, match="fmod: integer division by zero"):
+            tinynet.fmod(a, tinynet.zeros(2, 2, dtype=tinynet.int64))
