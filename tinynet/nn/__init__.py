@@ -5,6 +5,7 @@ from . import parallel
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
+from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
@@ -33,3 +34,4 @@ __all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgP
            "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder", "TransformerEncoderLayer",
            "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 __all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "Softshrink", "Threshold"]
+__all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]

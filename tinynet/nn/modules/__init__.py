@@ -15,7 +15,7 @@ from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropy
 from .module import Module, Parameter
 from .param_container import ParameterDict, ParameterList
 from .normalization import BatchNorm1d, BatchNorm2d
-from .pooling import AdaptiveAvgPool2d, AvgPool2d, MaxPool2d
+from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .embedding import Embedding
 from .distance import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
@@ -25,7 +25,8 @@ from .smooth_activations import (CELU, ELU, GLU, SELU, LogSigmoid, Mish, SiLU, S
 from .rnn import GRU, LSTM, RNN, RNNBase
 from .rnn_cell import GRUCell, LSTMCell, RNNCell, RNNCellBase
 
-__all__ = ["AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "CELU",
+__all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "BatchNorm1d",
+           "BatchNorm2d", "BCELoss", "BCEWithLogitsLoss", "CELU",
            "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d", "CosineEmbeddingLoss", "CosineSimilarity",
            "CrossEntropyLoss", "Hardshrink", "PairwiseDistance", "RMSNorm", "Softshrink", "Threshold",
            "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten", "GaussianNLLLoss", "GELU", "GLU", "GroupNorm",

@@ -1,4 +1,4 @@
-"""Pooling layers: ``MaxPool2d``, ``AvgPool2d``, ``AdaptiveAvgPool2d``."""
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``."""
 from .. import functional as F
 from .module import Module
 
@@ -14,14 +14,17 @@ class MaxPool2d(Module):
             padding over half the kernel, a non-int size.
     """
 
-    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    def __init__(self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False):
         super().__init__()
         self.kernel_size, self.padding = kernel_size, padding
         self.stride = stride if stride is not None else kernel_size
-        self.dilation, self.ceil_mode = dilation, ceil_mode
+        self.dilation, self.return_indices, self.ceil_mode = dilation, return_indices, ceil_mode
 
     def forward(self, input):
-        return F.max_pool2d(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.dilation, self.ceil_mode,
+                          self.return_indices)
+
+    _pool = staticmethod(F.max_pool2d)
 
     def extra_repr(self):
         return (f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}, "
@@ -64,3 +67,39 @@ class AdaptiveAvgPool2d(Module):
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
+
+
+class MaxPool1d(MaxPool2d):
+    """1-D max pooling; see :func:`tinynet.nn.functional.max_pool1d`.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out) or (C, L_out).
+    """
+    _pool = staticmethod(F.max_pool1d)
+
+
+class AvgPool1d(Module):
+    """1-D average pooling; see :func:`tinynet.nn.functional.avg_pool1d`.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, L_out) or (C, L_out).
+    """
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+        super().__init__()
+        one = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,))
+        self.kernel_size, self.padding = one(kernel_size), one(padding)
+        self.stride = one(stride if stride is not None else kernel_size)
+        self.ceil_mode, self.count_include_pad = ceil_mode, count_include_pad
+
+    def forward(self, input):
+        return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                            self.count_include_pad)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
+    """Average pooling to ``output_size`` positions. Shape: (N, C, L) -> (N, C, output_size)."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool1d(input, self.output_size)
