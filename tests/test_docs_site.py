@@ -74,3 +74,57 @@ def test_docs_code_runs(page, tmp_path, monkeypatch):
     namespace = {"__name__": "__docs__"}
     for i, block in enumerate(blocks):
         exec(compile(block, f"{page.name}[block {i}]", "exec"), namespace)
+
+
+GPU_BLOCK = re.compile(r"^```py\n(.*?)^```", re.M | re.S)
+
+
+@pytest.mark.gpu
+def test_custom_op_rawkernel_block_runs_on_the_gpu_and_matches_the_generic_op(monkeypatch, tmp_path):
+    """The ```py block of the custom-op tutorial that launches cupy.RawKernels (not run on the
+    CPU): FastSwish's forward and gradients equal the generic Swish's on float32 GPU tensors."""
+    import numpy
+
+    import tinynet
+    page = ROOT / "docs" / "tutorials" / "custom_op.md"
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__docs__"}
+    for i, block in enumerate(PYTHON_BLOCK.findall(page.read_text())):
+        exec(compile(block, f"{page.name}[block {i}]", "exec"), namespace)
+    (gpu_block,) = GPU_BLOCK.findall(page.read_text())
+    exec(compile(gpu_block, f"{page.name}[GPU block]", "exec"), namespace)
+    fast, generic = namespace["FastSwish"], namespace["Swish"]
+    values = numpy.random.default_rng(0).standard_normal(10_000).astype(numpy.float32)
+    results = []
+    for fn in (fast, generic):
+        x = tinynet.tensor(values, device="cuda", requires_grad=True)
+        beta = tinynet.tensor(1.5, device="cuda", requires_grad=True)
+        y = fn.apply(x, beta)
+        (y * y).sum().backward()
+        results.append([t.detach().numpy() for t in (y, x.grad, beta.grad)])
+    for got, want, what in zip(results[0], results[1], ("forward", "input gradient", "beta gradient")):
+        numpy.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5 * max(1.0, float(numpy.abs(want).max())),
+                                      err_msg=what)
+
+
+@pytest.mark.gpu
+def test_cuda_graphs_tutorial_low_level_block_runs_on_the_gpu(monkeypatch, tmp_path):
+    """The ```py block of the CUDA-graphs tutorial (CUDAGraph, graph, replay), after the
+    page's other blocks: the replayed output equals the model's eager output on the new batch."""
+    import numpy
+
+    import tinynet
+    if tinynet.get_default_device().type != "cuda":
+        pytest.skip("the page's tensors live on the default device: run with TINYNET_BACKEND=cupy")
+    page = ROOT / "docs" / "tutorials" / "cuda_graphs.md"
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__docs__"}
+    for i, block in enumerate(PYTHON_BLOCK.findall(page.read_text())):
+        exec(compile(block, f"{page.name}[block {i}]", "exec"), namespace)
+    namespace["model"].eval()  # dropout off, so the replay can be compared with an eager forward
+    (gpu_block,) = GPU_BLOCK.findall(page.read_text())
+    exec(compile(gpu_block, f"{page.name}[GPU block]", "exec"), namespace)
+    model, x = namespace["model"], namespace["x"]
+    with tinynet.no_grad():
+        want = model(x[64:128]).numpy()
+    numpy.testing.assert_allclose(namespace["static_out"].numpy(), want, rtol=1e-5, atol=1e-6)
