@@ -6,6 +6,7 @@ from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCel
 from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
+from .modules import HingeEmbeddingLoss, TripletMarginLoss
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
@@ -35,3 +36,4 @@ __all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgP
            "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 __all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "Softshrink", "Threshold"]
 __all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]
+__all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]

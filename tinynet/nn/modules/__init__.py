@@ -12,6 +12,7 @@ from .dropout import Dropout, Dropout2d
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss)
+from .loss import HingeEmbeddingLoss, TripletMarginLoss
 from .module import Module, Parameter
 from .param_container import ParameterDict, ParameterList
 from .normalization import BatchNorm1d, BatchNorm2d
@@ -39,3 +40,4 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "SoftMarginLoss", "Softmax", "Softmax2d", "Softmin", "Softplus", "Softsign", "Tanh", "Tanhshrink",
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerEncoderLayer", "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
+__all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]

@@ -292,3 +292,30 @@ class MarginRankingLoss(_MarginLoss):
 
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(input1, input2, target, margin=self.margin, reduction=self.reduction)
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    """``x`` for target 1, ``max(0, margin - x)`` for -1 (see ``F.hinge_embedding_loss``).
+    Args: margin (float, default 1.0), size_average, reduce, reduction. Shape: input and
+    target of one shape."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class TripletMarginLoss(_MarginLoss):
+    """``max(0, margin + d(a, p) - d(a, n))`` (see ``F.triplet_margin_loss``). Args: margin
+    (1.0), p (2.0), eps (1e-6), swap (False), size_average, reduce, reduction. Shape:
+    anchor, positive, negative (N, D) or (D,)."""
+
+    def __init__(self, margin=1.0, p=2.0, eps=1e-6, swap=False, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(margin, size_average, reduce, reduction)
+        self.p, self.eps, self.swap = _number("TripletMarginLoss", "p", p), _number("TripletMarginLoss", "eps", eps), \
+            bool(swap)
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
+                                     swap=self.swap, reduction=self.reduction)

@@ -1,0 +1,108 @@
+"""Losses on distances: ``hinge_embedding_loss`` and ``triplet_margin_loss`` (PyTorch's
+formulas, composed of differentiable ops), and ``cdist``, the p-norm distances between two
+sets of row vectors.
+
+* Hinge embedding: ``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``
+  (a label of neither kind contributes both terms, as PyTorch's).
+* Triplet margin (Schroff et al., 2015, "FaceNet", arXiv:1503.03832; the swap of Balntas
+  et al., 2016): ``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the
+  :func:`pairwise_distance` (``eps`` added to the difference); with ``swap``,
+  ``d(a, n)`` becomes ``min(d(a, n), d(p, n))``.
+* ``cdist(x1, x2, p)``: ``||x1[..., i, :] - x2[..., j, :]||_p`` for every pair (batch
+  dims broadcast). Computed from the differences, so float32 results can differ from
+  PyTorch's matrix-product shortcut for p = 2 in the last digits.
+"""
+from ..errors import ShapeError
+from . import unary
+from .loss import reduce_loss, reduction_of
+from .select import minimum, where
+from .similarity import pairwise_distance
+from .stats import norm
+from .util import check_float, check_number, check_tensor
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+    """Hinge embedding loss of distances ``input`` with labels ``target`` (+-1).
+
+    Args:
+        input (Tensor): float, any shape. target (Tensor): the same shape, 1 or -1.
+        margin (float): default 1.0.
+        size_average, reduce, reduction: PyTorch's (``"mean"``, ``"sum"`` or ``"none"``).
+
+    Raises:
+        ArgumentTypeError: non-Tensor inputs or a non-number margin.
+        DTypeError: a non-float input.
+        ShapeError: shapes differ.
+        ArgumentError: an unknown reduction.
+    """
+    op = "hinge_embedding_loss"
+    reduction = reduction_of(op, reduction, size_average, reduce)
+    check_float(op, "input", input)
+    check_tensor(op, "target", target)
+    check_number(op, "margin", margin)
+    if tuple(input.shape) != tuple(target.shape):
+        raise ShapeError(f"{op}: input and target must have the same shape, got {tuple(input.shape)} and "
+                         f"{tuple(target.shape)}")
+    margin_part = where(target != 1, unary.clamp(margin - input, min=0), 0.0)
+    self_part = where(target != -1, input, 0.0)
+    return reduce_loss(margin_part + self_part, reduction)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
+                        reduce=None, reduction="mean"):
+    """Triplet margin loss ``max(0, margin + d(a, p) - d(a, n))`` over (N, D) or (D,) inputs.
+
+    Args:
+        anchor, positive, negative (Tensor): float, all of one rank (1 or 2).
+        margin (float): default 1.0. p (float): the norm's degree, default 2.
+        eps (float): added to differences (``pairwise_distance``), default 1e-6.
+        swap (bool): use ``min(d(a, n), d(p, n))`` as the negative distance. Default False.
+        size_average, reduce, reduction: PyTorch's.
+
+    Raises:
+        ArgumentTypeError / DTypeError: non-float Tensors.
+        ShapeError: ranks differ or are not 1 or 2.
+        ArgumentError: an unknown reduction.
+    """
+    op = "triplet_margin_loss"
+    reduction = reduction_of(op, reduction, size_average, reduce)
+    for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
+        check_float(op, name, t)
+    ranks = {anchor.ndim, positive.ndim, negative.ndim}
+    if len(ranks) != 1 or ranks.pop() not in (1, 2):
+        raise ShapeError(f"{op}: the anchor, positive and negative must all be 1-D or all 2-D, got "
+                         f"{anchor.ndim}-D, {positive.ndim}-D and {negative.ndim}-D")
+    check_number(op, "margin", margin)
+    d_pos = pairwise_distance(anchor, positive, p, eps)
+    d_neg = pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_neg = minimum(d_neg, pairwise_distance(positive, negative, p, eps))
+    return reduce_loss(unary.clamp(margin + d_pos - d_neg, min=0), reduction)
+
+
+def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
+    """Pairwise p-norm distances between the rows of ``x1`` (B, P, M) and ``x2`` (B, R, M)
+    (batch dims broadcast; 2-D inputs have none): a (B, P, R) tensor.
+
+    Args:
+        x1, x2 (Tensor): float, at least 2-D, the same last dimension.
+        p (float): the norm's degree, ``>= 0`` (``inf`` allowed). Default 2.
+        compute_mode (str): accepted for PyTorch compatibility; the distances are always
+            computed from the differences.
+
+    Raises:
+        ArgumentTypeError / DTypeError: non-float Tensors.
+        ShapeError: fewer than 2 dims, or different last dimensions.
+        ArgumentError: ``p < 0``.
+    """
+    op = "cdist"
+    check_float(op, "x1", x1)
+    check_float(op, "x2", x2)
+    check_number(op, "p", p, minimum=0)
+    if x1.ndim < 2 or x2.ndim < 2:
+        raise ShapeError(f"{op}: x1 and x2 must be at least 2-D, got {tuple(x1.shape)} and {tuple(x2.shape)}")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got {x1.shape[-1]} and "
+                         f"{x2.shape[-1]}")
+    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
+    return norm(diff, p, -1)
