@@ -63,6 +63,8 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
 from .ops.loss_distance import cdist
+from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_min, fliplr, flipud, rot90, trace,
+                                  tril_indices, triu_indices)
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,

@@ -10,7 +10,7 @@ from ..errors import ArgumentTypeError
 from ..tensor import Tensor
 from . import (activation, arith, binary_math, compare, conversion, creation, division, gather, indexing, inplace,
                linalg, reduction, select, shape, stats, unary)
-from . import rearrange, scan, search, sorting
+from . import matrix_helpers, rearrange, scan, search, sorting
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -19,6 +19,7 @@ SAME_SIGNATURE = {
     division: ["div", "true_divide", "floor_divide", "remainder"],
     binary_math: ["atan2", "arctan2", "hypot", "logaddexp", "fmod", "lerp", "addcmul", "addcdiv"],
     search: ["unique", "tile", "diff", "nan_to_num"],
+    matrix_helpers: ["trace", "fliplr", "flipud", "rot90", "clamp_min", "clamp_max"],
     select: ["maximum", "minimum", "masked_fill", "masked_select"],
     unary: ["exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "abs",
             "absolute", "sin", "cos", "tan", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
