@@ -7,6 +7,7 @@ from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import HingeEmbeddingLoss, TripletMarginLoss
+from .modules import Fold, Unfold
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
@@ -37,3 +38,4 @@ __all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgP
 __all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "Softshrink", "Threshold"]
 __all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
+__all__ += ["Fold", "Unfold"]

@@ -27,6 +27,7 @@ from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardta
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.pooling1d import adaptive_avg_pool1d, avg_pool1d, max_pool1d
 from ..ops.loss_distance import hinge_embedding_loss, triplet_margin_loss
+from ..ops.unfold import fold, unfold
 from ..ops.similarity import (cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink, threshold,
                               threshold_)
 from ..ops.reduction import amax, amin, argmax, argmin, max, mean, min, sum
@@ -58,3 +59,4 @@ __all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_",
             "rms_norm"]
 __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"]
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
+__all__ += ["unfold", "fold"]

@@ -13,6 +13,7 @@ from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss)
 from .loss import HingeEmbeddingLoss, TripletMarginLoss
+from .resample import Fold, Unfold
 from .module import Module, Parameter
 from .param_container import ParameterDict, ParameterList
 from .normalization import BatchNorm1d, BatchNorm2d
@@ -41,3 +42,4 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
            "TransformerEncoderLayer", "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
+__all__ += ["Fold", "Unfold"]

@@ -1,5 +1,5 @@
 """Resampling and rearranging layers: ``Upsample``, ``UpsamplingNearest2d``,
-``UpsamplingBilinear2d``, ``PixelShuffle``, ``PixelUnshuffle``, ``Unflatten``.
+``UpsamplingBilinear2d``, ``PixelShuffle``, ``PixelUnshuffle``, ``Unflatten``, ``Unfold``, ``Fold``.
 
 Difference from PyTorch: the configuration is checked at construction (exactly one of
 size/scale_factor, a supported mode, align_corners only with linear modes, positive sizes,
@@ -185,3 +185,34 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class Unfold(Module):
+    """Sliding local blocks as columns (see ``F.unfold``). Args: kernel_size, dilation=1,
+    padding=0, stride=1. Shape: (N, C, H, W) -> (N, C * kh * kw, L)."""
+
+    def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__()
+        self.kernel_size, self.dilation, self.padding, self.stride = kernel_size, dilation, padding, stride
+
+    def forward(self, input):
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return (f"kernel_size={self.kernel_size}, dilation={self.dilation}, padding={self.padding}, "
+                f"stride={self.stride}")
+
+
+class Fold(Unfold):
+    """Columns of blocks summed back into images (see ``F.fold``). Args: output_size,
+    kernel_size, dilation=1, padding=0, stride=1. Shape: (N, C * kh * kw, L) -> (N, C, H, W)."""
+
+    def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
+        super().__init__(kernel_size, dilation, padding, stride)
+        self.output_size = output_size
+
+    def forward(self, input):
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding, self.stride)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}, " + super().extra_repr()
