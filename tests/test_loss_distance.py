@@ -68,3 +68,22 @@ def test_bad_arguments_raise_typed_errors(device):
         tinynet.cdist(a, a, -1.0)
     with pytest.raises(ArgumentError):
         F.hinge_embedding_loss(a, a, reduction="avg")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multilabel_soft_margin_loss_matches_torch(reduction, weighted, device):
+    y = R.integers(0, 2, (5, 4)).astype(numpy.float64)
+    w = R.uniform(0.5, 2, 4)
+    if weighted:
+        check_op(device, lambda x, t, w: F.multilabel_soft_margin_loss(x, t, w, reduction=reduction),
+                 lambda x, t, w: TF.multilabel_soft_margin_loss(x, t, w, reduction=reduction), [A * 3, y, w],
+                 diff=[0])
+    else:
+        check_op(device, lambda x, t: F.multilabel_soft_margin_loss(x, t, reduction=reduction),
+                 lambda x, t: TF.multilabel_soft_margin_loss(x, t, reduction=reduction), [A * 3, y], diff=[0])
+    layer, ref = nn.MultiLabelSoftMarginLoss(reduction=reduction), torch.nn.MultiLabelSoftMarginLoss(
+        reduction=reduction)
+    assert repr(layer) == repr(ref)
+    assert_close(layer(tinynet.tensor(A, device=device), tinynet.tensor(y, device=device)),
+                 ref(torch.tensor(A), torch.tensor(y)), rtol=1e-12, atol=1e-12, what="MultiLabelSoftMarginLoss")

@@ -6,7 +6,7 @@ from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCel
 from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
-from .modules import HingeEmbeddingLoss, TripletMarginLoss
+from .modules import Dropout1d, HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
 from .modules import Fold, Unfold
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
@@ -39,3 +39,4 @@ __all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "So
 __all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
 __all__ += ["Fold", "Unfold"]
+__all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]

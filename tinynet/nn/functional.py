@@ -2,7 +2,7 @@
 PyTorch's names and argument orders. Every name is re-exported from :mod:`tinynet.ops`,
 where the op, its backward and its GPU path live.
 """
-from ..ops.activation import bias_relu, gelu, leaky_relu, log_softmax, relu, sigmoid, softmax, tanh
+from ..ops.activation import bias_relu, gelu, leaky_relu, leaky_relu_, log_softmax, relu, relu_, sigmoid, softmax, tanh
 from ..ops.arith import add, mul, pow, sub
 from ..ops.division import div, remainder
 from ..ops.attention import scaled_dot_product_attention
@@ -11,7 +11,7 @@ from ..ops.conv import conv1d, conv2d
 from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d
 from ..ops.interpolate import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
                                upsample_nearest)
-from ..ops.dropout import dropout, dropout2d
+from ..ops.dropout import dropout, dropout1d, dropout2d
 from ..ops.linear import linear
 from ..ops.loss import cross_entropy, mse_loss, nll_loss
 from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
@@ -26,7 +26,7 @@ from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, m
 from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.pooling1d import adaptive_avg_pool1d, avg_pool1d, max_pool1d
-from ..ops.loss_distance import hinge_embedding_loss, triplet_margin_loss
+from ..ops.loss_distance import hinge_embedding_loss, multilabel_soft_margin_loss, triplet_margin_loss
 from ..ops.unfold import fold, unfold
 from ..ops.similarity import (cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink, threshold,
                               threshold_)
@@ -60,3 +60,4 @@ __all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_",
 __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"]
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
+__all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]

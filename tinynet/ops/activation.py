@@ -285,9 +285,18 @@ def relu(input, inplace=False):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    """``x`` for ``x > 0`` else ``negative_slope * x`` (default slope 0.01)."""
+    """``x`` for ``x > 0`` else ``negative_slope * x`` (default slope 0.01); ``inplace``
+    writes the result into ``input``."""
     _check("leaky_relu", input)
-    return LeakyReLU(check_number("leaky_relu", "negative_slope", negative_slope)).apply(input)
+    slope = check_number("leaky_relu", "negative_slope", negative_slope)
+    if inplace:
+        return inplace_apply("leaky_relu_", input, lambda x: LeakyReLU(slope).apply(x))
+    return LeakyReLU(slope).apply(input)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    """In-place :func:`leaky_relu`; returns ``input``."""
+    return leaky_relu(input, negative_slope, inplace=True)
 
 
 def _to_float(op, input):

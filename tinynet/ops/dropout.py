@@ -88,6 +88,22 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return Dropout(float(p), input.shape).apply(input)
 
 
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: each (n, c) signal of a (N, C, L) or (C, L) input with
+    probability ``p``, the others scaled by ``1 / (1 - p)``.
+
+    Raises:
+        ValueError: ``p`` outside [0, 1]. ShapeError: input is not 2-D or 3-D.
+    """
+    p = _check_p("dropout1d", p)
+    if not isinstance(input, Tensor) or input.ndim not in (2, 3):
+        raise ShapeError(f"dropout1d: expected input of shape (N, C, L) or (C, L), got "
+                         f"{getattr(input, 'shape', type(input).__name__)}")
+    if not training or p == 0.0:
+        return input
+    return Dropout(float(p), input.shape[:-1] + (1,)).apply(input)
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels: each (n, c) map of a (N, C, H, W) input with probability ``p``.
 

@@ -1,6 +1,6 @@
-"""Losses on distances: ``hinge_embedding_loss`` and ``triplet_margin_loss`` (PyTorch's
-formulas, composed of differentiable ops), and ``cdist``, the p-norm distances between two
-sets of row vectors.
+"""Losses on distances and margins: ``hinge_embedding_loss``, ``triplet_margin_loss`` and
+``multilabel_soft_margin_loss`` (PyTorch's formulas, composed of differentiable ops), and
+``cdist``, the p-norm distances between two sets of row vectors.
 
 * Hinge embedding: ``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``
   (a label of neither kind contributes both terms, as PyTorch's).
@@ -8,6 +8,8 @@ sets of row vectors.
   et al., 2016): ``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the
   :func:`pairwise_distance` (``eps`` added to the difference); with ``swap``,
   ``d(a, n)`` becomes ``min(d(a, n), d(p, n))``.
+* Multi-label soft margin: ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` per class
+  (times ``weight``), averaged over the classes (the last dimension).
 * ``cdist(x1, x2, p)``: ``||x1[..., i, :] - x2[..., j, :]||_p`` for every pair (batch
   dims broadcast). Computed from the differences, so float32 results can differ from
   PyTorch's matrix-product shortcut for p = 2 in the last digits.
@@ -16,7 +18,9 @@ from ..errors import ShapeError
 from . import unary
 from .loss import reduce_loss, reduction_of
 from .select import minimum, where
+from .reduction import mean as _mean
 from .similarity import pairwise_distance
+from .smooth_activations import logsigmoid
 from .stats import norm
 from .util import check_float, check_number, check_tensor
 
@@ -106,3 +110,30 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
                          f"{x2.shape[-1]}")
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
     return norm(diff, p, -1)
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label one-versus-all logistic loss over (N, C) or (C,) scores and 0/1 targets.
+
+    Args:
+        input (Tensor): float (N, C) or (C,). target (Tensor): the same shape, 0 or 1.
+        weight (Tensor, optional): per-class weights (C,).
+        size_average, reduce, reduction: PyTorch's; ``"none"`` gives one loss per sample.
+
+    Raises:
+        ArgumentTypeError / DTypeError: non-Tensor or non-float input.
+        ShapeError: shapes differ.
+        ArgumentError: an unknown reduction.
+    """
+    op = "multilabel_soft_margin_loss"
+    reduction = reduction_of(op, reduction, size_average, reduce)
+    check_float(op, "input", input)
+    check_tensor(op, "target", target)
+    if tuple(input.shape) != tuple(target.shape) or input.ndim not in (1, 2):
+        raise ShapeError(f"{op}: expected input and target of one shape (N, C) or (C,), got {tuple(input.shape)} "
+                         f"and {tuple(target.shape)}")
+    t = target.to(input.dtype)
+    losses = -(t * logsigmoid(input) + (1 - t) * logsigmoid(-input))
+    if weight is not None:
+        losses = losses * check_tensor(op, "weight", weight)
+    return reduce_loss(_mean(losses, dim=-1), reduction)

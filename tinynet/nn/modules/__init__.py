@@ -8,11 +8,11 @@ from .conv import Conv1d, Conv2d
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .resample import (PixelShuffle, PixelUnshuffle, Unflatten, Upsample, UpsamplingBilinear2d,
                        UpsamplingNearest2d)
-from .dropout import Dropout, Dropout2d
+from .dropout import Dropout, Dropout1d, Dropout2d
 from .linear import Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss)
-from .loss import HingeEmbeddingLoss, TripletMarginLoss
+from .loss import HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
 from .resample import Fold, Unfold
 from .module import Module, Parameter
 from .param_container import ParameterDict, ParameterList
@@ -43,3 +43,4 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
            "TransformerEncoderLayer", "Unflatten", "Upsample", "UpsamplingBilinear2d", "UpsamplingNearest2d"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
 __all__ += ["Fold", "Unfold"]
+__all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]

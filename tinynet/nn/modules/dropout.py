@@ -19,6 +19,13 @@ class Dropout(Module):
         return f"p={self.p}, inplace={self.inplace}"
 
 
+class Dropout1d(Dropout):
+    """Zero whole channels with probability ``p`` in training mode. Shape: (N, C, L) or (C, L)."""
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training)
+
+
 class Dropout2d(Dropout):
     """Zero whole channels with probability ``p`` in training mode. Shape: (N, C, H, W)."""
 

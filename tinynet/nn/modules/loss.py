@@ -319,3 +319,16 @@ class TripletMarginLoss(_MarginLoss):
     def forward(self, anchor, positive, negative):
         return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p, eps=self.eps,
                                      swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_Loss):
+    """One-versus-all logistic loss per class, averaged over the classes (see
+    ``F.multilabel_soft_margin_loss``). Args: weight (Tensor (C,), optional), size_average,
+    reduce, reduction. Shape: input and target (N, C) or (C,)."""
+
+    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.register_buffer("weight", weight)
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight, reduction=self.reduction)
