@@ -62,11 +62,16 @@ def axes(op, fmt, ndim):
     return (0, *range(2, ndim), 1)
 
 
-def is_laid_out(array, fmt, op="is_contiguous"):
-    """Whether ``array`` (NumPy or CuPy) is stored in ``fmt`` without gaps."""
-    order = axes(op, fmt, array.ndim) if fmt.rank is None or array.ndim == fmt.rank else False
-    if order is False:
-        return False
-    if order is None:
+def is_laid_out(array, fmt):
+    """Whether ``array`` (NumPy or CuPy) is stored in ``fmt`` without gaps (False for a
+    channels-last format and an array of another rank, as PyTorch's ``is_contiguous``)."""
+    if fmt.rank is None:
         return bool(array.flags.c_contiguous)
-    return bool(array.transpose(order).flags.c_contiguous)
+    return array.ndim == fmt.rank and bool(array.transpose(axes("is_contiguous", fmt, array.ndim)).flags.c_contiguous)
+
+
+def store(xp, array, order):
+    """A copy of ``array`` (shape unchanged) whose memory is C-ordered in the axis order
+    ``order`` (``(0, 2, 3, 1)``: NHWC storage of an NCHW array)."""
+    back = tuple(sorted(range(array.ndim), key=order.__getitem__))
+    return xp.ascontiguousarray(xp.transpose(array, order)).transpose(back)

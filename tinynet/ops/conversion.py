@@ -73,8 +73,7 @@ class Clone(Op):
 
     def forward(self, xp, x):
         if self.axes is not None:
-            back = tuple(sorted(range(x.ndim), key=self.axes.__getitem__))
-            return xp.ascontiguousarray(xp.transpose(x, self.axes)).transpose(back)
+            return formats.store(xp, x, self.axes)
         return xp.array(x, copy=True, order=self.order)
 
     def backward(self, xp, gy):

@@ -88,6 +88,18 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return Dropout(float(p), input.shape).apply(input)
 
 
+def _channel_dropout(op, input, p, training, spatial, layouts):
+    """Whole channels zeroed: the mask has the input's shape with its last ``spatial`` dims
+    set to 1 (dropout1d: 1, dropout2d: 2); ``layouts`` names the accepted shapes."""
+    p = _check_p(op, p)
+    if not isinstance(input, Tensor) or input.ndim not in (spatial + 1, spatial + 2):
+        got = getattr(input, "shape", type(input).__name__)
+        raise ShapeError(f"{op}: expected input of shape {layouts}, got {got}")
+    if not training or p == 0.0:
+        return input
+    return Dropout(float(p), input.shape[:-spatial] + (1,) * spatial).apply(input)
+
+
 def dropout1d(input, p=0.5, training=True, inplace=False):
     """Zero whole channels: each (n, c) signal of a (N, C, L) or (C, L) input with
     probability ``p``, the others scaled by ``1 / (1 - p)``.
@@ -95,13 +107,7 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     Raises:
         ValueError: ``p`` outside [0, 1]. ShapeError: input is not 2-D or 3-D.
     """
-    p = _check_p("dropout1d", p)
-    if not isinstance(input, Tensor) or input.ndim not in (2, 3):
-        raise ShapeError(f"dropout1d: expected input of shape (N, C, L) or (C, L), got "
-                         f"{getattr(input, 'shape', type(input).__name__)}")
-    if not training or p == 0.0:
-        return input
-    return Dropout(float(p), input.shape[:-1] + (1,)).apply(input)
+    return _channel_dropout("dropout1d", input, p, training, 1, "(N, C, L) or (C, L)")
 
 
 def dropout2d(input, p=0.5, training=True, inplace=False):
@@ -110,11 +116,4 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     Raises:
         ValueError: ``p`` outside [0, 1]. ShapeError: input is not 3-D or 4-D.
     """
-    p = _check_p("dropout2d", p)
-    if not isinstance(input, Tensor) or input.ndim not in (3, 4):
-        raise ShapeError(f"dropout2d: expected input of shape (N, C, H, W) or (C, H, W), got "
-                         f"{getattr(input, 'shape', type(input).__name__)}")
-    if not training or p == 0.0:
-        return input
-    mask_shape = input.shape[:-2] + (1, 1)
-    return Dropout(float(p), mask_shape).apply(input)
+    return _channel_dropout("dropout2d", input, p, training, 2, "(N, C, H, W) or (C, H, W)")

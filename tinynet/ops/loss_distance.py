@@ -16,7 +16,7 @@
 """
 from ..errors import ShapeError
 from . import unary
-from .loss import reduce_loss, reduction_of
+from .loss import check_pair, reduce_loss, reduction_of
 from .select import minimum, where
 from .reduction import mean as _mean
 from .similarity import pairwise_distance
@@ -41,12 +41,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """
     op = "hinge_embedding_loss"
     reduction = reduction_of(op, reduction, size_average, reduce)
+    check_pair(op, input, target)
     check_float(op, "input", input)
-    check_tensor(op, "target", target)
     check_number(op, "margin", margin)
-    if tuple(input.shape) != tuple(target.shape):
-        raise ShapeError(f"{op}: input and target must have the same shape, got {tuple(input.shape)} and "
-                         f"{tuple(target.shape)}")
     margin_part = where(target != 1, unary.clamp(margin - input, min=0), 0.0)
     self_part = where(target != -1, input, 0.0)
     return reduce_loss(margin_part + self_part, reduction)
@@ -127,11 +124,10 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     """
     op = "multilabel_soft_margin_loss"
     reduction = reduction_of(op, reduction, size_average, reduce)
+    check_pair(op, input, target)
     check_float(op, "input", input)
-    check_tensor(op, "target", target)
-    if tuple(input.shape) != tuple(target.shape) or input.ndim not in (1, 2):
-        raise ShapeError(f"{op}: expected input and target of one shape (N, C) or (C,), got {tuple(input.shape)} "
-                         f"and {tuple(target.shape)}")
+    if input.ndim not in (1, 2):
+        raise ShapeError(f"{op}: expected input of shape (N, C) or (C,), got {tuple(input.shape)}")
     t = target.to(input.dtype)
     losses = -(t * logsigmoid(input) + (1 - t) * logsigmoid(-input))
     if weight is not None:

@@ -15,11 +15,13 @@ differentiable ops (so forward and backward come from those ops, on both devices
 """
 import numbers
 
+import numpy
+
 from ..autograd import no_grad
 from ..dtypes import finfo
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
-from .arith import add, mul, sub
+from .arith import _check_shapes, add, mul, sub
 from .autocast import autocast_op
 from .division import div
 from .inplace import inplace_apply
@@ -51,16 +53,12 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     check_float("cosine_similarity", "x1", x1)
     check_float("cosine_similarity", "x2", x2)
     check_number("cosine_similarity", "eps", eps)
-    _broadcast_shape("cosine_similarity", x1.shape, x2.shape)
-    ndim = max(x1.ndim, x2.ndim)
-    d = dim_index("cosine_similarity", dim, ndim)
-    n1 = _clamped_norm(x1, d - (ndim - x1.ndim), eps) if x1.ndim == ndim else None
-    n2 = _clamped_norm(x2, d - (ndim - x2.ndim), eps) if x2.ndim == ndim else None
-    if n1 is None or n2 is None:  # a lower-rank input: broadcast first, then take the norms
-        shape = _broadcast_shape("cosine_similarity", x1.shape, x2.shape)
-        x1, x2 = x1.expand(*shape), x2.expand(*shape)
-        n1, n2 = _clamped_norm(x1, d, eps), _clamped_norm(x2, d, eps)
-    return _sum(mul(div(x1, n1), div(x2, n2)), dim=d)
+    _check_shapes("cosine_similarity", x1, x2)
+    shape = numpy.broadcast_shapes(x1.shape, x2.shape)  # both broadcast first, as PyTorch's expand_outplace
+    d = dim_index("cosine_similarity", dim, len(shape))
+    x1 = x1 if x1.shape == shape else x1.expand(*shape)
+    x2 = x2 if x2.shape == shape else x2.expand(*shape)
+    return _sum(mul(div(x1, _clamped_norm(x1, d, eps)), div(x2, _clamped_norm(x2, d, eps))), dim=d)
 
 
 def _clamped_norm(x, dim, eps):
@@ -70,17 +68,6 @@ def _clamped_norm(x, dim, eps):
     with no_grad():
         lift = clamp(n, min=eps) - n
     return add(n, lift)
-
-
-def _broadcast_shape(op, a, b):
-    out = []
-    for i in range(1, max(len(a), len(b)) + 1):
-        p = a[-i] if i <= len(a) else 1
-        q = b[-i] if i <= len(b) else 1
-        if p != q and 1 not in (p, q):
-            raise ShapeError(f"{op}: shapes {tuple(a)} and {tuple(b)} cannot be broadcast")
-        out.append(max(p, q) if 0 not in (p, q) else 0)
-    return tuple(reversed(out))
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
@@ -104,7 +91,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     check_number("pairwise_distance", "eps", eps)
     if max(x1.ndim, x2.ndim) == 0:
         raise ShapeError("pairwise_distance: expected inputs with at least one dimension, got two 0-d tensors")
-    _broadcast_shape("pairwise_distance", x1.shape, x2.shape)
+    _check_shapes("pairwise_distance", x1, x2)
     return norm(add(sub(x1, x2), eps), p, -1, keepdim=bool(keepdim))
 
 
@@ -122,9 +109,12 @@ def threshold(input, threshold, value, inplace=False):
     return inplace_apply("threshold", input, compute) if inplace else compute(input)
 
 
+_threshold = threshold  # threshold_'s parameter of that name (PyTorch's) hides the function
+
+
 def threshold_(input, threshold, value):
     """In-place :func:`threshold`."""
-    return globals()["threshold"](input, threshold, value, inplace=True)
+    return _threshold(input, threshold, value, inplace=True)
 
 
 def _lambd(op, lambd):

@@ -9,9 +9,11 @@ holds ``x[c, i * dh + s_h * oh - p_h, j * dw + s_w * ow - p_w]``, PyTorch's row 
 ``fold`` is its adjoint: the transposed convolution with the same kernel, which adds
 overlapping blocks, sized to ``output_size`` with the output padding that reaches it.
 """
+import functools
+
 import numpy
 
-from .. import backend
+from .. import backend, devices
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from .conv import conv2d
@@ -22,11 +24,17 @@ from .window import pair
 
 
 def _picking_kernel(channels, kh, kw, like):
-    """(channels * kh * kw, 1, kh, kw): a one at each output channel's own offset."""
+    """(channels * kh * kw, 1, kh, kw): a one at each output channel's own offset, in
+    ``like``'s dtype and on its device (built and copied once per configuration)."""
+    return Tensor._wrap(_kernel_array(channels, kh, kw, like.dtype, str(like.device)))
+
+
+@functools.lru_cache(maxsize=32)
+def _kernel_array(channels, kh, kw, dtype, device):
     per = kh * kw
-    w = numpy.zeros((channels, per, kh, kw), dtype=like.dtype)
-    w[:, numpy.arange(per), numpy.arange(per) // kw, numpy.arange(per) % kw] = 1  # built on the host, copied once
-    return Tensor._wrap(backend.to_device(w.reshape(channels * per, 1, kh, kw), like.device))
+    w = numpy.zeros((channels, per, kh, kw), dtype=dtype)
+    w[:, numpy.arange(per), numpy.arange(per) // kw, numpy.arange(per) % kw] = 1
+    return backend.to_device(w.reshape(channels * per, 1, kh, kw), devices.resolve(device, "unfold"))
 
 
 def _window(op, kernel_size, dilation, padding, stride):

@@ -2,6 +2,7 @@
 ``Threshold``, ``Hardshrink``, ``Softshrink`` and ``RMSNorm`` (formulas and gradients there).
 """
 import numbers
+from typing import Any
 
 from ...errors import ArgumentError, ArgumentTypeError
 from ...ops.similarity import (_lambd, cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink,
@@ -57,31 +58,30 @@ class Threshold(Module):
         return f"threshold={self.threshold}, value={self.value}" + (", inplace=True" if self.inplace else "")
 
 
-class Hardshrink(Module):
-    """``x`` where ``|x| > lambd``, else 0. Args: lambd (float >= 0, default 0.5).
-    Shape: any, output = input."""
+class _Shrink(Module):
+    _fn: Any = None
 
     def __init__(self, lambd=0.5):
         super().__init__()
-        self.lambd = _lambd("Hardshrink", lambd)
+        self.lambd = _lambd(type(self).__name__, lambd)
 
     def forward(self, input):
-        return hardshrink(input, self.lambd)
+        return type(self)._fn(input, self.lambd)
 
     def extra_repr(self):
         return f"{self.lambd}"
 
 
-class Softshrink(Hardshrink):
+class Hardshrink(_Shrink):
+    """``x`` where ``|x| > lambd``, else 0. Args: lambd (float >= 0, default 0.5).
+    Shape: any, output = input."""
+    _fn = staticmethod(hardshrink)
+
+
+class Softshrink(_Shrink):
     """``x - lambd`` above ``lambd``, ``x + lambd`` below ``-lambd``, else 0. Args: lambd
     (float >= 0, default 0.5). Shape: any, output = input."""
-
-    def __init__(self, lambd=0.5):
-        Module.__init__(self)
-        self.lambd = _lambd("Softshrink", lambd)
-
-    def forward(self, input):
-        return softshrink(input, self.lambd)
+    _fn = staticmethod(softshrink)
 
 
 class RMSNorm(Module):

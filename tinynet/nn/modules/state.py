@@ -238,9 +238,7 @@ class StateMixin:
                 a = backend.to_device(a, dev)
             a = a.astype(dt) if dt is not None and is_floating(a.dtype) and a.dtype != dt else a
             if fmt.rank is not None and a.ndim == fmt.rank and not layouts.is_laid_out(a, fmt):
-                order = layouts.axes("Module.to", fmt, a.ndim)
-                xp = backend.array_module(a)
-                a = xp.ascontiguousarray(a.transpose(order)).transpose(sorted(range(a.ndim), key=order.__getitem__))
+                a = layouts.store(backend.array_module(a), a, layouts.axes("Module.to", fmt, a.ndim))
             elif fmt is layouts.contiguous_format and not a.flags.c_contiguous:
                 a = backend.array_module(a).ascontiguousarray(a)
             return a

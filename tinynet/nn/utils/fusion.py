@@ -30,6 +30,18 @@ def _param(t, requires_grad):
     return Parameter(t.detach(), requires_grad)
 
 
+def _defaults(weight, bias, bn_rm, bn_w, bn_b):
+    """The fused bias's dtype and requires_grad (the layer's bias's, else the weight's dtype
+    and False), and the layer bias, BatchNorm weight and bias detached, with PyTorch's
+    stand-ins (zeros, ones, zeros) for the missing ones."""
+    b_dtype = bias.dtype if bias is not None else weight.dtype
+    b_grad = bias.requires_grad if bias is not None else False
+    bias = bias.detach() if bias is not None else creation.zeros_like(bn_rm)
+    bn_w = bn_w.detach() if bn_w is not None else creation.ones_like(bn_rm)
+    bn_b = bn_b.detach() if bn_b is not None else creation.zeros_like(bn_rm)
+    return b_dtype, b_grad, bias, bn_w, bn_b
+
+
 def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, transpose=False):
     """The weight and bias of the convolution that equals ``conv`` followed by eval-mode BatchNorm.
 
@@ -58,11 +70,7 @@ def fuse_conv_bn_weights(conv_w, conv_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b, trans
         raise ShapeError(f"fuse_conv_bn_weights: expected running statistics of shape ({conv_w.shape[0]},) for "
                          f"conv_w {tuple(conv_w.shape)}, got {tuple(bn_rm.shape)}")
     w_dtype = conv_w.dtype
-    b_dtype = conv_b.dtype if conv_b is not None else w_dtype
-    b_grad = conv_b.requires_grad if conv_b is not None else False
-    conv_b = conv_b.detach() if conv_b is not None else creation.zeros_like(bn_rm)
-    bn_w = bn_w.detach() if bn_w is not None else creation.ones_like(bn_rm)
-    bn_b = bn_b.detach() if bn_b is not None else creation.zeros_like(bn_rm)
+    b_dtype, b_grad, conv_b, bn_w, bn_b = _defaults(conv_w, conv_b, bn_rm, bn_w, bn_b)
     rsqrt = (bn_rv.detach() + bn_eps).rsqrt()
     shape = [1, -1] if transpose else [-1, 1]
     shape += [1] * (conv_w.ndim - 2)
@@ -136,11 +144,7 @@ def fuse_linear_bn_weights(linear_w, linear_b, bn_rm, bn_rv, bn_eps, bn_w, bn_b)
     for name, t in (("linear_w", linear_w), ("bn_rm", bn_rm), ("bn_rv", bn_rv)):
         check_tensor("fuse_linear_bn_weights", name, t)
     w_dtype = linear_w.dtype
-    b_dtype = linear_b.dtype if linear_b is not None else w_dtype
-    b_grad = linear_b.requires_grad if linear_b is not None else False
-    linear_b = linear_b.detach() if linear_b is not None else creation.zeros_like(bn_rm)
-    bn_w = bn_w.detach() if bn_w is not None else creation.ones_like(bn_rm)
-    bn_b = bn_b.detach() if bn_b is not None else creation.zeros_like(bn_rm)
+    b_dtype, b_grad, linear_b, bn_w, bn_b = _defaults(linear_w, linear_b, bn_rm, bn_w, bn_b)
     scale = bn_w * (bn_rv.detach() + bn_eps).rsqrt()
     fused_w = linear_w.detach() * scale.unsqueeze(-1).to(w_dtype)
     fused_b = ((linear_b - bn_rm.detach()) * scale + bn_b).to(b_dtype)

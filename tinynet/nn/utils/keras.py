@@ -96,7 +96,7 @@ def _pair(targets, layers, ordered, mapping):
     problems, pairs = [], []
     by_name = dict(layers)
     if mapping is not None:
-        modules = dict(targets_by_name(targets))
+        modules = {name: (module, kind) for name, module, kind in targets}
         for tname, kname in mapping.items():
             if tname not in modules:
                 problems.append(f"mapping names {tname!r}, which is not a Conv2d, Linear or BatchNorm of the model")
@@ -130,10 +130,6 @@ def _pair(targets, layers, ordered, mapping):
         problems += [f"tinynet {tkind} {tname!r} has no Keras layer to load from" for tname, _, tkind in ts[len(ks):]]
         problems += [f"Keras layer {kname!r} has no tinynet module to go to" for kname, _ in ks[len(ts):]]
     return pairs, problems
-
-
-def targets_by_name(targets):
-    return [(name, (module, kind)) for name, module, kind in targets]
 
 
 def _convert(tname, module, kind, kname, arrays, feature_shape, after_conv, problems):
@@ -242,7 +238,8 @@ def load_keras_weights(model, path, mapping=None, feature_shape=None):
     targets = [(name, m, kind) for name, m in model.named_modules() if (kind := _kind_of_module(m)) is not None]
     pairs, problems = _pair(targets, layers, ordered, mapping)
     state, last_conv_channels, done = {}, None, []
-    for tname, module, kind, kname, arrays in sorted(pairs, key=lambda p: [t[0] for t in targets].index(p[0])):
+    order = {name: i for i, (name, _, _) in enumerate(targets)}
+    for tname, module, kind, kname, arrays in sorted(pairs, key=lambda p: order[p[0]]):
         after = last_conv_channels if kind == "dense" else None
         state.update(_convert(tname, module, kind, kname, arrays, feature_shape, after, problems))
         if kind == "conv":
