@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
-# The whole test suite on the CuPy backend in parallel shards, spread over every visible GPU,
-# within one device-tool call (at most 10 minutes). The bad-input walk (the longest file)
-# runs alone in its own shard with its own limit; with two or more GPUs the two-GPU DDP
-# tests run afterwards. Each shard's log keeps its name (shardNN.log) and its summary line
-# is printed, so a shard cut by its limit shows as "cut" instead of vanishing.
+# The whole test suite on the CuPy backend within one device-tool call (at most 10 minutes),
+# spread over every visible GPU and the machine's cores:
+#   - the suite (all files but the bad-input walk and the two-GPU DDP tests) in WORKERS
+#     pytest-xdist workers that take tests one at a time (--dist load), so a slow file does
+#     not hold up a shard; without pytest-xdist, in WORKERS shards of whole files;
+#   - the bad-input walk in two processes of its own, its numpy cases and its cupy cases;
+#   - with two or more GPUs, the two-GPU DDP tests afterwards.
+# Every run is verbose (one line per test), so a run cut by its limit still shows each test it
+# finished and each failure; the summary prints one line per run and every FAILED/ERROR line.
 #
 # Usage on the GPU machine, after the stage-gpu prefix:
-#   bash benchmarks/gpu_suite.sh [SHARDS] [SHARD_LIMIT_S] [WALK_LIMIT_S]
-# Defaults: 12 shards, 300 s per shard, 420 s for the walk. Logs go to $OUT.
+#   bash benchmarks/gpu_suite.sh [WORKERS] [LIMIT_S] [WALK_LIMIT_S]
+# Defaults: 12 workers, 420 s for the suite, 420 s for each half of the walk. The logs are
+# written to a scratch folder and joined, each under its name, into $OUT/gpu_suite_logs.txt
+# (the device tool brings back only a few files).
 set -u
-shards=${1:-12}
-limit=${2:-300}
+workers=${1:-12}
+limit=${2:-420}
 walk_limit=${3:-420}
-out=${OUT:-/tmp/tinynet-gpu}
-mkdir -p "$out"
+final=${OUT:-/tmp/tinynet-gpu}
+out=$(mktemp -d)
+mkdir -p "$final"
 export TINYNET_BACKEND=cupy PYTHONUNBUFFERED=1
 # Open MPI (the system MPI of the GPU machines) refuses root unless told, and binds each
 # rank to one core unless told otherwise: the distributed tests need both settings
@@ -21,41 +28,49 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_hwloc_
 export NCCL_NVLS_ENABLE=0
 gpus=$(python3 -c "import cupy; print(cupy.cuda.runtime.getDeviceCount())" 2>/dev/null || echo 1)
 files=$(ls tests/test_*.py | grep -v -e test_bad_input_walk -e test_ddp_gpu | LC_ALL=C sort)
-rm -f "$out"/shard*.list
-i=0
-for f in $files; do
-  printf '%s\n' "$f" >> "$out/shard$(printf %02d $((i % shards))).list"
-  i=$((i + 1))
-done
-run() {  # run SHARD_NAME LIMIT GPU FILES...
+pytest_args=(-p no:cacheprovider -o addopts="" -v -rfE --tb=short)
+run() {  # run NAME LIMIT GPUS PYTEST_ARGS...
   local name=$1 lim=$2 gpu=$3
   shift 3
-  CUDA_VISIBLE_DEVICES=$gpu timeout "$lim" python3 -m pytest -p no:cacheprovider -o addopts="" -q -rfE \
-    --tb=short "$@" > "$out/$name.log" 2>&1
+  CUDA_VISIBLE_DEVICES=$gpu timeout "$lim" python3 -m pytest "${pytest_args[@]}" "$@" > "$out/$name.log" 2>&1
   echo "$?" > "$out/$name.rc"
 }
-n=0
-for list in "$out"/shard*.list; do
-  name=$(basename "$list" .list)
-  run "$name" "$limit" $((n % gpus)) $(cat "$list") &
-  n=$((n + 1))
-done
-run walk "$walk_limit" $((n % gpus)) tests/test_bad_input_walk.py &
+all_gpus=$(seq -s, 0 $((gpus - 1)))
+if python3 -c "import xdist" 2>/dev/null; then
+  # every worker sees every GPU and works on the first (the tests need one GPU each)
+  run suite "$limit" "$all_gpus" -n "$workers" --dist load $files &
+else
+  i=0
+  for f in $files; do
+    printf '%s\n' "$f" >> "$out/shard$(printf %02d $((i % workers))).files"
+    i=$((i + 1))
+  done
+  n=0
+  for list in "$out"/shard*.files; do
+    run "$(basename "$list" .files)" "$limit" $((n % gpus)) $(cat "$list") &
+    n=$((n + 1))
+  done
+fi
+run walk-numpy "$walk_limit" $((1 % gpus)) -k numpy- tests/test_bad_input_walk.py &
+run walk-cupy "$walk_limit" $((1 % gpus)) -k "not numpy-" tests/test_bad_input_walk.py &
 wait
-for log in "$out"/shard*.log "$out"/walk.log; do
-  name=$(basename "$log" .log)
-  rc=$(cat "$out/$name.rc")
-  summary=$(grep -aE "^[0-9]+ (passed|failed)|^=+ .*(passed|failed|error)" "$log" | tail -1)
-  if [ "$rc" = 124 ]; then
-    summary="cut by its time limit after: $(grep -ac '' "$log") lines of output"
+for rc in "$out"/*.rc; do
+  name=$(basename "$rc" .rc)
+  log="$out/$name.log"
+  summary=$(grep -aE "^=+ .*(passed|failed|error).* in [0-9.]+s" "$log" | tail -1)
+  if [ "$(cat "$rc")" = 124 ]; then
+    summary="cut by its time limit after $(grep -acE "(PASSED|FAILED|SKIPPED|ERROR|XFAIL|XPASS)" "$log") tests"
   elif [ -z "$summary" ]; then
-    summary="no pytest summary (see $name.log)"
+    summary="no pytest summary (see $name in gpu_suite_logs.txt)"
   fi
-  echo "$name (rc $rc): $summary"
+  echo "$name (rc $(cat "$rc")): $summary"
 done
-grep -ah "^FAILED\|^ERROR" "$out"/shard*.log "$out"/walk.log | sort -u | head -80
+grep -ahoE "(FAILED|ERROR) tests/[^ ]+" "$out"/*.log | sort -u | head -80
 if [ "$gpus" -ge 2 ]; then
-  timeout 300 python3 -m pytest -p no:cacheprovider -o addopts="" -q -rfE --tb=short tests/test_ddp_gpu.py \
-    > "$out/ddp_gpu.log" 2>&1
+  timeout 300 python3 -m pytest "${pytest_args[@]}" tests/test_ddp_gpu.py > "$out/ddp_gpu.log" 2>&1
   echo "ddp_gpu (rc $?): $(tail -1 "$out/ddp_gpu.log")"
 fi
+for log in "$out"/*.log; do
+  echo "===== $(basename "$log" .log)"
+  cat "$log"
+done > "$final/gpu_suite_logs.txt"

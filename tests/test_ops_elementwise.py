@@ -508,4 +508,4 @@ def test_binary_math_integers_and_errors(device):
         tinynet.lerp(tinynet.ones(2, device=device), tinynet.ones(2, device=device), "half")
     if device == "cpu":
         with pytest.raises(errors.ArgumentError, match="fmod: integer division by zero"):
-            tinynet.fmod(a, tinynet.zeros(2, 2, dtype=tinynet.int64))
+            tinynet.fmod(a, tinynet.zeros(2, 2, dtype=tinynet.int64, device=device))

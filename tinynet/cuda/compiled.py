@@ -28,7 +28,7 @@ import collections
 import warnings
 
 from .. import backend
-from ..errors import ArgumentError, GraphCaptureError
+from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
 from ..tensor import Tensor
 from .graphs import CUDAGraph, graph
 
@@ -57,12 +57,15 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="cudagraphs", 
 
     Raises:
         ArgumentError: an unknown mode/backend/option, or warmup < 1.
+        ArgumentTypeError: ``options`` is not a dict.
     """
     if mode not in _MODES:
         raise ArgumentError(f"compile: mode must be one of {_MODES[1:]}, got {mode!r}")
     if backend not in ("cudagraphs", "inductor", "eager"):
         raise ArgumentError(f"compile: backend must be 'cudagraphs' (or 'inductor', 'eager'), got {backend!r}")
     opts = {"warmup": 2, "cache_size": 8}
+    if options is not None and not isinstance(options, dict):
+        raise ArgumentTypeError(f"compile: options must be a dict or None, got {type(options).__name__}")
     for k, v in (options or {}).items():
         if k not in opts:
             raise ArgumentError(f"compile: unknown option {k!r} (known: {sorted(opts)})")

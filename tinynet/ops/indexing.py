@@ -145,6 +145,10 @@ def to_index(index, xp, shape=None, op="getitem"):
             i = xp.asarray(numpy.asarray(i))
         elif isinstance(i, numpy.ndarray) and xp is not numpy:
             i = xp.asarray(i)
+        elif not (i is None or i is Ellipsis or isinstance(i, (int, slice, tuple, range, numpy.integer, numpy.ndarray))
+                  or backend.is_gpu_array(i)):
+            raise IndexOutOfRangeError(f"{op}: only integers, slices, None, Ellipsis, and bool or integer "
+                                       f"tensors are valid indices, got {type(i).__name__}")
         out.append(i)
     return tuple(out) if isinstance(index, tuple) else out[0]
 
@@ -177,6 +181,8 @@ def _check_range(op, index, size, dim, negative=False):
     """Raise IndexOutOfRangeError for an index outside ``[0, size)`` (``[-size, size)`` with
     ``negative``); checked for CPU tensors only (on the GPU it would wait for the device)."""
     a = index.array
+    if size == 0 and a.size:  # nothing to pick from: known without reading the indices
+        raise IndexOutOfRangeError(f"{op}: index out of bounds for dimension {dim} with size 0")
     if isinstance(a, numpy.ndarray) and a.size:
         lo, hi = int(a.min()), int(a.max())
         low = -size if negative else 0

@@ -80,7 +80,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     rows of ``input``. Not differentiable.
 
     Raises:
-        ArgumentTypeError: a non-Tensor sequence.
+        ArgumentTypeError: a non-Tensor sequence, or ``input`` neither a Tensor nor a number.
         ShapeError: a 0-d sequence.
         ArgumentError: ``side`` and ``right`` disagree, a malformed ``sorter``, or the
             leading dimensions of the two differ.
@@ -97,6 +97,8 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                 "right was True")
         right = side == "right"
     scalar = not isinstance(input, Tensor)
+    if scalar and not isinstance(input, numbers.Number):
+        raise ArgumentTypeError(f"searchsorted: input must be a tensor or a number, got {type(input).__name__}")
     values = xp.asarray([input]) if scalar else input.array
     if sorter is not None:
         order = check_tensor("searchsorted", "sorter", sorter).array
