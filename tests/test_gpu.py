@@ -123,6 +123,27 @@ def test_dropout_kernel_statistics_and_repeatability(fn):
     numpy.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6)
 
 
+@pytest.mark.parametrize("fn", [F.dropout, F.dropout2d])
+def test_float16_dropout_kernel_draws_the_float32_masks(fn):
+    """float16 dropout runs the Philox kernel (same masks as float32 for one seed), the kept
+    values are x / (1 - p) rounded once to float16, and the gradient uses the same mask."""
+    x = R.standard_normal((16, 8, 6, 6))
+    out = {}
+    for dtype in ("float16", "float32"):
+        t = tinynet.tensor(x, dtype=dtype, device="cuda", requires_grad=True)
+        tinynet.manual_seed(5)
+        y = fn(t, p=0.4)
+        assert y.dtype == t.dtype and y.grad_fn.gpu_path
+        y.backward(tinynet.ones_like(y))
+        out[dtype] = (y.detach().float().numpy(), t.grad.float().numpy())
+    numpy.testing.assert_array_equal(out["float16"][0] != 0, out["float32"][0] != 0)
+    want = (x.astype(numpy.float16).astype(numpy.float32) * numpy.float32(1 / 0.6)).astype(numpy.float16)
+    want = want.astype(numpy.float32)
+    kept = out["float32"][0] != 0
+    numpy.testing.assert_array_equal(out["float16"][0][kept], want[kept])
+    numpy.testing.assert_allclose(out["float16"][1], out["float32"][1], rtol=1e-3)
+
+
 def test_dropout_off_is_identical(kernels):
     x = R.standard_normal((8, 4, 5, 5))
     with_k, without_k = kernels(lambda: _run(lambda t: F.dropout2d(F.dropout(t, 0.0), 0.0) * 2, [x]))
@@ -144,6 +165,53 @@ def test_fused_optimizer_matches_generic(name, kw, kernels):
         return [p.detach().numpy()]
     with_k, without_k = kernels(train)
     _close(with_k, without_k, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)])
+def test_float16_max_pool_kernel_matches_float32(kernel, stride, padding, dilation, kernels):
+    """Max pooling of float16 input takes the kernel (not the generic code) and picks the same
+    maxima as float32 (exact: the maximum is one of the inputs); the gradient lands on the
+    same elements, with ties (repeated values) as in the generic code."""
+    x = numpy.round(R.standard_normal((4, 3, 11, 9)) * 4) / 4  # ties within windows
+
+    def run(dtype):
+        t = tinynet.tensor(x, dtype=dtype, device="cuda", requires_grad=True)
+        y = F.max_pool2d(t, kernel, stride, padding, dilation)
+        assert y.dtype == t.dtype and y.grad_fn.gpu_path == backend.kernels_enabled
+        g = numpy.random.default_rng(3).standard_normal(y.shape)
+        (y * tinynet.tensor(g, dtype=dtype, device="cuda")).sum().backward()
+        return [y.detach().float().numpy(), t.grad.float().numpy()]
+
+    (half_k, half_generic) = kernels(lambda: run("float16"))
+    single = run("float32")
+    numpy.testing.assert_array_equal(half_k[0], half_generic[0])
+    numpy.testing.assert_array_equal(half_k[0], single[0])
+    # overlapping windows: the kernel adds a position's gradients in float32, the generic code in float16
+    numpy.testing.assert_allclose(half_k[1], half_generic[1], rtol=2e-3, atol=2e-3)
+    numpy.testing.assert_allclose(half_k[1], single[1], rtol=2e-3, atol=2e-3)  # gradients rounded to float16
+
+
+@pytest.mark.parametrize("bad", [None, float("inf"), float("nan")])
+def test_fused_grad_scaler_unscale_matches_generic(bad, kernels):
+    """GradScaler.unscale_ through the one fused kernel equals the per-gradient generic code:
+    the unscaled gradients and the inf/NaN flag."""
+    def run():
+        params = [tinynet.tensor(R.standard_normal(s), dtype="float32", device="cuda", requires_grad=True)
+                  for s in ((3, 4), (5,), (2, 3, 2))]
+        rng = numpy.random.default_rng(7)
+        for p in params:
+            p.grad = tinynet.tensor(rng.standard_normal(p.shape) * 1024, dtype="float32", device="cuda")
+        if bad is not None:
+            params[1].grad.array[2] = bad
+        opt = tinynet.optim.SGD(params, lr=0.1)
+        scaler = tinynet.amp.GradScaler("cuda", init_scale=1024.0)
+        scaler.scale(params[0].sum())
+        scaler.unscale_(opt)
+        found = scaler._per_optimizer_states[id(opt)]["found_inf_per_device"]
+        return [p.grad.numpy() for p in params] + [numpy.array([float(v) for v in found.values()])]
+    with_k, without_k = kernels(run)
+    _close(with_k, without_k, rtol=0, atol=0)
+    assert with_k[-1].tolist() == [0.0 if bad is None else 1.0]
 
 
 def _net():

@@ -22,6 +22,7 @@ import numpy
 
 from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, GradScalerError
+from ..kernels import optim_update
 from ..tensor import Tensor
 
 READY, UNSCALED, STEPPED = "ready", "unscaled", "stepped"  # PyTorch's OptState per optimizer
@@ -129,7 +130,17 @@ class GradScaler:
                                 f"{type(outputs).__name__}")
 
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
-        """Multiply every gradient by ``inv_scale`` in place; return {device: found_inf}."""
+        """Multiply every gradient by ``inv_scale`` in place; return {device: found_inf}.
+        Gradients on one GPU go through one fused kernel (``kernels.optim_update.unscale``)
+        where they qualify, else through the generic per-gradient code below."""
+        grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
+        if grads and len({str(g.device) for g in grads}) == 1 and grads[0].device.type == "cuda":
+            a = grads[0].array
+            with _on_device_of(a):
+                flag = backend.cupy.zeros((), dtype=numpy.float32)
+                inv = backend.to_device(inv_scale, grads[0].device)
+                if optim_update.unscale([g.array for g in grads], inv, flag):
+                    return {str(grads[0].device): flag}
         found = {}
         for group in optimizer.param_groups:
             for p in group["params"]:

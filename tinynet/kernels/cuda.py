@@ -2,7 +2,7 @@
 
 Each ``.cu`` file beside this module is compiled on first use into a ``cupy.RawModule``
 and cached for the process; kernels are looked up by name (``tinynet_<op>_<fwd|bwd>_<f32|
-f64|f16>``; only ``attention.cu`` has float16 kernels) so profiles read well. Element-wise
+f64|f16>``; ``attention.cu`` and max pooling have float16 kernels) so profiles read well. Element-wise
 kernels are ``cupy.ElementwiseKernel`` specs built once by :func:`elementwise`.
 """
 import functools
@@ -17,11 +17,13 @@ _SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
 _KERNEL_SUFFIX = {**_SUFFIX, numpy.dtype(numpy.float16): "f16"}  # kernel() only: few kernels have one
 
 
-def supported(*arrays):
-    """True when every array is a float32/float64 CuPy array our kernels handle."""
+def supported(*arrays, half=False):
+    """True when every array is a float32/float64 CuPy array our kernels handle
+    (``half=True``: float16 too, for the kernels that have a float16 version)."""
     gpu_array = backend._CUPY_NDARRAY
+    dtypes = _KERNEL_SUFFIX if half else _SUFFIX
     for a in arrays:  # a plain loop: this runs several times per op on the hot path
-        if not isinstance(a, gpu_array) or a.dtype not in _SUFFIX:
+        if not isinstance(a, gpu_array) or a.dtype not in dtypes:
             return False
     return True
 

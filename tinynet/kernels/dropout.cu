@@ -62,3 +62,36 @@ extern "C" __global__ void tinynet_dropout_bwd_##S(const T* gy, const unsigned c
 
 DROPOUT_KERNELS(float, f32)
 DROPOUT_KERNELS(double, f64)
+
+// float16: stored as its 16 bits, converted by single PTX instructions (no cuda_fp16.h under
+// NVRTC); the product with the float32 scale is rounded once. Same masks as float32.
+typedef unsigned short half_bits;
+
+__device__ __forceinline__ float half_to_float(half_bits h) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+__device__ __forceinline__ half_bits float_to_half(float f) {
+    half_bits h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+    return h;
+}
+
+extern "C" __global__ void tinynet_dropout_fwd_f16(const half_bits* x, half_bits* y, unsigned char* m,
+        long long n, long long group, float p, float scale, unsigned long long seed,
+        unsigned long long offset, const unsigned long long* cells) {
+    if (cells) { seed = cells[0]; offset += cells[1]; }
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    unsigned char keep = unit_uniform(i / group, seed, offset) >= p;
+    m[i] = keep;
+    y[i] = keep ? float_to_half(half_to_float(x[i]) * scale) : (half_bits)0;
+}
+
+extern "C" __global__ void tinynet_dropout_bwd_f16(const half_bits* gy, const unsigned char* m, half_bits* gx,
+        long long n, float scale) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i < n) gx[i] = m[i] ? float_to_half(half_to_float(gy[i]) * scale) : (half_bits)0;
+}

@@ -148,3 +148,16 @@ def rmsprop(params, grads, states, lr, alpha, eps, weight_decay, momentum, maxim
     _launch("tinynet_rmsprop_multi_fwd", items, (t(lr), t(alpha), t(eps), t(weight_decay), t(momentum),
                                                  numpy.int32(bool(maximize))))
     return True
+
+
+def unscale(grads, inv_scale, found):
+    """GradScaler's unscale on the device: every gradient in ``grads`` (contiguous float32
+    or float64 CuPy arrays on one GPU) times ``inv_scale`` in place, and ``found`` (a
+    float32 0-d array) set to 1 when an element was inf or NaN; one launch per 16
+    gradients instead of six per gradient. Returns False (nothing done) when the list does
+    not qualify, for the caller's generic code."""
+    if not backend.kernels_enabled or not grads or not all(
+            cuda.supported(g) and g.flags.c_contiguous and g.dtype == grads[0].dtype for g in grads):
+        return False
+    _launch("tinynet_unscale_multi_fwd", [(g, g, None, None) for g in grads], (inv_scale, found))
+    return True

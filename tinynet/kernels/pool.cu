@@ -7,6 +7,29 @@
 // (first maximum wins; -1 for a window entirely in padding) so backward can send
 // the gradient to exactly that input.
 
+// float16 is stored as its 16 bits and converted by single PTX instructions (no
+// cuda_fp16.h under NVRTC); max pooling reads and compares it in float32 (exact: a maximum
+// is one of the inputs), and the backward adds its gradients in float32.
+typedef unsigned short half_bits;
+
+template <typename T> struct Acc { typedef T type; };        // the type arithmetic runs in
+template <> struct Acc<half_bits> { typedef float type; };
+
+__device__ __forceinline__ float load(const float* p, long long i) { return p[i]; }
+__device__ __forceinline__ double load(const double* p, long long i) { return p[i]; }
+__device__ __forceinline__ float load(const half_bits* p, long long i) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
+    return f;
+}
+__device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
+__device__ __forceinline__ void store(half_bits* p, long long i, float v) {
+    half_bits h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    p[i] = h;
+}
+
 // Output element i of an (N*C, Ho, Wo) grid: its row and column, and its plane's index.
 __device__ __forceinline__ long long out_position(long long i, int Ho, int Wo, int* oh, int* ow) {
     *ow = i % Wo;
@@ -23,7 +46,7 @@ __device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int
     int oh, ow;
     const T* xp = x + out_position(i, Ho, Wo, &oh, &ow) * H * W;
     int h0 = oh * sh - ph, w0 = ow * sw - pw;
-    T best = -INFINITY;
+    typename Acc<T>::type best = -INFINITY;
     int where = -1;
     for (int a = 0; a < kh; ++a) {
         int h = h0 + a * dh;
@@ -31,11 +54,11 @@ __device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int
         for (int b = 0; b < kw; ++b) {
             int w = w0 + b * dw;
             if (w < 0 || w >= W) continue;
-            T v = xp[h * W + w];
+            typename Acc<T>::type v = load(xp, h * W + w);
             if (where < 0 || v > best || v != v) { best = v; where = h * W + w; }  // NaN propagates
         }
     }
-    y[i] = best;
+    store(y, i, best);
     argmax[i] = where;
 }
 
@@ -52,7 +75,7 @@ __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long to
     int w = i % W, h = (i / W) % H;
     long long base = i / ((long long)W * H) * Ho * Wo;
     int here = h * W + w;
-    T acc = 0;
+    typename Acc<T>::type acc = 0;
     for (int a = 0; a < kh; ++a) {
         int t = h + ph - a * dh;
         if (t < 0 || t % sh != 0 || t / sh >= Ho) continue;
@@ -60,10 +83,10 @@ __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long to
             int u = w + pw - b * dw;
             if (u < 0 || u % sw != 0 || u / sw >= Wo) continue;
             long long o = base + (long long)(t / sh) * Wo + u / sw;
-            if (argmax[o] == here) acc += gy[o];
+            if (argmax[o] == here) acc += load(gy, o);
         }
     }
-    gx[i] = acc;
+    store(gx, i, acc);
 }
 
 // The common case of windows that do not overlap (stride == kernel, no dilation: F.max_pool2d(x, 2)):
@@ -79,12 +102,12 @@ __device__ void max_pool_bwd_disjoint(const T* gy, const int* argmax, T* gx, int
     int row = i / W, w = i - row * W;   // row counts rows over all planes
     int plane = row / H, h = row - plane * H;
     int oh = (h + ph) / kh, ow = (w + pw) / kw;
-    T g = 0;
+    typename Acc<T>::type g = 0;
     if (oh < Ho && ow < Wo) {
         int o = (plane * Ho + oh) * Wo + ow;
-        if (argmax[o] == h * W + w) g = gy[o];
+        if (argmax[o] == h * W + w) g = load(gy, o);
     }
-    gx[i] = g;
+    store(gx, i, g);
 }
 
 // Output element i of average pooling: its window [hs, he) x [ws, we) clipped to the input,
@@ -132,7 +155,7 @@ __device__ void avg_pool_bwd(const T* gy, T* gx, long long total, int H, int W, 
         for (int w = ws; w < we; ++w) atomicAdd(gp + h * W + w, g);
 }
 
-#define POOL_KERNELS(T, S)                                                                          \
+#define MAX_POOL_KERNELS(T, S)                                                                      \
 extern "C" __global__ void tinynet_max_pool2d_fwd_##S(const T* x, T* y, int* am, long long n,         \
         int H, int W, int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int dh, int dw) { \
     max_pool_fwd<T>(x, y, am, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                     \
@@ -141,7 +164,9 @@ extern "C" __global__ void tinynet_max_pool2d_bwd_##S(const T* gy, const int* am
     max_pool_bwd<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, dh, dw); }                   \
 extern "C" __global__ void tinynet_max_pool2d_bwd_disjoint_##S(const T* gy, const int* am, T* gx,      \
         int n, int H, int W, int Ho, int Wo, int kh, int kw, int ph, int pw) {                         \
-    max_pool_bwd_disjoint<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, ph, pw); }                           \
+    max_pool_bwd_disjoint<T>(gy, am, gx, n, H, W, Ho, Wo, kh, kw, ph, pw); }
+
+#define AVG_POOL_KERNELS(T, S)                                                                      \
 extern "C" __global__ void tinynet_avg_pool2d_fwd_##S(const T* x, T* y, long long n, int H, int W,     \
         int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
     avg_pool_fwd<T>(x, y, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }                       \
@@ -149,5 +174,8 @@ extern "C" __global__ void tinynet_avg_pool2d_bwd_##S(const T* gy, T* gx, long l
         int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw, int cip, int dov) {           \
     avg_pool_bwd<T>(gy, gx, n, H, W, Ho, Wo, kh, kw, sh, sw, ph, pw, cip, dov); }
 
-POOL_KERNELS(float, f32)
-POOL_KERNELS(double, f64)
+MAX_POOL_KERNELS(float, f32)
+MAX_POOL_KERNELS(double, f64)
+MAX_POOL_KERNELS(half_bits, f16)
+AVG_POOL_KERNELS(float, f32)
+AVG_POOL_KERNELS(double, f64)

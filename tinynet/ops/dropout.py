@@ -47,7 +47,7 @@ class Dropout(Op):
         return (_scale(xp, gy, mask if scale == 1 else mask * scale),)
 
     def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
+        if not cuda.supported(x, half=True):
             return self.forward(xp, x)
         y, mask, scale = gpu_ops.dropout_fwd(x, self.p, self.mask_shape)
         self.save_for_backward(mask, scale)

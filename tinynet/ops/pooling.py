@@ -95,18 +95,18 @@ class MaxPool2d(Op):
         return overlap, tiles
 
     def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
+        if not cuda.supported(x, half=True):  # float16 too (autocast keeps pooling in the input's dtype)
             self.gpu_path = False
             return self.forward(xp, x)
         y, argmax = gpu_ops.max_pool2d_fwd(x, self.kernel, self.stride, self.padding, self.dilation, self.out)
         self.save_for_backward(argmax)
-        self.in_shape = x.shape
+        self.in_shape, self.dtype = x.shape, x.dtype
         return y
 
     def backward_gpu(self, xp, gy):
         (argmax,) = self.saved
-        return (gpu_ops.max_pool2d_bwd(gy, argmax, self.in_shape, self.kernel, self.stride,
-                                       self.padding, self.dilation),)
+        return (gpu_ops.max_pool2d_bwd(gy.astype(self.dtype, copy=False), argmax, self.in_shape, self.kernel,
+                                       self.stride, self.padding, self.dilation),)
 
 
 class AvgPool2d(Op):
