@@ -30,13 +30,17 @@ import numpy
 from .errors import GraphCaptureError
 
 CHUNK = 64  # cells per device chunk: one host-to-device copy each before a replay
-_local = threading.local()
+class _Local(threading.local):
+    capture = None  # the default of every thread: a plain attribute read, no getattr fallback
+
+
+_local = _Local()
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
 def current():
     """The :class:`Capture` in progress in this thread, or None."""
-    return getattr(_local, "capture", None)
+    return _local.capture
 
 
 def user_line(tb=None):

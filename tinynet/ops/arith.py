@@ -190,6 +190,8 @@ def _promote(op, a, b):
 def _check_alpha(op, alpha, dtype):
     """PyTorch's rules for ``alpha``: a number; no float alpha for an integer or bool result,
     a bool alpha only for a bool result. Returns alpha (a bool for a bool result)."""
+    if type(alpha) is int and dtype.kind != "b":  # the default alpha=1: nothing to check
+        return alpha
     if isinstance(alpha, Tensor) and alpha.array.size == 1:
         alpha = alpha.item()
     if not isinstance(alpha, (numbers.Number, numpy.number, numpy.bool_)):

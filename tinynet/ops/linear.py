@@ -111,24 +111,25 @@ def linear(input, weight, bias=None):
     Raises:
         ShapeError: ``input.shape[-1] != in_features`` or a malformed weight/bias.
     """
-    check_tensor("linear", "input", input)
-    if input.ndim < 1:
-        raise ShapeError(f"linear: expected input of shape (*, in_features), got "
-                         f"{getattr(input, 'shape', type(input).__name__)}")
-    check_float("linear", "weight", weight)
-    if weight.ndim != 2:
+    # runs for every Linear layer of every step: the checks read the arrays once
+    x = check_tensor("linear", "input", input).array
+    if x.ndim < 1:
+        raise ShapeError(f"linear: expected input of shape (*, in_features), got {input.shape}")
+    w = check_float("linear", "weight", weight).array
+    if w.ndim != 2:
         raise ShapeError(f"linear: expected weight of shape (out_features, in_features), got {weight.shape}")
-    out_f, in_f = weight.shape
-    if input.shape[-1] != in_f:
+    out_f, in_f = w.shape
+    if x.shape[-1] != in_f:
         raise ShapeError(f"linear: expected input with {in_f} features (last dim) for weight "
                          f"{weight.shape}, got input of shape {input.shape}")
-    if bias is not None and (not isinstance(bias, Tensor) or bias.shape != (out_f,)):
+    if bias is not None and (not isinstance(bias, Tensor) or bias.array.shape != (out_f,)):
         raise ShapeError(f"linear: expected bias of shape ({out_f},), got "
                          f"{getattr(bias, 'shape', type(bias).__name__)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and t.dtype != input.dtype:  # PyTorch refuses mixed dtypes too (as matmul does)
-            raise DTypeError(f"linear: expected input and {name} to have the same dtype, got {input.dtype} and "
-                             f"{t.dtype}")
+    if w.dtype != x.dtype or (bias is not None and bias.array.dtype != x.dtype):
+        # PyTorch refuses mixed dtypes too (as matmul does)
+        name, t = ("weight", weight) if w.dtype != x.dtype else ("bias", bias)
+        raise DTypeError(f"linear: expected input and {name} to have the same dtype, got {input.dtype} and "
+                         f"{t.dtype}")
     return Linear().apply(input, weight, bias)
 
 
