@@ -118,6 +118,9 @@ MODULE_ARGS = {
     "TransformerEncoderLayer": (4, 2, 8),
     "TransformerDecoderLayer": (4, 2, 8), "Unflatten": (1, (1, -1)), "Upsample": (None, 2),
     "UpsamplingBilinear2d": (None, 2), "UpsamplingNearest2d": (None, 2),
+    "ZeroPad1d": (1,), "ZeroPad2d": (1,), "ConstantPad1d": (1, 0.5), "ConstantPad2d": (1, 0.5),
+    "ReflectionPad1d": (1,), "ReflectionPad2d": (1,), "ReplicationPad1d": (1,), "ReplicationPad2d": (1,),
+    "CircularPad1d": (1,), "CircularPad2d": (1,),
 }
 NO_FORWARD = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
               "TransformerEncoder", "TransformerDecoder", "Sequential"}

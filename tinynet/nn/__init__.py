@@ -8,6 +8,8 @@ from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, So
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import Dropout1d, HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
 from .modules import Fold, Unfold
+from .modules import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
+                      ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .modules import (Conv1d, ConvTranspose1d, ConvTranspose2d, PixelShuffle, PixelUnshuffle, Unflatten, Upsample,
                       UpsamplingBilinear2d, UpsamplingNearest2d)
 from .modules import (CELU, ELU, GLU, SELU, Embedding, GroupNorm, Hardsigmoid, Hardswish, Hardtanh, InstanceNorm1d,
@@ -40,3 +42,5 @@ __all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
 __all__ += ["Fold", "Unfold"]
 __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]
+__all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]

@@ -17,6 +17,8 @@ from .resample import Fold, Unfold
 from .module import Module, Parameter
 from .param_container import ParameterDict, ParameterList
 from .normalization import BatchNorm1d, BatchNorm2d
+from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
+                      ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .embedding import Embedding
 from .distance import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
@@ -44,3 +46,5 @@ __all__ = ["AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
 __all__ += ["Fold", "Unfold"]
 __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]
+__all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
+            "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
