@@ -67,6 +67,10 @@ from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_mi
                                   tril_indices, triu_indices)
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
+from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
+                              xlogy)
+from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,
+                                 ravel)
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
