@@ -1,4 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``."""
+"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
+``AdaptiveMaxPool1d/2d``."""
 from .. import functional as F
 from .module import Module
 
@@ -103,3 +104,32 @@ class AdaptiveAvgPool1d(AdaptiveAvgPool2d):
 
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
+
+
+class AdaptiveMaxPool2d(Module):
+    """Max pooling to ``output_size``; see :func:`tinynet.nn.functional.adaptive_max_pool2d`.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, *output_size) or (C, *output_size); with
+    ``return_indices=True`` a pair (values, int64 flat positions of the maxima).
+    """
+
+    def __init__(self, output_size, return_indices=False):
+        super().__init__()
+        self.output_size, self.return_indices = output_size, return_indices
+
+    def forward(self, input):
+        return self._pool(input, self.output_size, self.return_indices)
+
+    _pool = staticmethod(F.adaptive_max_pool2d)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
+
+
+class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
+    """Max pooling to ``output_size``; see :func:`tinynet.nn.functional.adaptive_max_pool1d`.
+
+    Shape: (N, C, L) or (C, L) -> (N, C, output_size) or (C, output_size).
+    """
+    _pool = staticmethod(F.adaptive_max_pool1d)
+
