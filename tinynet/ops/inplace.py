@@ -323,3 +323,33 @@ round_ = _unary_inplace("round_", unary.round)
 sign_ = _unary_inplace("sign_", unary.sign)
 reciprocal_ = _unary_inplace("reciprocal_", unary.reciprocal)
 square_ = _unary_inplace("square_", unary.square)
+
+
+def _math_inplace():
+    """The rest of PyTorch's in-place elementwise math methods (``x.sin_()``, ...), each the
+    function of the same name written back into ``x`` (a float result into an integer
+    tensor is refused, as PyTorch refuses it)."""
+    from . import math_extras
+    names = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
+             "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "exp2", "expm1", "log2", "log10",
+             "log1p", "rsqrt", "trunc", "absolute"]
+    out = {f"{n}_": _unary_inplace(f"{n}_", getattr(unary, n)) for n in names}
+    out["negative_"] = _unary_inplace("negative_", arith.neg)
+    # the composed functions run on a copy: their inner ops may save their input, which the
+    # write-back would change under them (inplace_apply guards only the last op's saves)
+    for n in ("deg2rad", "rad2deg", "sinc", "frac"):
+        out[f"{n}_"] = _unary_inplace(f"{n}_", lambda t, fn=getattr(math_extras, n): fn(t.clone()))
+
+    def logit_(self, eps=None):
+        """In-place :func:`tinynet.logit`; returns self."""
+        return inplace_apply("logit_", self, lambda t: math_extras.logit(t.clone(), eps))
+
+    def xlogy_(self, other):
+        """In-place :func:`tinynet.xlogy` (``self * log(other)``); returns self."""
+        return inplace_apply("xlogy_", self, lambda t: math_extras.xlogy(t.clone(), other))
+
+    out.update(logit_=logit_, xlogy_=xlogy_)
+    return out
+
+
+MATH_INPLACE = _math_inplace()

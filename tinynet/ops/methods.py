@@ -131,6 +131,8 @@ def attach():
     for module, names in SAME_SIGNATURE.items():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
+    for name, fn in inplace.MATH_INPLACE.items():
+        setattr(Tensor, name, fn)
     for name, fn in {**OPERATORS, **ADAPTERS}.items():
         setattr(Tensor, name, fn)
     for name, fn in PROPERTIES.items():
