@@ -66,6 +66,7 @@ from .ops.loss_distance import cdist
 from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_min, fliplr, flipud, rot90, trace,
                                   tril_indices, triu_indices)
 from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
+from .ops.linear import bilinear
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,

@@ -12,7 +12,7 @@ from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d
 from ..ops.interpolate import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
                                upsample_nearest)
 from ..ops.dropout import dropout, dropout1d, dropout2d
-from ..ops.linear import linear
+from ..ops.linear import bilinear, linear
 from ..ops.loss import cross_entropy, mse_loss, nll_loss
 from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                margin_ranking_loss, soft_margin_loss)
@@ -59,7 +59,7 @@ __all__ += ["binary_cross_entropy", "binary_cross_entropy_with_logits", "cosine_
 __all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_", "hardshrink", "softshrink",
             "rms_norm"]
 __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"]
-__all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d"]
+__all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d", "bilinear"]
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]

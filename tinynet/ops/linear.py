@@ -133,3 +133,44 @@ def linear(input, weight, bias=None):
     return Linear().apply(input, weight, bias)
 
 
+def bilinear(input1, input2, weight, bias=None):
+    """Bilinear map ``y[..., o] = sum_ij input1[..., i] weight[o, i, j] input2[..., j] + bias[o]``
+    (composed of :func:`~tinynet.einsum`, so differentiable in every argument).
+
+    Args:
+        input1: float (*, in1_features).
+        input2: float (*, in2_features), the same leading dims as ``input1``.
+        weight: float (out_features, in1_features, in2_features).
+        bias: optional float (out_features,).
+
+    Returns:
+        Tensor of shape (*, out_features).
+
+    Raises:
+        ArgumentTypeError: an argument is not a Tensor.
+        ShapeError: mismatched feature sizes, leading dims or a malformed weight/bias.
+        DTypeError: mixed dtypes (as PyTorch).
+    """
+    from .arith import add
+    from .einsum import einsum
+    x1 = check_tensor("bilinear", "input1", input1).array
+    x2 = check_tensor("bilinear", "input2", input2).array
+    w = check_float("bilinear", "weight", weight).array
+    if w.ndim != 3:
+        raise ShapeError(f"bilinear: expected weight of shape (out_features, in1_features, in2_features), got "
+                         f"{weight.shape}")
+    if x1.ndim < 1 or x2.ndim < 1 or x1.shape[:-1] != x2.shape[:-1]:
+        raise ShapeError(f"bilinear: input batch dimensions do not match: got {input1.shape} and {input2.shape}")
+    if x1.shape[-1] != w.shape[1] or x2.shape[-1] != w.shape[2]:
+        raise ShapeError(f"bilinear: expected inputs with {w.shape[1]} and {w.shape[2]} features for weight "
+                         f"{weight.shape}, got {input1.shape} and {input2.shape}")
+    if bias is not None and (not isinstance(bias, Tensor) or bias.array.shape != (w.shape[0],)):
+        raise ShapeError(f"bilinear: expected bias of shape ({w.shape[0]},), got "
+                         f"{getattr(bias, 'shape', type(bias).__name__)}")
+    for name, t in (("input1", input1), ("input2", input2), ("bias", bias)):
+        if t is not None and t.array.dtype != w.dtype:
+            raise DTypeError(f"bilinear: expected {name} and weight to have the same dtype, got {t.dtype} and "
+                             f"{weight.dtype}")
+    y = einsum("...i,oij,...j->...o", input1, weight, input2)
+    return y if bias is None else add(y, bias)
+

@@ -9,7 +9,7 @@ from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .resample import (PixelShuffle, PixelUnshuffle, Unflatten, Upsample, UpsamplingBilinear2d,
                        UpsamplingNearest2d)
 from .dropout import Dropout, Dropout1d, Dropout2d
-from .linear import Identity, Linear
+from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss)
 from .loss import HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
@@ -49,4 +49,4 @@ __all__ += ["Fold", "Unfold"]
 __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]
 __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
-__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d"]
+__all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear"]

@@ -1,4 +1,6 @@
-"""Linear layers: ``Identity``, ``Linear``."""
+"""Linear layers: ``Identity``, ``Linear``, ``Bilinear``."""
+import math
+
 from ...errors import DTypeError, ShapeError
 from ...ops.util import check_int
 from ...tensor import Tensor
@@ -72,3 +74,44 @@ class Linear(Module):
 
     def extra_repr(self):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y = x1^T A x2 + b`` per output feature; see :func:`tinynet.nn.functional.bilinear`.
+
+    Args:
+        in1_features (int): size of each first input sample.
+        in2_features (int): size of each second input sample.
+        out_features (int): size of each output sample.
+        bias (bool): default True.
+        device, dtype: PyTorch's factory kwargs; default the default device and float32.
+
+    Shape:
+        input1 (*, in1_features), input2 (*, in2_features) -> output (*, out_features).
+
+    Init: PyTorch's: weight and bias U(-1/sqrt(in1_features), 1/sqrt(in1_features)).
+    """
+
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.in1_features = check_int("Bilinear", "in1_features", in1_features, 0)
+        self.in2_features = check_int("Bilinear", "in2_features", in2_features, 0)
+        self.out_features = check_int("Bilinear", "out_features", out_features, 0)
+        self.weight = _param(self.out_features, self.in1_features, self.in2_features, layer="Bilinear",
+                             device=device, dtype=dtype)
+        if bias:
+            self.bias = _param(self.out_features, layer="Bilinear", device=device, dtype=dtype)
+        else:
+            self.register_parameter("bias", None)
+        bound = 1 / math.sqrt(self.in1_features) if self.in1_features > 0 else 0.0
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1, input2):
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self):
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
