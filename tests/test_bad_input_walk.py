@@ -121,7 +121,7 @@ MODULE_ARGS = {
     "ZeroPad1d": (1,), "ZeroPad2d": (1,), "ConstantPad1d": (1, 0.5), "ConstantPad2d": (1, 0.5),
     "ReflectionPad1d": (1,), "ReflectionPad2d": (1,), "ReplicationPad1d": (1,), "ReplicationPad2d": (1,),
     "CircularPad1d": (1,), "CircularPad2d": (1,), "AdaptiveMaxPool1d": (2,), "AdaptiveMaxPool2d": (2,),
-    "Bilinear": (3, 4, 2),
+    "Bilinear": (3, 4, 2), "ChannelShuffle": (2,), "LPPool1d": (2, 2), "LPPool2d": (2, 2),
 }
 NO_FORWARD = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
               "TransformerEncoder", "TransformerDecoder", "Sequential"}

@@ -62,11 +62,12 @@ from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permut
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
                         reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
-from .ops.loss_distance import cdist
+from .ops.loss_distance import cdist, pdist
 from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_min, fliplr, flipud, rot90, trace,
                                   tril_indices, triu_indices)
 from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
+from .ops.pool_extras import channel_shuffle
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,

@@ -14,6 +14,8 @@
   dims broadcast). Computed from the differences, so float32 results can differ from
   PyTorch's matrix-product shortcut for p = 2 in the last digits.
 """
+import numpy
+
 from ..errors import ShapeError
 from . import unary
 from .loss import check_pair, reduce_loss, reduction_of
@@ -133,3 +135,25 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if weight is not None:
         losses = losses * check_tensor(op, "weight", weight)
     return reduce_loss(_mean(losses, dim=-1), reduction)
+
+
+def pdist(input, p=2):
+    """The p-norm distances between every pair of rows ``i < j`` of a (N, M) ``input``, in
+    the order of the upper triangle read row by row: a (N (N - 1) / 2,) tensor.
+
+    Args:
+        input (Tensor): float (N, M).
+        p (float): the norm's degree, ``>= 0`` (``inf`` allowed). Default 2.
+
+    Raises:
+        ArgumentTypeError: a non-float input.
+        ShapeError: ``input`` is not 2-D.
+        ArgumentError: a negative ``p``.
+    """
+    check_float("pdist", "input", input)
+    if input.ndim != 2:
+        raise ShapeError(f"pdist: only supports 2-D tensors, got {input.ndim}-D")
+    check_number("pdist", "p", p, 0.0)
+    rows, cols = numpy.triu_indices(input.shape[0], 1)
+    return norm(input[rows] - input[cols], p, dim=1)
+

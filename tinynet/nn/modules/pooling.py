@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``."""
+``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``."""
 from .. import functional as F
 from .module import Module
 
@@ -132,4 +132,31 @@ class AdaptiveMaxPool1d(AdaptiveMaxPool2d):
     Shape: (N, C, L) or (C, L) -> (N, C, output_size) or (C, output_size).
     """
     _pool = staticmethod(F.adaptive_max_pool1d)
+
+
+class LPPool2d(Module):
+    """Power-average pooling ``(sum_window x^p)^(1/p)``; see
+    :func:`tinynet.nn.functional.lp_pool2d`.
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, H_out, W_out) or (C, H_out, W_out).
+    """
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type, self.kernel_size, self.stride, self.ceil_mode = norm_type, kernel_size, stride, ceil_mode
+
+    def forward(self, input):
+        return self._pool(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+    _pool = staticmethod(F.lp_pool2d)
+
+    def extra_repr(self):
+        return (f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+                f"ceil_mode={self.ceil_mode}")
+
+
+class LPPool1d(LPPool2d):
+    """Power-average pooling of (N, C, L) or (C, L) input; see
+    :func:`tinynet.nn.functional.lp_pool1d`."""
+    _pool = staticmethod(F.lp_pool1d)
 

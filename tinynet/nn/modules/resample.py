@@ -1,5 +1,6 @@
 """Resampling and rearranging layers: ``Upsample``, ``UpsamplingNearest2d``,
-``UpsamplingBilinear2d``, ``PixelShuffle``, ``PixelUnshuffle``, ``Unflatten``, ``Unfold``, ``Fold``.
+``UpsamplingBilinear2d``, ``PixelShuffle``, ``PixelUnshuffle``, ``ChannelShuffle``, ``Unflatten``, ``Unfold``,
+``Fold``.
 
 Difference from PyTorch: the configuration is checked at construction (exactly one of
 size/scale_factor, a supported mode, align_corners only with linear modes, positive sizes,
@@ -216,3 +217,21 @@ class Fold(Unfold):
 
     def extra_repr(self):
         return f"output_size={self.output_size}, " + super().extra_repr()
+
+
+class ChannelShuffle(Module):
+    """Interleave channels across ``groups``; see :func:`tinynet.nn.functional.channel_shuffle`.
+
+    Shape: (N, C, *) -> (N, C, *).
+    """
+
+    def __init__(self, groups):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input):
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self):
+        return f"groups={self.groups}"
+
