@@ -29,6 +29,7 @@ from ..ops.pooling1d import adaptive_avg_pool1d, avg_pool1d, max_pool1d
 from ..ops.adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d
 from ..ops.pool_extras import channel_shuffle, lp_pool1d, lp_pool2d
 from ..ops.loss_distance import hinge_embedding_loss, multilabel_soft_margin_loss, pdist, triplet_margin_loss
+from ..ops.loss_distance import multi_margin_loss, triplet_margin_with_distance_loss
 from ..ops.unfold import fold, unfold
 from ..ops.similarity import (cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink, threshold,
                               threshold_)
@@ -61,7 +62,7 @@ __all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_",
             "rms_norm"]
 __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"]
 __all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d", "bilinear", "channel_shuffle", "lp_pool1d", "lp_pool2d",
-            "pdist"]
+            "pdist", "multi_margin_loss", "triplet_margin_with_distance_loss"]
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]

@@ -22,6 +22,7 @@ from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d
 from .resample import ChannelShuffle
+from .loss_margin import MultiMarginLoss, TripletMarginWithDistanceLoss
 from .embedding import Embedding
 from .distance import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
@@ -51,3 +52,4 @@ __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]
 __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
 __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear", "ChannelShuffle", "LPPool1d", "LPPool2d"]
+__all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
