@@ -57,6 +57,20 @@ def mnist_dir():
     return path
 
 
+_HYPOTHESIS_SETTINGS = {}
+
+
+@pytest.fixture(autouse=True)
+def _hypothesis_settings_chain(request):
+    """Hypothesis's pytest plugin (6.170) wraps a parametrized test's settings in a new
+    settings object at every call, parented by the previous call's: a test parametrized
+    ~1,000 times (the bad-input walk) then overflows the recursion limit when a setting is
+    read through the chain. Each call starts again from the test's own settings."""
+    fn = getattr(request.function, "__func__", request.function)
+    if hasattr(fn, "_hypothesis_internal_use_settings"):
+        fn._hypothesis_internal_use_settings = _HYPOTHESIS_SETTINGS.setdefault(fn, fn._hypothesis_internal_use_settings)
+
+
 @pytest.fixture(autouse=True)
 def _seed():
     tinynet.manual_seed(1234)
