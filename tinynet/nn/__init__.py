@@ -8,6 +8,7 @@ from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, So
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import AdaptiveMaxPool1d, AdaptiveMaxPool2d, Bilinear, ChannelShuffle, LPPool1d, LPPool2d
 from .modules import MultiMarginLoss, TripletMarginWithDistanceLoss
+from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, RReLU
 from .modules import Dropout1d, HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
 from .modules import Fold, Unfold
 from .modules import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
@@ -43,6 +44,7 @@ __all__ += ["CosineSimilarity", "Hardshrink", "PairwiseDistance", "RMSNorm", "So
 __all__ += ["AdaptiveAvgPool1d", "AvgPool1d", "MaxPool1d"]
 __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear", "ChannelShuffle", "LPPool1d", "LPPool2d"]
 __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
+__all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
 __all__ += ["HingeEmbeddingLoss", "TripletMarginLoss"]
 __all__ += ["Fold", "Unfold"]
 __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]

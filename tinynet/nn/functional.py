@@ -11,7 +11,7 @@ from ..ops.conv import conv1d, conv2d
 from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d
 from ..ops.interpolate import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
                                upsample_nearest)
-from ..ops.dropout import dropout, dropout1d, dropout2d
+from ..ops.dropout import dropout, dropout1d, dropout2d, dropout3d
 from ..ops.linear import bilinear, linear
 from ..ops.loss import cross_entropy, mse_loss, nll_loss
 from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
@@ -28,6 +28,7 @@ from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.pooling1d import adaptive_avg_pool1d, avg_pool1d, max_pool1d
 from ..ops.adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d
 from ..ops.pool_extras import channel_shuffle, lp_pool1d, lp_pool2d
+from ..ops.random_activations import alpha_dropout, feature_alpha_dropout, gumbel_softmax, rrelu, rrelu_
 from ..ops.loss_distance import hinge_embedding_loss, multilabel_soft_margin_loss, pdist, triplet_margin_loss
 from ..ops.loss_distance import multi_margin_loss, triplet_margin_with_distance_loss
 from ..ops.unfold import fold, unfold
@@ -63,6 +64,7 @@ __all__ += ["cosine_similarity", "pairwise_distance", "threshold", "threshold_",
 __all__ += ["max_pool1d", "avg_pool1d", "adaptive_avg_pool1d"]
 __all__ += ["adaptive_max_pool1d", "adaptive_max_pool2d", "bilinear", "channel_shuffle", "lp_pool1d", "lp_pool2d",
             "pdist", "multi_margin_loss", "triplet_margin_with_distance_loss"]
+__all__ += ["alpha_dropout", "dropout3d", "feature_alpha_dropout", "gumbel_softmax", "rrelu", "rrelu_"]
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]

@@ -1,7 +1,7 @@
 """Dropout (Srivastava et al., 2014, JMLR 15) and channel dropout (Tompson et al., 2015).
 
 In training, each element (``dropout``) or each whole (n, c) feature map
-(``dropout2d``) is zeroed with probability ``p`` and the survivors are scaled by
+(``dropout1d``/``dropout2d``/``dropout3d``) is zeroed with probability ``p`` and the survivors are scaled by
 ``1 / (1 - p)`` so the expectation is unchanged; in evaluation both are the identity.
 Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repeatable).
 """
@@ -117,3 +117,13 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
         ValueError: ``p`` outside [0, 1]. ShapeError: input is not 3-D or 4-D.
     """
     return _channel_dropout("dropout2d", input, p, training, 2, "(N, C, H, W) or (C, H, W)")
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels: each (n, c) volume of a (N, C, D, H, W) input with probability ``p``.
+
+    Raises:
+        ValueError: ``p`` outside [0, 1]. ShapeError: input is not 4-D or 5-D.
+    """
+    return _channel_dropout("dropout3d", input, p, training, 3, "(N, C, D, H, W) or (C, D, H, W)")
+

@@ -8,7 +8,7 @@ from .conv import Conv1d, Conv2d
 from .conv_transpose import ConvTranspose1d, ConvTranspose2d
 from .resample import (PixelShuffle, PixelUnshuffle, Unflatten, Upsample, UpsamplingBilinear2d,
                        UpsamplingNearest2d)
-from .dropout import Dropout, Dropout1d, Dropout2d
+from .dropout import AlphaDropout, Dropout, Dropout1d, Dropout2d, Dropout3d, FeatureAlphaDropout
 from .linear import Bilinear, Identity, Linear
 from .loss import (BCELoss, BCEWithLogitsLoss, CosineEmbeddingLoss, CrossEntropyLoss, GaussianNLLLoss, HuberLoss,
                    KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, NLLLoss, PoissonNLLLoss, SmoothL1Loss, SoftMarginLoss)
@@ -26,7 +26,7 @@ from .loss_margin import MultiMarginLoss, TripletMarginWithDistanceLoss
 from .embedding import Embedding
 from .distance import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
-from .piecewise_activations import Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6
+from .piecewise_activations import Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU
 from .smooth_activations import (CELU, ELU, GLU, SELU, LogSigmoid, Mish, SiLU, Softmax2d, Softmin, Softplus, Softsign,
                                  Tanhshrink)
 from .rnn import GRU, LSTM, RNN, RNNBase
@@ -53,3 +53,4 @@ __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", 
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
 __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear", "ChannelShuffle", "LPPool1d", "LPPool2d"]
 __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
+__all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]

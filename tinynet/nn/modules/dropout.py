@@ -1,4 +1,4 @@
-"""Dropout layers: ``Dropout``, ``Dropout2d``."""
+"""Dropout layers: ``Dropout``, ``Dropout1d/2d/3d``, ``AlphaDropout``, ``FeatureAlphaDropout``."""
 from ...ops.util import check_number
 from .. import functional as F
 from .module import Module
@@ -31,3 +31,26 @@ class Dropout2d(Dropout):
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training)
+
+
+class Dropout3d(Dropout):
+    """Zero whole channels with probability ``p`` in training mode. Shape: (N, C, D, H, W) or (C, D, H, W)."""
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training)
+
+
+class AlphaDropout(Dropout):
+    """Alpha dropout (for SELU networks; see ``F.alpha_dropout``) in training mode. Shape: any."""
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+
+class FeatureAlphaDropout(Dropout):
+    """Alpha dropout of whole channels in training mode (see ``F.feature_alpha_dropout``).
+    Shape: (N, C, *) or (C, *)."""
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)
+

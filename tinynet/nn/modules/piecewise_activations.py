@@ -110,3 +110,24 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU (see ``F.rrelu``): a slope from U(lower, upper) per negative
+    element in training mode, ``(lower + upper) / 2`` in evaluation. Args: lower (1/8),
+    upper (1/3), inplace (False). Shape: any.
+
+    Raises:
+        ArgumentError: ``lower > upper`` (at forward, as PyTorch).
+    """
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower, self.upper, self.inplace = lower, upper, inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (", inplace=True" if self.inplace else "")
+
