@@ -68,6 +68,7 @@ from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_mi
 from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
 from .ops.pool_extras import channel_shuffle
+from .ops.index_extras import index_add, index_copy, index_fill, masked_scatter, take
 from .ops.numeric_extras import (corrcoef, cov, cross, cumulative_trapezoid, diag_embed, diagflat, trapezoid, trapz,
                                  vander)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_

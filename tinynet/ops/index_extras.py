@@ -1,0 +1,160 @@
+"""Index-based updates PyTorch scripts use, composed of :func:`~tinynet.scatter`,
+:func:`~tinynet.scatter_add` and indexing (so their gradients are those ops'):
+``index_add``, ``index_copy``, ``index_fill``, ``take`` and ``masked_scatter``.
+
+``index_add(input, dim, index, source)`` adds slice ``k`` of ``source`` along ``dim`` to
+slice ``index[k]`` of ``input`` (repeated indices accumulate); ``index_copy`` writes it
+instead (with a repeated index, one of the writes wins, as in PyTorch); ``index_fill`` writes
+a number into the slices at ``index``. ``take`` reads the flattened input at ``index``;
+``masked_scatter`` writes ``source``'s leading elements, in order, where ``mask`` is true.
+"""
+import numbers
+
+from .. import backend
+from ..errors import ArgumentTypeError, DTypeError, ShapeError
+from ..tensor import Tensor
+from .arith import mul
+from .gather import scatter, scatter_add
+from .shape import broadcast_to, flatten, reshape
+from .util import check_tensor, dim_index
+
+
+def _index(op, index):
+    check_tensor(op, "index", index)
+    if index.array.dtype.kind not in "iu":
+        raise DTypeError(f"{op}: index must be an integer tensor, got {index.dtype}")
+    if index.ndim > 1:
+        raise ShapeError(f"{op}: index must be 0-D or 1-D, got shape {tuple(index.shape)}")
+    return reshape(index, (-1,))
+
+
+def _spread(index, d, shape):
+    """``index`` (1-D) placed along dim ``d`` and expanded to ``shape`` (scatter's index form)."""
+    return broadcast_to(reshape(index, tuple(-1 if k == d else 1 for k in range(len(shape)))), shape)
+
+
+def _slices(op, input, dim, index, source):
+    check_tensor(op, "input", input)
+    check_tensor(op, "source", source)
+    d = dim_index(op, dim, max(input.ndim, 1))
+    idx = _index(op, index)
+    want = tuple(idx.shape[0] if k == d else s for k, s in enumerate(input.shape))
+    if input.ndim and tuple(source.shape) != want:
+        raise ShapeError(f"{op}: source must have shape {want} (input's with index's length along dim {dim}), got "
+                         f"{tuple(source.shape)}")
+    if source.dtype != input.dtype:
+        raise DTypeError(f"{op}: source and input must have the same dtype, got {source.dtype} and {input.dtype}")
+    return d, idx
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """A copy of ``input`` with ``alpha * source`` added at ``index`` along ``dim``.
+
+    Raises:
+        ArgumentTypeError: non-Tensors. DTypeError: a non-integer index or mixed dtypes.
+        ShapeError: index not 1-D, or source of the wrong shape.
+        IndexOutOfRangeError: ``dim`` or (on the CPU) an index out of range.
+    """
+    d, idx = _slices("index_add", input, dim, index, source)
+    if input.ndim == 0:
+        return scatter_add(reshape(input, (1,)), 0, idx, reshape(mul(source, alpha), (-1,))).reshape(())
+    return scatter_add(input, d, _spread(idx, d, tuple(source.shape)), source if alpha == 1 else mul(source, alpha))
+
+
+def index_copy(input, dim, index, source):
+    """A copy of ``input`` with the slices of ``source`` written at ``index`` along ``dim``.
+
+    Raises:
+        As :func:`index_add`.
+    """
+    d, idx = _slices("index_copy", input, dim, index, source)
+    if input.ndim == 0:
+        return scatter(reshape(input, (1,)), 0, idx, reshape(source, (-1,))).reshape(())
+    return scatter(input, d, _spread(idx, d, tuple(source.shape)), source)
+
+
+def index_fill(input, dim, index, value):
+    """A copy of ``input`` with ``value`` (a number or a 0-d tensor) in the slices at ``index``
+    along ``dim``.
+
+    Raises:
+        ArgumentTypeError: a non-Tensor input or a value that is not a number.
+        DTypeError / ShapeError / IndexOutOfRangeError: as :func:`index_add`.
+    """
+    check_tensor("index_fill", "input", input)
+    if isinstance(value, Tensor) and value.ndim == 0:
+        value = value.item()
+    if not isinstance(value, numbers.Number):
+        raise ArgumentTypeError(f"index_fill: value must be a number or a 0-d tensor, got {type(value).__name__}")
+    d = dim_index("index_fill", dim, max(input.ndim, 1))
+    idx = _index("index_fill", index)
+    if input.ndim == 0:
+        return scatter(reshape(input, (1,)), 0, idx, value=value).reshape(())
+    shape = tuple(idx.shape[0] if k == d else s for k, s in enumerate(input.shape))
+    return scatter(input, d, _spread(idx, d, shape), value=value)
+
+
+def take(input, index):
+    """The elements of the flattened ``input`` at ``index``, in ``index``'s shape
+    (negative indices count from the end).
+
+    Raises:
+        ArgumentTypeError: non-Tensors. DTypeError: a non-integer index.
+        IndexOutOfRangeError: an index out of range (on the CPU).
+    """
+    check_tensor("take", "input", input)
+    check_tensor("take", "index", index)
+    if index.array.dtype.kind not in "iu":
+        raise DTypeError(f"take: index must be an integer tensor, got {index.dtype}")
+    return reshape(flatten(input)[reshape(index, (-1,))], tuple(index.shape))
+
+
+def masked_scatter(input, mask, source):
+    """A copy of ``input`` with ``source``'s first elements (in C order) written, in order,
+    where the bool ``mask`` (broadcast to ``input``'s shape) is true.
+
+    Raises:
+        ArgumentTypeError: non-Tensors. DTypeError: a non-bool mask or mixed dtypes.
+        ShapeError: the mask does not broadcast, or ``source`` has too few elements.
+    """
+    for name, t in (("input", input), ("mask", mask), ("source", source)):
+        check_tensor("masked_scatter", name, t)
+    if mask.array.dtype.kind != "b":
+        raise DTypeError(f"masked_scatter: mask must be a bool tensor, got {mask.dtype}")
+    if source.dtype != input.dtype:
+        raise DTypeError(f"masked_scatter: source and input must have the same dtype, got {source.dtype} and "
+                         f"{input.dtype}")
+    flat_mask = flatten(broadcast_to(mask, tuple(input.shape))).array
+    xp = backend.array_module(flat_mask)
+    where = Tensor._wrap(xp.nonzero(flat_mask)[0])
+    count = where.shape[0]
+    if source.numel() < count:
+        raise ShapeError(f"masked_scatter: the mask selects {count} elements but source has only {source.numel()}")
+    written = flatten(source)[:count]
+    return reshape(scatter(flatten(input), 0, where, written), tuple(input.shape))
+
+
+def _inplace(name, self, fn):
+    from .inplace import inplace_apply
+    # on a copy: the write-back must not change what the composed ops saved
+    return inplace_apply(name, self, lambda t: fn(t.clone()))
+
+
+def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place :func:`tinynet.index_add`; returns self."""
+    return _inplace("index_add_", self, lambda t: index_add(t, dim, index, source, alpha=alpha))
+
+
+def index_copy_(self, dim, index, source):
+    """In-place :func:`tinynet.index_copy`; returns self."""
+    return _inplace("index_copy_", self, lambda t: index_copy(t, dim, index, source))
+
+
+def index_fill_(self, dim, index, value):
+    """In-place :func:`tinynet.index_fill`; returns self."""
+    return _inplace("index_fill_", self, lambda t: index_fill(t, dim, index, value))
+
+
+def masked_scatter_(self, mask, source):
+    """In-place :func:`tinynet.masked_scatter`; returns self."""
+    return _inplace("masked_scatter_", self, lambda t: masked_scatter(t, mask, source))
