@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from . import (activation, arith, binary_math, compare, conversion, creation, division, gather, indexing, inplace,
                linalg, reduction, select, shape, stats, unary)
 from . import matrix_helpers, rearrange, scan, search, sorting
-from . import arrange_extras, index_extras, math_extras, numeric_extras
+from . import arrange_extras, index_extras, math_extras, numeric_extras, tensor_extras
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -134,8 +134,10 @@ def attach():
     for module, names in SAME_SIGNATURE.items():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
-    for name, fn in inplace.MATH_INPLACE.items():
+    for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS}.items():
         setattr(Tensor, name, fn)
+    for name, fn in tensor_extras.PROPERTIES.items():
+        setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))
     for name, fn in {**OPERATORS, **ADAPTERS}.items():
         setattr(Tensor, name, fn)
     for name, fn in PROPERTIES.items():
