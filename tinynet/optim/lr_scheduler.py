@@ -15,7 +15,7 @@ Here (``b`` a group's base rate, ``e`` the epoch):
 
 and, importable from here, in :mod:`.lr_scheduler_more` (``SequentialLR``,
 ``ChainedScheduler``, ``ReduceLROnPlateau``) and :mod:`.lr_scheduler_cyclic`
-(``CosineAnnealingWarmRestarts``, ``OneCycleLR``).
+(``CosineAnnealingWarmRestarts``, ``OneCycleLR``, ``CyclicLR``).
 Every scheduler has ``step()``, ``get_last_lr()``, ``last_epoch``, ``base_lrs``,
 ``state_dict()`` and ``load_state_dict()``.
 """
@@ -27,12 +27,12 @@ from collections import Counter
 from ..errors import ArgumentError, ArgumentTypeError
 from .lr_scheduler_base import LRScheduler, _LRScheduler, check_optimizer, group_values
 from .optimizer import check_numbers
-from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, OneCycleLR
+from .lr_scheduler_cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR
 from .lr_scheduler_more import ChainedScheduler, ReduceLROnPlateau, SequentialLR
 
 __all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR", "ExponentialLR",
            "SequentialLR", "CosineAnnealingLR", "ChainedScheduler", "ReduceLROnPlateau",
-           "CosineAnnealingWarmRestarts", "OneCycleLR", "PolynomialLR", "LRScheduler", "_LRScheduler"]
+           "CosineAnnealingWarmRestarts", "CyclicLR", "OneCycleLR", "PolynomialLR", "LRScheduler", "_LRScheduler"]
 
 
 def _lambdas(name, optimizer, lr_lambda):

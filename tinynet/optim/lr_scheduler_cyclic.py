@@ -7,11 +7,17 @@ PyTorch defines them:
 * ``OneCycleLR`` (Smith & Topin 2018, arXiv:1708.07120): warm up from ``max_lr / div_factor``
   to ``max_lr`` over ``pct_start`` of the steps, then anneal to
   ``initial_lr / final_div_factor``; momentum (or Adam's beta1) cycles the opposite way.
+* ``CyclicLR`` (Smith 2017, "Cyclical Learning Rates for Training Neural Networks",
+  arXiv:1506.01186): triangles between ``base_lr`` and ``max_lr``, ``step_size_up`` steps
+  up and ``step_size_down`` down, their height scaled per cycle (``triangular2``: halved
+  each cycle) or per step (``exp_range``: ``gamma ** step``) or by a user ``scale_fn``;
+  momentum cycles the opposite way.
 """
 import math
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError
 from .lr_scheduler_base import LRScheduler, check_optimizer, format_param, group_values
+from .optimizer import check_numbers
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -185,3 +191,118 @@ class OneCycleLR(LRScheduler):
                     break
                 start = ph["end_step"]
         return lrs
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rate (call :meth:`step` after every batch).
+
+    Within cycle ``c = floor(1 + t / (up + down))`` the position ``x = 1 + t / (up + down) - c``
+    rises to the peak over the first ``up / (up + down)`` of the cycle and falls back; the
+    learning rate is ``base_lr + (max_lr - base_lr) * h * scale``, with ``h`` the triangle's
+    height in [0, 1] and ``scale = scale_fn(c)`` (``scale_mode="cycle"``) or ``scale_fn(t)``
+    (``"iterations"``); momentum is ``max_momentum - (max_momentum - base_momentum) * h * scale``.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        base_lr, max_lr (float or list): the bounds, or one per group.
+        step_size_up (int): steps from base to peak. Default 2000.
+        step_size_down (int): steps back. Default ``step_size_up``.
+        mode (str): ``"triangular"`` (scale 1), ``"triangular2"`` (``1 / 2 ** (c - 1)``) or
+            ``"exp_range"`` (``gamma ** t``, per step). Default "triangular".
+        gamma (float): for ``exp_range``. Default 1.0.
+        scale_fn (callable): a custom scale, replacing ``mode``; with ``scale_mode``.
+        scale_mode (str): ``"cycle"`` or ``"iterations"``. Default "cycle".
+        cycle_momentum (bool): default True (needs ``momentum`` or ``betas``).
+        base_momentum, max_momentum (float or list): default 0.8 and 0.9.
+        last_epoch (int): default -1.
+
+    ``state_dict`` leaves out a custom ``scale_fn`` (a function cannot be saved; PyTorch
+    does the same), so pass it again when restoring.
+
+    Raises:
+        ArgumentError: an unknown mode without a scale_fn, a bad scale_mode, non-positive
+            step sizes, per-group lists of the wrong length, or cycle_momentum with an
+            optimizer that has neither momentum nor betas.
+        ArgumentTypeError: a non-number rate, momentum, step size or gamma, or a scale_fn
+            that is not callable.
+    """
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
+                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
+                 max_momentum=0.9, last_epoch=-1):
+        check_optimizer("CyclicLR", optimizer)
+        check_numbers("CyclicLR", step_size_up=step_size_up, gamma=gamma, last_epoch=last_epoch,
+                      **({} if step_size_down is None else {"step_size_down": step_size_down}))
+        for name, v in (("base_lr", base_lr), ("max_lr", max_lr), ("base_momentum", base_momentum),
+                        ("max_momentum", max_momentum)):
+            check_numbers("CyclicLR", **{f"{name}[{i}]": x for i, x in enumerate(v if isinstance(v, (list, tuple))
+                                                                                 else [v])})
+        if scale_fn is not None and not callable(scale_fn):
+            raise ArgumentTypeError(f"CyclicLR: scale_fn must be callable or None, got {type(scale_fn).__name__}")
+        base_lrs = format_param("base_lr", optimizer, base_lr, "CyclicLR")
+        if last_epoch == -1:
+            for lr, g in zip(base_lrs, optimizer.param_groups):
+                g["lr"] = lr
+        self.max_lrs = format_param("max_lr", optimizer, max_lr, "CyclicLR")
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        if up <= 0 or down <= 0:
+            raise ArgumentError(f"CyclicLR: step sizes must be positive, got step_size_up={step_size_up}, "
+                                f"step_size_down={step_size_down}")
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ArgumentError(f"CyclicLR: mode is invalid and scale_fn is None, got mode={mode!r}")
+        if scale_mode not in ("cycle", "iterations"):
+            raise ArgumentError(f"CyclicLR: scale_mode must be 'cycle' or 'iterations', got {scale_mode!r}")
+        self.mode, self.gamma = mode, gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode if scale_fn is not None else ("iterations" if mode == "exp_range" else "cycle")
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ArgumentError("CyclicLR: optimizer must support momentum or beta1 with `cycle_momentum` "
+                                    "option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = format_param("base_momentum", optimizer, base_momentum, "CyclicLR")
+            self.max_momentums = format_param("max_momentum", optimizer, max_momentum, "CyclicLR")
+            if last_epoch == -1:
+                for m_max, m_base, g in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                    self._set_momentum(g, m_max)
+                    g["max_momentum"], g["base_momentum"] = m_max, m_base
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    def _set_momentum(self, g, m):
+        if self.use_beta1:
+            g["betas"] = (m, *g["betas"][1:])
+        else:
+            g["momentum"] = m
+
+    def scale_fn(self, x):
+        """The height's scale at cycle (or step) ``x``: the user's function or the mode's."""
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        if self.mode == "exp_range":
+            return self.gamma ** x
+        return 1.0
+
+    def get_lr(self):
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle
+        height = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [b + (m - b) * height * scale for b, m in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for g, b, m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+                self._set_momentum(g, m - (m - b) * height * scale)
+        return lrs
+
+    def state_dict(self):
+        """Every attribute but the optimizer and a custom ``scale_fn``."""
+        state = super().state_dict()
+        state.pop("_scale_fn_custom", None)
+        return state
+
