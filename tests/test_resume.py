@@ -94,6 +94,26 @@ def test_loader_state_survives_save_and_load(tmp_path):
     assert [x.tolist() for (x,) in loader2] == rest
 
 
+def test_state_dict_between_load_and_iter_keeps_the_position():
+    """A checkpoint written after load_state_dict() and before iter() (an example saving at
+    the start of a resumed run) still holds the interrupted epoch's position."""
+    tinynet.manual_seed(2)
+    loader = DataLoader(_dataset(), batch_size=3, shuffle=True, device="cpu")
+    it = iter(loader)
+    for _ in range(3):
+        next(it)
+    state = loader.state_dict()
+    rest = [x.tolist() for (x,) in it]
+    again = DataLoader(_dataset(), batch_size=3, shuffle=True, device="cpu")
+    again.load_state_dict(state)
+    echoed = again.state_dict()
+    assert echoed["batches_yielded"] == 3 and echoed["base_seed"] == state["base_seed"]
+    assert numpy.array_equal(echoed["rng_state"].numpy(), state["rng_state"].numpy())
+    third = DataLoader(_dataset(), batch_size=3, shuffle=True, device="cpu")
+    third.load_state_dict(echoed)
+    assert [x.tolist() for (x,) in third] == rest
+
+
 def test_load_state_dict_bad_input():
     loader = DataLoader(_dataset(), batch_size=4, shuffle=True, device="cpu")
     good = {"rng_state": tinynet.get_rng_state(), "batches_yielded": 2, "generator_state": None, "base_seed": 5}

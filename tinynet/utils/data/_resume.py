@@ -54,12 +54,17 @@ class Resumable:
             that epoch (0 when none is under way); ``generator_state`` -- the current state
             of the loader's own ``generator`` (None without one: the default generator's is
             saved with ``tinynet.get_rng_state``); ``base_seed`` -- the workers' base seed
-            (None before the first epoch). All refer to the latest iterator.
+            (None before the first epoch). All refer to the latest iterator, or, after
+            :meth:`load_state_dict` and before the next ``iter``, to the epoch it will resume.
         """
+        own = None if self.generator is None else self.generator.get_state()
+        pending = self._resume
+        if pending is not None:  # loaded but not iterated yet: still that epoch's position
+            return {"rng_state": pending["rng_state"], "batches_yielded": pending["batches_yielded"],
+                    "generator_state": own, "base_seed": pending["base_seed"]}
         epoch = self._epoch_rng is not None
         return {"rng_state": self._epoch_rng, "batches_yielded": self._yielded if epoch else 0,
-                "generator_state": None if self.generator is None else self.generator.get_state(),
-                "base_seed": self._base_seed}
+                "generator_state": own, "base_seed": self._base_seed}
 
     def load_state_dict(self, state_dict):
         """Make the next ``iter(loader)`` resume the epoch :meth:`state_dict` described.
