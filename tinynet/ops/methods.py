@@ -11,7 +11,7 @@ from ..tensor import Tensor
 from . import (activation, arith, binary_math, compare, conversion, creation, division, gather, indexing, inplace,
                linalg, reduction, select, shape, stats, unary)
 from . import matrix_helpers, rearrange, scan, search, sorting
-from . import arrange_extras, index_extras, math_extras, numeric_extras, tensor_extras
+from . import arrange_extras, counting, index_extras, math_extras, numeric_extras, tensor_extras
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -24,6 +24,7 @@ SAME_SIGNATURE = {
     math_extras: ["deg2rad", "rad2deg", "xlogy", "logit", "sinc", "frac", "nansum", "nanmean", "aminmax"],
     arrange_extras: ["ravel", "kron", "inner"],
     numeric_extras: ["cross", "diag_embed", "diagflat", "cov", "corrcoef"],
+    counting: ["bincount", "histc", "unique_consecutive"],
     index_extras: ["index_add", "index_copy", "index_fill", "take", "masked_scatter", "index_add_", "index_copy_",
                    "index_fill_", "masked_scatter_"],
     select: ["maximum", "minimum", "masked_fill", "masked_select"],
