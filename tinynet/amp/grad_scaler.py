@@ -134,10 +134,10 @@ class GradScaler:
         Gradients on one GPU go through one fused kernel (``kernels.optim_update.unscale``)
         where they qualify, else through the generic per-gradient code below."""
         grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
-        if grads and len({str(g.device) for g in grads}) == 1 and grads[0].device.type == "cuda":
+        if grads and len({str(g.device) for g in grads}) == 1:  # the kernel refuses CPU arrays itself
             a = grads[0].array
             with _on_device_of(a):
-                flag = backend.cupy.zeros((), dtype=numpy.float32)
+                flag = backend.array_module(a).zeros((), dtype=numpy.float32)
                 inv = backend.to_device(inv_scale, grads[0].device)
                 if optim_update.unscale([g.array for g in grads], inv, flag):
                     return {str(grads[0].device): flag}

@@ -9,6 +9,7 @@
 * ``unique_consecutive``: the first of each run of equal consecutive elements (or slices
   along ``dim``), with the run number of every input element and the run lengths.
 """
+import math
 import numbers
 
 import numpy
@@ -79,7 +80,7 @@ def histc(input, bins=100, min=0, max=0):
         lo, hi = lo - 1, hi + 1
     if lo > hi:
         raise ArgumentError(f"histc: max must be larger than min, got min={min}, max={max}")
-    if not (xp.isfinite(xp.asarray(lo)) and xp.isfinite(xp.asarray(hi))):
+    if not (math.isfinite(lo) and math.isfinite(hi)):
         raise ArgumentError(f"histc: range of [{lo}, {hi}] is not finite")
     flat = a.reshape(-1).astype("float64")
     inside = flat[(flat >= lo) & (flat <= hi)]

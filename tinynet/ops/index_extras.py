@@ -15,6 +15,7 @@ from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import mul
 from .gather import scatter, scatter_add
+from .inplace import composed_method
 from .shape import broadcast_to, flatten, reshape
 from .util import check_tensor, dim_index
 
@@ -134,27 +135,7 @@ def masked_scatter(input, mask, source):
     return reshape(scatter(flatten(input), 0, where, written), tuple(input.shape))
 
 
-def _inplace(name, self, fn):
-    from .inplace import inplace_apply
-    # on a copy: the write-back must not change what the composed ops saved
-    return inplace_apply(name, self, lambda t: fn(t.clone()))
-
-
-def index_add_(self, dim, index, source, *, alpha=1):
-    """In-place :func:`tinynet.index_add`; returns self."""
-    return _inplace("index_add_", self, lambda t: index_add(t, dim, index, source, alpha=alpha))
-
-
-def index_copy_(self, dim, index, source):
-    """In-place :func:`tinynet.index_copy`; returns self."""
-    return _inplace("index_copy_", self, lambda t: index_copy(t, dim, index, source))
-
-
-def index_fill_(self, dim, index, value):
-    """In-place :func:`tinynet.index_fill`; returns self."""
-    return _inplace("index_fill_", self, lambda t: index_fill(t, dim, index, value))
-
-
-def masked_scatter_(self, mask, source):
-    """In-place :func:`tinynet.masked_scatter`; returns self."""
-    return _inplace("masked_scatter_", self, lambda t: masked_scatter(t, mask, source))
+index_add_ = composed_method("index_add_", index_add)
+index_copy_ = composed_method("index_copy_", index_copy)
+index_fill_ = composed_method("index_fill_", index_fill)
+masked_scatter_ = composed_method("masked_scatter_", masked_scatter)

@@ -19,6 +19,7 @@ Without recording (no tensor involved requires grad, or under ``no_grad``) the r
 written straight into the tensor's memory. Results are cast to the tensor's dtype, with
 PyTorch's rule (no float into an integer tensor), and must have its shape.
 """
+import inspect
 import numbers
 
 import numpy
@@ -73,16 +74,20 @@ def _shadow(t):
     return s
 
 
-def inplace_apply(op, t, compute):
+def inplace_apply(op, t, compute, composed=False):
     """Run ``compute`` (a function of one tensor returning the new value as a new tensor)
-    on ``t`` and write the result into ``t``, with autograd's in-place rules; returns ``t``."""
+    on ``t`` and write the result into ``t``, with autograd's in-place rules; returns ``t``.
+
+    Only the last op ``compute`` records has its saved tensors guarded against the write-back
+    (:func:`_preserve`); ``composed=True`` says ``compute`` records several ops (a function
+    composed of tinynet's ops), which then run on a copy of ``t``."""
     check_inplace(op, t)
     if not grad_mode._grad_enabled.get():
         _write(op, t, compute(t).array)
         return t
     old = _shadow(t)
     first = next_seq()  # the ops compute records get later sequence numbers
-    r = compute(old)
+    r = compute(old.clone() if composed else old)
     node = r._grad_fn
     if node is not None and node.saved:
         _preserve(node, old, r)
@@ -325,6 +330,24 @@ reciprocal_ = _unary_inplace("reciprocal_", unary.reciprocal)
 square_ = _unary_inplace("square_", unary.square)
 
 
+def composed_method(name, fn):
+    """The Tensor method ``name`` that writes ``fn(self, *args, **kwargs)`` back into self
+    (``fn`` composed of tinynet's ops: see ``inplace_apply(composed=True)``). A call that does
+    not fit ``fn``'s signature raises ArgumentTypeError naming the method."""
+    sig = inspect.signature(fn)
+
+    def method(self, *args, **kwargs):
+        try:
+            sig.bind(self, *args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentTypeError(f"{name}: {exc}") from None
+        return inplace_apply(name, self, lambda t: fn(t, *args, **kwargs), composed=True)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place :func:`tinynet.{name[:-1]}`; returns self."
+    method.__signature__ = sig
+    return method
+
+
 def _math_inplace():
     """The rest of PyTorch's in-place elementwise math methods (``x.sin_()``, ...), each the
     function of the same name written back into ``x`` (a float result into an integer
@@ -335,20 +358,8 @@ def _math_inplace():
              "log1p", "rsqrt", "trunc", "absolute"]
     out = {f"{n}_": _unary_inplace(f"{n}_", getattr(unary, n)) for n in names}
     out["negative_"] = _unary_inplace("negative_", arith.neg)
-    # the composed functions run on a copy: their inner ops may save their input, which the
-    # write-back would change under them (inplace_apply guards only the last op's saves)
-    for n in ("deg2rad", "rad2deg", "sinc", "frac"):
-        out[f"{n}_"] = _unary_inplace(f"{n}_", lambda t, fn=getattr(math_extras, n): fn(t.clone()))
-
-    def logit_(self, eps=None):
-        """In-place :func:`tinynet.logit`; returns self."""
-        return inplace_apply("logit_", self, lambda t: math_extras.logit(t.clone(), eps))
-
-    def xlogy_(self, other):
-        """In-place :func:`tinynet.xlogy` (``self * log(other)``); returns self."""
-        return inplace_apply("xlogy_", self, lambda t: math_extras.xlogy(t.clone(), other))
-
-    out.update(logit_=logit_, xlogy_=xlogy_)
+    for n in ("deg2rad", "rad2deg", "sinc", "frac", "logit", "xlogy"):
+        out[f"{n}_"] = composed_method(f"{n}_", getattr(math_extras, n))
     return out
 
 

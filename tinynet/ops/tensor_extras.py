@@ -8,11 +8,10 @@ the same name written back into ``x`` with autograd's in-place rules.
 A comparison written in place stores 1 and 0 in ``x``'s own dtype, as PyTorch does.
 ``stride`` and ``storage_offset`` count elements (NumPy and CuPy count bytes).
 """
-import inspect
-
 from .. import backend
 from ..errors import ArgumentTypeError, IndexOutOfRangeError
 from . import arith, binary_math, compare, division, matrix_helpers, rearrange, scan
+from .inplace import composed_method, inplace_apply
 from .util import check_tensor, dim_index
 
 
@@ -103,25 +102,8 @@ def _output_nr(self):
     return self._output_nr
 
 
-def _inplace(name, fn):
-    sig = inspect.signature(fn)
-
-    def method(self, *args, **kwargs):
-        from .inplace import inplace_apply
-        try:  # a wrong call is a typed error naming the method, not Python's bare TypeError
-            sig.bind(self, *args, **kwargs)
-        except TypeError as exc:
-            raise ArgumentTypeError(f"{name}: {exc}") from None
-        return inplace_apply(name, self, lambda t: fn(t.clone(), *args, **kwargs))
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``; returns self."
-    method.__signature__ = sig
-    return method
-
-
 def _comparison_inplace(name, fn):
     def method(self, other):
-        from .inplace import inplace_apply
         return inplace_apply(name, self, lambda t: fn(t.detach(), other).to(t.dtype))
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place ``{name[:-1]}``: 1 where true, 0 where false, in this tensor's dtype; returns self."
@@ -144,6 +126,6 @@ _COMPARISONS = {f"{n}_": getattr(compare, n) for n in ("eq", "ne", "lt", "le", "
 METHODS = {"multiply": multiply, "divide": divide, "subtract": subtract, "positive": positive,
            "is_signed": is_signed, "is_complex": is_complex, "is_same_size": is_same_size,
            "is_inference": is_inference, "stride": stride, "storage_offset": storage_offset, "data_ptr": data_ptr,
-           **{n: _inplace(n, f) for n, f in _BINARY.items()},
+           **{n: composed_method(n, f) for n, f in _BINARY.items()},
            **{n: _comparison_inplace(n, f) for n, f in _COMPARISONS.items()}}
 PROPERTIES = {"is_cpu": _is_cpu, "output_nr": _output_nr}
