@@ -73,6 +73,8 @@ def as_dtype(dtype, op):
     """
     if dtype is None:
         return None
+    if not isinstance(dtype, (type, numpy.dtype, str)):  # numpy.dtype() would take an array's .dtype
+        raise DTypeError(f"{op}: unknown dtype {type(dtype).__name__} (a dtype such as tinynet.float32)")
     try:
         dt = numpy.dtype(dtype)  # Python's float/int/bool give float64/int64/bool, as in PyTorch
     except (TypeError, ValueError, SyntaxError):  # NumPy parses some strings ("01") as Python literals

@@ -134,7 +134,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     check_tensor("nanmean", "input", input)
     if not is_floating(input.array.dtype):
         raise DTypeError(f"nanmean: expected input to have floating point dtype but got {input.dtype}")
-    count = _sum(~isnan(input), dim, keepdim, dtype=dtype or input.dtype)
+    if dtype is not None:
+        dtype = dtypes.as_dtype(dtype, "nanmean")
+    count = _sum(~isnan(input), dim, keepdim, dtype=input.dtype if dtype is None else dtype)
     return div(nansum(input, dim, keepdim, dtype=dtype), count)
 
 

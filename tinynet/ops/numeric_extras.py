@@ -159,6 +159,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         ShapeError: ``input`` with more than 2 dims, or weights of the wrong shape.
     """
     check_tensor("cov", "input", input)
+    correction = check_int("cov", "correction", correction)
     if input.ndim > 2:
         raise ShapeError(f"cov: expected input with two or fewer dimensions, got {input.ndim}")
     x = input if input.ndim == 2 else input.reshape(1, -1)
