@@ -16,6 +16,10 @@ device:
   busy as in the N-process runs (every GPU working, N Python processes), so the efficiency
   below measures what data parallelism costs, not how a lone process runs on an idle host.
   tinynet and PyTorch alternate repetition by repetition;
+* with ``--graph``, every configuration also with its whole step replayed from a CUDA
+  graph: tinynet's ``tinynet.compile(step, fullgraph=True)`` (the buckets' NCCL
+  all-reduces inside the graph) and PyTorch's recipe for graphed DDP (DDP built and 11
+  warm-up steps run on a side stream, then ``torch.cuda.graph``);
 * **N processes**, both frameworks, in two bucket layouts: ``one`` bucket for every gradient
   (its all-reduce starts when backward is over: no overlap) and ``layers``, buckets of
   ``--overlap-bucket-mb`` MiB (the default 0.01 MiB puts roughly one layer in each, so a
@@ -33,6 +37,7 @@ PyTorch is optional (``--no-torch``); under mpiexec its process group is set up 
 tinynet's ranks (env://, a port chosen by rank 0), under torchrun from torchrun's variables.
 """
 import argparse
+import gc
 import json
 import os
 import platform
@@ -60,9 +65,13 @@ def parse(argv):
     p.add_argument("--warmup", type=int, default=10, help="warm-up steps per configuration (default 10)")
     p.add_argument("--overlap-bucket-mb", type=float, default=0.01, help="bucket size of the 'layers' layout")
     p.add_argument("--no-torch", action="store_true", help="tinynet only")
+    p.add_argument("--graph", action="store_true",
+                   help="also time every configuration with its whole step replayed from a CUDA graph (GPU)")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks that the script runs (CPU)")
     p.add_argument("--out", default=None, help="JSON path (default benchmarks/results/ddp_scaling_<device>.json)")
     args = p.parse_args(argv)
+    if args.graph and args.device != "cuda":
+        p.error("--graph needs --device cuda")
     if args.quick:
         args.steps, args.reps, args.warmup = 3, 2, 1
     return args
@@ -101,41 +110,82 @@ def _free_port():
 
 
 class Config:
-    """One framework's model and optimizer, plain or wrapped in DDP, and its timing."""
+    """One framework's model and optimizer, plain or wrapped in DDP, eager or replayed from a
+    whole-step CUDA graph, and its timing."""
 
-    def __init__(self, framework, model_name, ddp, bucket_mb, device, x, y):
+    def __init__(self, framework, model_name, ddp, bucket_mb, device, x, y, graph=False):
         from models import RECIPES, tinynet_model, torch_model
-        self.framework, self.ddp, self.times = framework, ddp, []
+        self.framework, self.ddp, self.graph, self.times = framework, ddp, graph, []
         self.bucket_mb = bucket_mb
         if framework == "tinynet":
             import tinynet as lib
             import tinynet.nn.functional as F
             from tinynet.nn.parallel import DistributedDataParallel as DDP
-            self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
             make = tinynet_model
         else:
             import torch as lib
             import torch.nn.functional as F
             from torch.nn.parallel import DistributedDataParallel as DDP
-            self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
             make = torch_model
+        self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
+        self.lib = lib
+        # PyTorch's recipe for graphed DDP: build DDP and warm up on a side stream
+        self.side = lib.cuda.Stream() if graph and framework == "pytorch" else None
         lib.manual_seed(0)
-        model = make(model_name).to(device)
-        if ddp:
-            ids = [lib.cuda.current_device()] if device == "cuda" else None
-            model = DDP(model, device_ids=ids, bucket_cap_mb=bucket_mb)
+        with (lib.cuda.stream(self.side) if self.side is not None else _nothing()):
+            model = make(model_name).to(device)
+            if ddp:
+                ids = [lib.cuda.current_device()] if device == "cuda" else None
+                model = DDP(model, device_ids=ids, bucket_cap_mb=bucket_mb)
         self.model, self.F = model, F
         self.opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
         self.x, self.y = lib.tensor(x, device=device), lib.tensor(y, device=device)
+        self.step = self._graphed_step() if graph else self._body
+
+    def _body(self, bx, by):
+        self.opt.zero_grad()
+        loss = self.F.nll_loss(self.model(bx), by)
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def _graphed_step(self):
+        if self.framework == "tinynet":
+            return self.lib.compile(self._body, fullgraph=True)
+        torch, state = self.lib, {}
+
+        def step(bx, by):  # PyTorch's "whole network capture" with DDP (11 warm-up steps on the side stream)
+            if "g" not in state:
+                sx, sy = bx.clone(), by.clone()
+                self.side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(self.side):
+                    for _ in range(11):
+                        self._body(sx, sy)
+                torch.cuda.current_stream().wait_stream(self.side)
+                g = torch.cuda.CUDAGraph()
+                self.opt.zero_grad(set_to_none=True)
+                with torch.cuda.graph(g):
+                    loss = self._body(sx, sy)
+                state.update(g=g, x=sx, y=sy, loss=loss)
+            state["x"].copy_(bx)
+            state["y"].copy_(by)
+            state["g"].replay()
+            return state["loss"]
+        return step
 
     def steps(self, plan):
         for lo, hi in plan:
-            self.opt.zero_grad()
-            loss = self.F.nll_loss(self.model(self.x[lo:hi]), self.y[lo:hi])
-            loss.backward()
-            self.opt.step()
+            loss = self.step(self.x[lo:hi], self.y[lo:hi])
         self.sync()
         return loss
+
+
+class _nothing:
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
 
 
 def time_configs(configs, plans, warmup_plan, barrier):
@@ -168,32 +218,43 @@ def main(argv=None):
         warm = [(0, batch)] * args.warmup
         # one process per device, each on its own (no communication); rank 0's times are the baseline
         dist.barrier()
-        single = [Config(fw, model_name, False, None, args.device, x, y) for fw in frameworks]
+        graphs = (False, True) if args.graph else (False,)
+        single = [Config(fw, model_name, False, None, args.device, x, y, g) for fw in frameworks for g in graphs]
         time_configs(single, plans, warm, lambda: None)
         dist.barrier()
         # N processes, both bucket layouts
-        multi = [Config(fw, model_name, True, mb, args.device, x, y) for fw in frameworks
-                 for mb in (1e4, args.overlap_bucket_mb)]
+        multi = [Config(fw, model_name, True, mb, args.device, x, y, g) for fw in frameworks
+                 for mb in (1e4, args.overlap_bucket_mb) for g in graphs]
         time_configs(multi, plans, warm, dist.barrier)
         if rank == 0:
-            base = {c.framework: statistics.median(c.times) for c in single}
+            base = {(c.framework, c.graph): statistics.median(c.times) for c in single}
             for c in single + multi:
                 seconds = statistics.median(c.times)
                 procs = size if c.ddp else 1
-                row = {"model": model_name, "framework": c.framework, "batch_per_process": batch, "processes": procs,
+                row = {"model": model_name, "framework": c.framework, "graph": c.graph,
+                       "batch_per_process": batch, "processes": procs,
                        "buckets": ("one" if c.bucket_mb == 1e4 else "layers") if c.ddp else None,
                        "images_per_s": procs * batch * args.steps / seconds,
                        "ms_per_step": 1e3 * seconds / args.steps,
                        "ms_per_step_reps": [1e3 * t / args.steps for t in c.times]}
                 if c.ddp:
                     # (N x batch / t_N) / (N x batch / t_1): the same work per process and step
-                    row["efficiency"] = base[c.framework] / seconds
+                    row["efficiency"] = base[(c.framework, c.graph)] / seconds
                     if c.framework == "tinynet":
                         row["n_buckets"] = len(c.model.reducer.buckets)
                 rows.append(row)
     if rank == 0:
         report(args, size, rows, torch)
+    # the graphs that captured NCCL collectives go before their communicators do
+    single = multi = None
+    gc.collect()
     dist.destroy_process_group()
+    if torch is not None and args.graph:
+        # PyTorch 2.11's destroy_process_group did not return after its graphed DDP (twice on
+        # two H200s, while tinynet's took 0.2 s): leave without it, as a killed run would
+        print(f"rank {rank}: leaving without torch.distributed.destroy_process_group", flush=True)
+        sys.stdout.flush()
+        os._exit(0)
     if torch is not None:
         torch.distributed.destroy_process_group()
 
@@ -202,17 +263,19 @@ def report(args, size, rows, torch):
     import tinynet
     meta = {"device": args.device, "processes": size, "steps": args.steps, "reps": args.reps,
             "warmup": args.warmup, "overlap_bucket_mb": args.overlap_bucket_mb, "quick": args.quick,
+            "graph": args.graph,
             "tinynet": tinynet.__version__, "torch": torch.__version__ if torch is not None else None,
             "host": platform.node(), "python": platform.python_version(),
             "launcher": "torchrun" if "TORCHELASTIC_RUN_ID" in os.environ else "mpiexec",
             "gpu": tinynet.cuda.get_device_name() if args.device == "cuda" else None,
             "time": time.strftime("%Y-%m-%d %H:%M:%S")}
-    print(f"{'model':8} {'framework':9} {'procs':>5} {'buckets':>7} {'batch':>6} {'images/s':>12} {'ms/step':>9} "
-          f"{'efficiency':>10}")
+    print(f"{'model':8} {'framework':9} {'graph':>5} {'procs':>5} {'buckets':>7} {'batch':>6} {'images/s':>12} "
+          f"{'ms/step':>9} {'efficiency':>10}")
     for r in rows:
         eff = f"{r['efficiency']:.2f}" if "efficiency" in r else ""
-        print(f"{r['model']:8} {r['framework']:9} {r['processes']:>5} {r['buckets'] or '-':>7} "
-              f"{r['batch_per_process']:>6} {r['images_per_s']:>12,.0f} {r['ms_per_step']:>9.2f} {eff:>10}")
+        print(f"{r['model']:8} {r['framework']:9} {'yes' if r['graph'] else 'no':>5} {r['processes']:>5} "
+              f"{r['buckets'] or '-':>7} {r['batch_per_process']:>6} {r['images_per_s']:>12,.0f} "
+              f"{r['ms_per_step']:>9.2f} {eff:>10}")
     out = args.out or os.path.join(HERE, "results", f"ddp_scaling_{args.device}.json")
     with open(out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=1)

@@ -136,9 +136,11 @@ def make_train_step(model, optimizer, args, amp=None):
     under ``amp`` (an :class:`Amp`) when given. Without ``--amp`` it is replayed from a CUDA
     graph on the GPU (``tinynet.compile``) unless ``--no-cuda-graph``; the returned loss is
     then the graph's output, overwritten by the next step, so callers read or accumulate it
-    before the next call. ``--amp`` and ``--distributed`` steps run eagerly: the GradScaler
-    reads its found-inf flag on the host once per step, which a graph cannot hold, and the
-    DDP reducer's bucket launches are host-side work during backward."""
+    before the next call. ``--distributed`` steps on the GPU (NCCL) are graphed too, the
+    gradient all-reduces inside the graph; on the CPU (MPI) they run eagerly, as
+    ``tinynet.compile`` does on the NumPy backend. ``--amp`` steps run eagerly: the
+    GradScaler reads its found-inf flag on the host once per step, which a graph cannot
+    hold."""
     def train_step(x, y):
         optimizer.zero_grad()
         if amp is None:
@@ -150,7 +152,7 @@ def make_train_step(model, optimizer, args, amp=None):
                 loss = F.nll_loss(model(x), y)
             amp.step(loss, optimizer)
         return loss
-    graphed = getattr(args, "cuda_graph", False) and amp is None and not getattr(args, "distributed", False)
+    graphed = getattr(args, "cuda_graph", False) and amp is None
     return tinynet.compile(train_step) if graphed else train_step
 
 

@@ -270,11 +270,48 @@ def run_all(outdir, device, dtype):
     run_no_sync(device, dtype, arrays)
     run_batchnorm(device, dtype, arrays)
     run_unused(device, dtype, arrays, notes)
+    if device == "cuda":
+        run_graphed(device, dtype, arrays, notes)
     state_keys = list(DDP(make_model(device, dtype)).state_dict())
     notes["state_dict_keys"] = state_keys
     numpy.savez(os.path.join(outdir, f"rank{rank}.npz"), **arrays)
     with open(os.path.join(outdir, f"rank{rank}.json"), "w") as f:
         json.dump(notes, f)
+
+
+def train_ddp_graphed(device, dtype, **ddp_kw):
+    """The "loader_drop" training (every batch full, so one input shape) with the whole DDP
+    step -- forward, backward with the buckets' all-reduces, SGD -- captured by
+    ``tinynet.compile(fullgraph=True)`` and replayed: NCCL inside the CUDA graph."""
+    data = dataset(device, dtype)
+    model = DDP(make_model(device, dtype), **ddp_kw)
+    opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    sampler = DistributedSampler(data, shuffle=True, seed=11)
+    loader = DataLoader(data, batch_size=BATCH, sampler=sampler, drop_last=True, device=device)
+
+    @tinynet.compile(fullgraph=True)
+    def step(x, y):
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+
+    steps = []
+    for epoch in range(EPOCHS):
+        sampler.set_epoch(epoch)
+        for x, y in loader:
+            step(x, y)
+            steps.append(snapshot(model.module))
+    return steps, step.captures
+
+
+def run_graphed(device, dtype, arrays, notes):
+    for name, kw in (("graphed", {}), ("graphed_buckets", {"bucket_cap_mb": 0.0001})):
+        steps, captures = train_ddp_graphed(device, dtype, **kw)
+        notes[f"{name}.captures"] = captures
+        for k, snap in enumerate(steps):
+            arrays.update({f"{name}.{k}.{n}": v for n, v in snap.items()})
 
 
 def run_no_sync(device, dtype, arrays, micro=3):
@@ -337,19 +374,26 @@ def run_failure(outdir, scenario, device):
     model = DDP(make_model(device, tinynet.float32))
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1)
     data = dataset(device, tinynet.float32)
+    x, y = data[list(range(4))]
+
+    def train_step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    # "-graphed": the step (with its all-reduce) replayed from a CUDA graph after step 2
+    step_fn = tinynet.compile(train_step, fullgraph=True) if scenario.endswith("-graphed") else train_step
     start = time.monotonic()
     try:
         for step in range(1000):
             if rank == 1 and step == 3:
-                if scenario == "fail-exception":
+                if scenario.startswith("fail-exception"):
                     raise ZeroDivisionError("rank 1 divided by zero on purpose")
-                if scenario == "fail-kill":
+                if scenario.startswith("fail-kill"):
                     os.kill(os.getpid(), signal.SIGKILL)
                 time.sleep(600)  # fail-hang
-            x, y = data[list(range(4))]
-            opt.zero_grad()
-            F.cross_entropy(model(x), y).backward()
-            opt.step()
+            step_fn(x, y)
+            if device == "cuda":  # as reading the loss would: wait for the step
+                tinynet.cuda.synchronize()
     except DistributedError as exc:
         with open(os.path.join(outdir, f"failure{rank}.json"), "w") as f:
             json.dump({"error": str(exc), "type": type(exc).__name__, "seconds": time.monotonic() - start}, f)

@@ -2,10 +2,12 @@
 ``mpiexec -n 2`` (unique id over MPI) and by ``torchrun --nproc-per-node 2`` (env://, the TCP
 store), against one GPU on the same global batches. Skipped without two GPUs, CuPy's NCCL,
 mpi4py/mpiexec or torchrun."""
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 
 import numpy
 import pytest
@@ -57,7 +59,8 @@ def runs(tmp_path_factory):
         proc = subprocess.run([*prefix, os.path.join(HERE, "ddp_worker.py"), str(out), "--device", "cuda",
                                "--backend", "nccl"], env=_env(), capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert proc.returncode == 0, name + proc.stdout[-3000:] + proc.stderr[-5000:]
-        results[name] = [dict(numpy.load(out / f"rank{r}.npz")) for r in range(W.WORLD)]
+        results[name] = [dict(numpy.load(out / f"rank{r}.npz"), notes=json.loads((out / f"rank{r}.json").read_text()))
+                         for r in range(W.WORLD)]
     if not results:
         pytest.skip("neither mpiexec (with mpi4py) nor torchrun found")
     return results
@@ -108,3 +111,40 @@ def test_buckets_no_sync_batchnorm_unused_on_gpu(runs, deterministic):
             _compare(ranks, f"bn.{k}.after.", {n: v for n, v in step["after"].items() if not n.startswith("b.")})
             _compare(ranks, f"bn.{k}.seen.", step["seen"])
         _compare(ranks, "unused.", unused)
+
+
+def test_graphed_ddp_step_equals_eager_ddp(runs, deterministic):
+    """The whole DDP step captured in a CUDA graph (NCCL all-reduces inside it), one bucket
+    and one bucket per layer, gives the eager DDP run's parameters bit for bit, and one
+    process's on the global batch within TOL."""
+    ref = W.reference_training("cuda", tinynet.float32, "loader_drop")
+    for name, ranks in runs.items():
+        for r in range(W.WORLD):
+            notes = ranks[r]["notes"]
+            assert notes["graphed.captures"] == 1 and notes["graphed_buckets.captures"] == 1, (name, notes)
+        for prefix in ("graphed.", "graphed_buckets."):
+            for k, snap in enumerate(ref):
+                _compare(ranks, f"{prefix}{k}.", snap)
+                for r in range(W.WORLD):
+                    for n in snap:
+                        numpy.testing.assert_array_equal(ranks[r][f"{prefix}{k}.{n}"],
+                                                         ranks[r][f"train.loader_drop.{k}.{n}"],
+                                                         err_msg=f"{name} rank {r} {prefix}{k}.{n}")
+
+
+def test_graphed_ddp_replay_stuck_on_a_hanging_rank_ends_in_distributed_error(tmp_path):
+    """Rank 1 stops answering while rank 0 replays its DDP step from a CUDA graph: the
+    watchdog, waiting on the event recorded after each replay, aborts the communicator
+    after the group's timeout (3 s) and the next replay raises DistributedError."""
+    _need_two_gpus()
+    name, prefix = _launchers()[0]
+    started = time.monotonic()
+    proc = subprocess.run([*prefix, os.path.join(HERE, "ddp_worker.py"), str(tmp_path), "fail-hang-graphed",
+                           "--device", "cuda", "--backend", "nccl"], env=dict(_env(), DDP_TEST_TIMEOUT="3"),
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    seconds = time.monotonic() - started
+    assert proc.returncode != 0
+    report = json.loads((tmp_path / "failure0.json").read_text())
+    assert report["type"] == "DistributedError", (name, report, proc.stderr[-3000:])
+    assert "within the timeout of 3 s" in report["error"], report
+    assert 2.5 < report["seconds"] < 30 and seconds < 120, (report, seconds)

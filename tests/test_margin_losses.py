@@ -55,7 +55,11 @@ def test_multi_margin_layer_and_errors(device):
         F.multi_margin_loss(x, t.float())
     if device == "cpu":  # value checks run on the CPU only (docs/pytorch.md)
         with pytest.raises(errors.IndexOutOfRangeError, match="target out of range"):
-            F.multi_margin_loss(x, tinynet.tensor([1, 2, 7, 0]))
+            F.multi_margin_loss(x, tinynet.tensor([1, 2, 7, 0], device=device))
+    other = "cuda" if device == "cpu" else "cpu"
+    if tinynet.cuda.is_available():
+        with pytest.raises(errors.DeviceMismatchError, match="multi_margin_loss"):
+            F.multi_margin_loss(x, tinynet.tensor(T, device=other))
 
 
 def _l1(a, b):

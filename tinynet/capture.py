@@ -35,6 +35,10 @@ class _Local(threading.local):
 
 
 _local = _Local()
+# captures in progress in any thread of the process, and the lock under which other threads
+# (the NCCL watchdog) make CUDA calls a capture in global mode forbids (event queries)
+_active = [0]
+foreign_calls = threading.Lock()
 _PACKAGE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -82,6 +86,7 @@ class Capture:
         self.guards = []      # (what, fn, value at capture)
         self.undo = []
         self.shared = {}      # per-capture records keyed by their owner (the dropout generator)
+        self.replay_hooks = {}  # owner key -> fn(stream, launched), run around each replay
 
     def cells(self, count, fn):
         """Reserve ``count`` (<= 64) device cells; returns the uint64 CuPy array holding them.
@@ -107,6 +112,13 @@ class Capture:
     def guard(self, what, fn):
         """Freeze the value of ``fn()`` now; :meth:`check_guards` raises when it changed."""
         self.guards.append((what, fn, fn()))
+
+    def around_replay(self, key, fn):
+        """Call ``fn(stream, launched)`` at each replay, once per ``key``: with
+        ``launched=False`` before the graph is launched (it may raise to refuse the replay)
+        and with ``launched=True`` right after (e.g. to record an event the NCCL watchdog
+        waits on)."""
+        self.replay_hooks.setdefault(key, fn)
 
     def on_abort(self, fn):
         """Run ``fn()`` when the capture fails (journal entries run newest first)."""
@@ -152,12 +164,22 @@ class capturing:
         if current() is not None:
             raise GraphCaptureError("tinynet.cuda.graph: a capture is already in progress in this thread "
                                     "(captures do not nest)")
+        with foreign_calls:
+            _active[0] += 1
         _local.capture = self.cap
         return self.cap
 
     def __exit__(self, *exc):
         _local.capture = None
+        with foreign_calls:
+            _active[0] -= 1
         return False
+
+
+def any_active():
+    """True while some thread of this process captures a CUDA graph (read it holding
+    :data:`foreign_calls`, so that no capture starts before the caller's CUDA calls end)."""
+    return _active[0] > 0
 
 
 def grad_journal(leaf):

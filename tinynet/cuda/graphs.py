@@ -156,10 +156,14 @@ class CUDAGraph:
         cap = self._capture
         cap.check_guards()
         stream = self._cp.cuda.get_current_stream()
+        for hook in cap.replay_hooks.values():
+            hook(stream, False)
         for chunk, values in zip(cap.chunks, cap.cell_values(self._first)):
             chunk.set(values, stream=stream)  # ordered before the launch; the host buffer is free on return
         self._exec.launch(stream)
         self._first = False
+        for hook in cap.replay_hooks.values():
+            hook(stream, True)
 
     def reset(self):
         """Drop the graph and give its pool's free memory back (arrays still referenced keep theirs)."""

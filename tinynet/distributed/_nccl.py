@@ -51,6 +51,17 @@ class NCCLWork(_group.Work):
                 host[...] = group.cp.asnumpy(dev).reshape(host.shape)
 
 
+class CapturedWork(_group.Work):
+    """A collective recorded into the CUDA graph being captured, on the capturing stream:
+    the work after it on that stream is ordered after it, so there is nothing to wait for."""
+
+    def _test(self):
+        return True
+
+    def _wait(self):
+        pass
+
+
 class NCCLGroup(_group.ProcessGroup):
     backend = "nccl"
 
@@ -78,14 +89,17 @@ class NCCLGroup(_group.ProcessGroup):
         """Queue ``call(*device_arrays, stream_ptr)`` on the communication stream after the
         work already queued on the current stream; CPU arrays travel through the GPU.
 
+        During a CUDA-graph capture the collective is recorded on the capturing stream
+        itself (NCCL kernels capture since NCCL 2.9; each replay runs them again, on every
+        rank in the same order, since every rank replays the same graph): no side stream, no
+        events, nothing for the watchdog to query -- the returned work is complete.
+
         Raises:
-            GraphCaptureError: called while a CUDA graph is being captured (the watchdog's
-                event queries and the side stream are not capture-safe yet).
+            GraphCaptureError: a CPU tensor during a capture (its copy to the GPU would
+                synchronise with the host).
         """
         if capture.current() is not None:
-            raise GraphCaptureError(f"{what}: NCCL collectives cannot be captured in a CUDA graph yet; called "
-                                    f"during capture at {capture.user_line()}. Run this step eagerly "
-                                    "(tinynet.compile falls back to eager unless fullgraph=True).")
+            return self._launch_captured(what, arrays, call, finish)
         self.check(what)
         cp = self.cp
         with cp.cuda.Device(self.device):
@@ -113,6 +127,35 @@ class NCCLGroup(_group.ProcessGroup):
         self.watchdog.watch(work)
         return work
 
+    def _launch_captured(self, what, arrays, call, finish):
+        self.check(what)
+        for a in arrays:
+            if not backend.is_gpu_array(a):
+                raise GraphCaptureError(f"{what}: a CPU tensor cannot take part in a collective captured in a CUDA "
+                                        f"graph (its copy to the GPU waits for the host); called during capture at "
+                                        f"{capture.user_line()}. Move the tensor to the GPU")
+            if a.device.id != self.device:
+                raise DeviceError(f"{what}: the tensor is on cuda:{a.device.id} but this rank's NCCL communicator "
+                                  f"uses cuda:{self.device}")
+        try:
+            call(*arrays, self.cp.cuda.get_current_stream().ptr)
+        except self.nccl.NcclError as exc:
+            self.fail(what, f"NCCL error during capture: {exc}")
+        capture.current().around_replay(("nccl", id(self)), self._watch_replay)
+        return CapturedWork(self, what, finish)
+
+    def _watch_replay(self, stream, launched):
+        """Around each replay of a graph holding this group's collectives: refuse to launch
+        once the group has failed, and after the launch give the watchdog an event to wait
+        on, so a replay stuck on a dead rank ends in a DistributedError as eager steps do."""
+        what = "replay of a CUDA graph with NCCL collectives"
+        if not launched:
+            self.check(what)
+            return
+        done = self.cp.cuda.Event(disable_timing=True)
+        done.record(stream)
+        self.watchdog.watch(NCCLWork(self, what, done, [], [], None, False))
+
     def _avg(self, array):
         return (lambda: array.__itruediv__(self.size)) if array is not None else None
 
@@ -139,7 +182,14 @@ class NCCLGroup(_group.ProcessGroup):
                             self._avg(out) if op is ReduceOp.AVG else None)
 
     def barrier(self, what="barrier"):
-        """An all-reduce of one number, waited for by the host (PyTorch's NCCL barrier)."""
+        """An all-reduce of one number, waited for by the host (PyTorch's NCCL barrier).
+
+        Raises:
+            GraphCaptureError: called during a CUDA-graph capture (the host cannot wait there).
+        """
+        if capture.current() is not None:
+            raise GraphCaptureError(f"{what}: a barrier makes the host wait, which a CUDA-graph capture cannot; called "
+                                    f"during capture at {capture.user_line()}")
         with self.cp.cuda.Device(self.device):
             one = self.cp.ones(1, dtype=self.cp.int32)
         return self._launch(what, [one], lambda a, s: self.comm.allReduce(a.data.ptr, a.data.ptr, 1,
@@ -199,19 +249,25 @@ class _Watchdog:
         group, last_notes = self.group, 0.0
         group.cp.cuda.Device(group.device).use()  # this thread's CUDA calls go to the group's GPU
         while not self.stopped.wait(0.05):
-            with self.lock:
-                self.pending = [w for w in self.pending if not w.event.done]
-                oldest = self.pending[0] if self.pending else None
-            if oldest is None or group.error is not None:
-                continue
-            now = time.monotonic()
-            problem = None
-            if now > oldest.deadline:
-                problem = (f"{oldest._what}: no answer from the other ranks within the timeout of {group.timeout:g} s; "
-                           "a rank has probably failed or hangs")
-            elif now - last_notes > 1.0:  # something waits: has another rank failed, or NCCL?
-                last_notes = now
-                problem = self._peer_problem(oldest._what)
+            # an event query while another thread captures a CUDA graph would invalidate the
+            # capture: the watchdog pauses while one is in progress (and no capture starts
+            # while it queries)
+            with capture.foreign_calls:
+                if capture.any_active():
+                    continue
+                with self.lock:
+                    self.pending = [w for w in self.pending if not w.event.done]
+                    oldest = self.pending[0] if self.pending else None
+                if oldest is None or group.error is not None:
+                    continue
+                now = time.monotonic()
+                problem = None
+                if now > oldest.deadline:
+                    problem = (f"{oldest._what}: no answer from the other ranks within the timeout of "
+                               f"{group.timeout:g} s; a rank has probably failed or hangs")
+                elif now - last_notes > 1.0:  # something waits: has another rank failed, or NCCL?
+                    last_notes = now
+                    problem = self._peer_problem(oldest._what)
             if problem is not None:
                 group.error = problem
                 _group.report(f"rank {group.rank}: {problem}; aborting the NCCL communicator")

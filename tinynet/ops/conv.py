@@ -105,6 +105,16 @@ class Conv2dIm2col(Op):
 
 
 
+def _group_gemm(xp, a, b, trans_a=False, trans_b=False):
+    """``op(a[i]) @ op(b[i])`` for each group ``i`` of the C-contiguous 3-D arrays, through
+    ``gpu_ops.matmul`` (tinynet's GEMM kernel or cuBLAS called directly): capturable in a
+    CUDA graph, unlike CuPy's batched ``@``."""
+    a, b = xp.ascontiguousarray(a), xp.ascontiguousarray(b)
+    if a.shape[0] == 1:
+        return gpu_ops.matmul(a[0], b[0], trans_a, trans_b)[None]
+    return xp.stack([gpu_ops.matmul(a[i], b[i], trans_a, trans_b) for i in range(a.shape[0])])
+
+
 class Conv2dIm2colGPU(Conv2dIm2col):
     """The same im2col + GEMM convolution with im2col/col2im as CUDA kernels (cuBLAS GEMMs)."""
 
@@ -118,7 +128,7 @@ class Conv2dIm2colGPU(Conv2dIm2col):
         ho = out_size("conv2d", h, pt, pb, kh, self.stride[0], self.dilation[0])
         wo = out_size("conv2d", wd, pl, pr, kw, self.stride[1], self.dilation[1])
         cols = gpu_ops.im2col(x, g, (ho, wo), (kh, kw), self.stride, self.padding, self.dilation)
-        y = cols @ w.reshape(g, co // g, cg * kh * kw).transpose(0, 2, 1)
+        y = _group_gemm(xp, cols, xp.ascontiguousarray(w).reshape(g, co // g, cg * kh * kw), trans_b=True)
         y = y.reshape(g, n, ho, wo, co // g).transpose(1, 0, 4, 2, 3).reshape(n, co, ho, wo)
         if b is not None:
             y = y + b.reshape(1, co, 1, 1)
@@ -136,12 +146,13 @@ class Conv2dIm2colGPU(Conv2dIm2col):
         co, cg, kh, kw = w.shape
         gy2 = gy.reshape(n, g, co // g, ho, wo).transpose(1, 0, 3, 4, 2).reshape(g, n * ho * wo, co // g)
         gx = gw = gb = None
+        wmat = xp.ascontiguousarray(w).reshape(g, co // g, cg * kh * kw)
         if self.needs_input_grad[1]:
-            gw = (gy2.transpose(0, 2, 1) @ cols).reshape(w.shape)
+            gw = _group_gemm(xp, gy2, cols, trans_a=True).reshape(w.shape)
         if self.needs_input_grad[2]:
             gb = gpu_ops.bias_grad(gy)
         if self.needs_input_grad[0]:
-            gcols = gy2 @ w.reshape(g, co // g, cg * kh * kw)
+            gcols = _group_gemm(xp, gy2, wmat)
             gx = gpu_ops.col2im(gcols, xshape, g, (ho, wo), (kh, kw), self.stride, self.padding, self.dilation)
         return gx, gw, gb
 

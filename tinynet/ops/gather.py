@@ -140,6 +140,7 @@ def gather(input, dim, index, *, sparse_grad=False):
 def _gather(op, input, dim, index, negative=False):
     check_tensor(op, "input", input)
     _index_tensor(op, "index", index)
+    backend.common_module(op, (input.array, index.array))  # DeviceMismatchError for a cpu/cuda mix
     d = dim_index(op, dim, input.ndim)
     if index.ndim != input.ndim:
         raise ShapeError(f"{op}: index must have as many dims as input ({input.ndim}), got {index.ndim}")

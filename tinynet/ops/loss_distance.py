@@ -196,6 +196,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ShapeError(f"{op}: expected a non-empty vector or a matrix, got shape {tuple(input.shape)}")
     if target.array.dtype.kind not in "iu":
         raise DTypeError(f"{op}: expected an integer target (class indices), got {target.dtype}")
+    backend.common_module(op, [t.array for t in (input, target, weight) if isinstance(t, Tensor)])
     x = input if input.ndim == 2 else input.reshape(1, -1)
     n, c = x.shape
     if target.numel() != n or target.ndim > 1:
