@@ -194,14 +194,38 @@ def test_collectives_queue_on_the_communication_stream(nccl_group):
     numpy.testing.assert_array_equal(out, [7.0, 8.0])
 
 
-def test_collectives_refuse_capture_and_queue_nothing(nccl_group):
-    """Inside a CUDA-graph capture an NCCL collective raises GraphCaptureError (which makes
-    tinynet.compile fall back to eager) before it queues anything."""
+def test_collectives_during_a_capture_are_recorded_on_the_capturing_stream(nccl_group):
+    """Inside a CUDA-graph capture an NCCL collective is called on the capturing stream (no
+    communication stream, no events, nothing for the watchdog), its work is complete at once,
+    and the capture gets a replay hook that refuses a replay once the group has failed and
+    hands the watchdog an event after each replay. A CPU tensor or a barrier raises
+    GraphCaptureError before anything is queued. The watchdog pauses during any capture."""
     from tinynet import capture
-    with capture.capturing(capture.Capture(numpy)):
-        with pytest.raises(tinynet.errors.GraphCaptureError, match="all_reduce: NCCL collectives cannot be captured"):
-            nccl_group.all_reduce(_dev([1.0, 2.0]), dist.ReduceOp.SUM, what="all_reduce")
-    assert FakeNccl.calls == []
+    cap = capture.Capture(numpy)
+    a = _dev([1.0, 2.0])
+    with capture.capturing(cap):
+        assert capture.any_active()
+        work = nccl_group.all_reduce(a, dist.ReduceOp.AVG, what="all_reduce")
+        assert FakeNccl.calls == ["allReduce"] and work.is_completed()
+        assert nccl_group.stream.waited == [] and nccl_group.watchdog.pending == []
+        before = len(FakeCuPy.current.waited)
+        work.wait()
+        assert len(FakeCuPy.current.waited) == before  # same stream: nothing to wait for
+        numpy.testing.assert_array_equal(a, [1.0, 2.0])  # AVG's division over one rank
+        with pytest.raises(tinynet.errors.GraphCaptureError, match="a CPU tensor cannot take part"):
+            nccl_group.all_reduce(numpy.ones(2), dist.ReduceOp.SUM, what="all_reduce")
+        with pytest.raises(tinynet.errors.GraphCaptureError, match="barrier makes the host wait"):
+            nccl_group.barrier()
+    assert not capture.any_active()
+    assert FakeNccl.calls == ["allReduce"]
+    [hook] = cap.replay_hooks.values()
+    hook(FakeCuPy.current, False)  # before a replay: the group is healthy
+    hook(FakeCuPy.current, True)   # after it: the watchdog waits on an event
+    assert len(nccl_group.watchdog.pending) <= 1
+    nccl_group.error = "rank 1 failed"
+    with pytest.raises(DistributedError, match="replay of a CUDA graph with NCCL collectives"):
+        hook(FakeCuPy.current, False)
+    nccl_group.error = None
 
 
 def test_cpu_tensors_travel_through_the_gpu(nccl_group):

@@ -331,6 +331,33 @@ def test_direct_gemm_matches_float64_matmul(trans_a, trans_b, dtype, rtol):
     numpy.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=rtol, atol=rtol)
 
 
+@pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
+@pytest.mark.parametrize("dtype,rtol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("mnk", [(64, 256, 784), (10, 256, 1024), (64, 10, 256), (5, 7, 200), (33, 17, 3000)])
+def test_split_k_gemm_matches_float64_and_repeats_bit_for_bit(mnk, trans_a, trans_b, dtype, rtol):
+    """Tiled products split along K (few output tiles, long K: the MLP's layers) against
+    NumPy in float64, with and without bias, and the same bits at every call (the splits'
+    partial sums are added in a fixed order, whichever block finishes last)."""
+    import cupy
+    from tinynet.kernels import gpu_ops
+    m, n, k = mnk
+    rng = numpy.random.default_rng(7)
+    a = rng.standard_normal((k, m) if trans_a else (m, k))
+    b = rng.standard_normal((n, k) if trans_b else (k, n))
+    bias = rng.standard_normal(n)
+    da, db, dbias = (cupy.asarray(v, dtype=dtype) for v in (a, b, bias))
+    splits, _ = gpu_ops._gemm_splits(m, n, k, gpu_ops._split_workspace(cupy)[2])
+    if mnk != (64, 10, 256):
+        assert splits > 1, (mnk, splits)
+    ref = (a.T if trans_a else a) @ (b.T if trans_b else b)
+    for with_bias in (False, True):
+        outs = [cupy.asnumpy(gpu_ops.matmul(da, db, trans_a, trans_b, bias=dbias if with_bias else None))
+                for _ in range(3)]
+        numpy.testing.assert_allclose(outs[0], ref + (bias if with_bias else 0), rtol=rtol, atol=rtol * numpy.sqrt(k))
+        for o in outs[1:]:
+            numpy.testing.assert_array_equal(o, outs[0])
+
+
 def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     x = tinynet.randn(6, 4, device="cuda", requires_grad=True)
     lin = nn.Linear(4, 3).to("cuda")
