@@ -358,6 +358,32 @@ def test_split_k_gemm_matches_float64_and_repeats_bit_for_bit(mnk, trans_a, tran
             numpy.testing.assert_array_equal(o, outs[0])
 
 
+@pytest.mark.parametrize("dtype,rtol", [("float32", 2e-5), ("float64", 1e-12)])
+@pytest.mark.parametrize("sa,sb,ta,tb", [
+    ((4, 5), (5, 3), False, False), ((2, 4, 5), (2, 5, 3), False, True), ((2, 4, 5), (5, 3), True, False),
+    ((7, 1, 4, 5), (3, 5, 6), False, False), ((1, 1, 4, 5), (2, 3, 5, 6), True, True), ((3, 0, 5), (3, 5, 2), False,
+                                                                                       False),
+    ((2, 4, 0), (2, 0, 3), False, False)])
+def test_strided_batched_matmul_matches_numpy(sa, sb, ta, tb, dtype, rtol):
+    """kernels.cublas.matmul (cublas{S,D}gemmStridedBatched on tinynet's handle) against
+    NumPy's @ in float64: batch broadcasting (stride 0, or expanded), transposed views read
+    in place (ta/tb: the operand is the swapaxes view of a contiguous array), empty dims."""
+    import cupy
+    from tinynet.kernels import cublas
+    rng = numpy.random.default_rng(8)
+
+    def make(shape, trans):
+        base = rng.standard_normal(shape[:-2] + (shape[-1], shape[-2]) if trans else shape)
+        dev = cupy.asarray(base, dtype=dtype)
+        return (base.swapaxes(-1, -2), dev.swapaxes(-1, -2)) if trans else (base, dev)
+
+    (a, da), (b, db) = make(sa, ta), make(sb, tb)
+    out = cublas.matmul(da, db)
+    ref = a @ b
+    assert out.shape == ref.shape and out.dtype == dtype and out.flags.c_contiguous
+    numpy.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=rtol, atol=rtol * 10)
+
+
 def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     x = tinynet.randn(6, 4, device="cuda", requires_grad=True)
     lin = nn.Linear(4, 3).to("cuda")

@@ -44,7 +44,7 @@ def _library():
             raise BackendError("cublas: libcublas is not loaded by CuPy and not found on the library path")
         lib = ctypes.CDLL(path)
         for name in ("cublasCreate_v2", "cublasSetStream_v2", "cublasSetWorkspace_v2", "cublasSgemm_v2",
-                     "cublasDgemm_v2"):
+                     "cublasDgemm_v2", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched"):
             getattr(lib, name).restype = ctypes.c_int
         _state["lib"] = lib
     return _state["lib"]
@@ -105,3 +105,65 @@ def gemm(a, b, trans_a=False, trans_b=False):
                 ctypes.c_void_p(out.data.ptr), n)
     _check(status, "gemm")
     return out
+
+
+def _operand(cp, x):
+    """``(matrices, trans, batch)``: ``x`` (..., R, C) as a C-contiguous stack of matrices,
+    read transposed when ``x`` is the transposed view of one (``swapaxes(-1, -2)`` of a
+    C-contiguous array, as the backward of a product makes), else copied contiguous."""
+    batch = x.shape[:-2]
+    if not x.flags.c_contiguous:
+        t = x.swapaxes(-1, -2)
+        if t.flags.c_contiguous:
+            return t.reshape(-1, x.shape[-1], x.shape[-2]), True, batch
+        x = cp.ascontiguousarray(x)
+    return x.reshape(-1, x.shape[-2], x.shape[-1]), False, batch
+
+
+def matmul(a, b):
+    """NumPy's ``a @ b`` for float32/float64 CuPy arrays of one dtype with at least two
+    dims each, through ``cublas{S,D}gemmStridedBatched`` on tinynet's handle (capturable
+    in a CUDA graph, unlike CuPy's ``@``). Batch dims broadcast; an operand without batch
+    dims (or whose batch is all ones) is read with batch stride 0, one whose batch dims
+    broadcast otherwise is expanded first. Transposed views are read in place.
+
+    Returns a new C-contiguous array of shape ``broadcast(batch) + (M, N)``.
+    """
+    cp = backend.cupy
+    m, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    batch = numpy.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    count = int(numpy.prod(batch, dtype=numpy.int64))
+    out = cp.empty(batch + (m, n), dtype=a.dtype)
+    if out.size == 0:
+        return out
+    if k == 0:
+        out.fill(0)
+        return out
+    ops = []
+    for x in (a, b):
+        if x.shape[:-2] != batch and int(numpy.prod(x.shape[:-2], dtype=numpy.int64)) != 1:
+            x = cp.broadcast_to(x, batch + x.shape[-2:])
+        mats, trans, _ = _operand(cp, x)
+        stride = 0 if mats.shape[0] == 1 else mats.shape[1] * mats.shape[2]
+        ops.append((mats, trans, stride))
+    (am, ta, sa), (bm, tb, sb) = ops
+    h = _handle(cp)
+    fn = h.lib.cublasSgemmStridedBatched if a.dtype == numpy.float32 else h.lib.cublasDgemmStridedBatched
+    status = fn(h.ptr, _OP_T if tb else _OP_N, _OP_T if ta else _OP_N, n, m, k, ctypes.byref(h.alpha[a.dtype]),
+                ctypes.c_void_p(bm.data.ptr), k if tb else n, ctypes.c_longlong(sb),
+                ctypes.c_void_p(am.data.ptr), m if ta else k, ctypes.c_longlong(sa),
+                ctypes.byref(h.beta[a.dtype]), ctypes.c_void_p(out.data.ptr), n, ctypes.c_longlong(m * n), count)
+    _check(status, "gemm (strided batched)")
+    return out
+
+
+_DIRECT = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
+def product(xp, a, b):
+    """``xp.matmul(a, b)``, with float32/float64 GPU operands of at least two dims each
+    taking :func:`matmul` (capturable in CUDA graphs, same kernels eager and graphed)."""
+    if (backend.is_gpu_array(a) and backend.is_gpu_array(b) and a.ndim >= 2 and b.ndim >= 2
+            and a.dtype == b.dtype and a.dtype in _DIRECT):
+        return matmul(a, b)
+    return xp.matmul(a, b)

@@ -51,6 +51,7 @@ import numbers
 
 import numpy
 
+from ..kernels.cublas import product
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..kernels import attention as fused
@@ -109,7 +110,7 @@ class ScaledDotProductAttention(Op):
     def _scores(self, xp, q, k, mask, tri):
         """``(q * scale) k^T`` with the mask and the causal triangle ``tri`` applied; on arrays
         the masks are applied in place (one ``(..., L, S)`` buffer), on tensors out of place."""
-        s = (q * self.scale) @ _swap(xp, _expand_heads(xp, k, self.groups[0]))
+        s = product(xp, q * self.scale, _swap(xp, _expand_heads(xp, k, self.groups[0])))
         graph = is_graph(xp)
         for m in (mask, tri):
             if m is None:
@@ -156,7 +157,7 @@ class ScaledDotProductAttention(Op):
             keep = self._dropout_keep(xp, p.shape)
             p *= keep
             p *= p.dtype.type(self._drop_scale())
-        out = p @ _expand_heads(xp, v, self.groups[1])
+        out = product(xp, p, _expand_heads(xp, v, self.groups[1]))
         self.save_for_backward(q, k, v, mask, out, lse, keep, tri)
         return out
 
@@ -174,14 +175,14 @@ class ScaledDotProductAttention(Op):
             s -= lse
             p = xp.exp(s, out=s)
         pd = p
-        dp = gy @ _swap(xp, _expand_heads(xp, v, gk_))
+        dp = product(xp, gy, _swap(xp, _expand_heads(xp, v, gk_)))
         if keep is not None:
             drop = (xp.astype(keep, p.dtype) if graph else keep.astype(p.dtype)) * self._drop_scale()
             pd, dp = p * drop, dp * drop
         need_q, need_k, need_v, need_m = self.needs_input_grad
         gv = None
         if need_v:
-            gv = unbroadcast(xp, _fold_heads(xp, _swap(xp, pd) @ gy, gk_), v.shape)
+            gv = unbroadcast(xp, _fold_heads(xp, product(xp, _swap(xp, pd), gy), gk_), v.shape)
         if not (need_q or need_k or need_m):
             return None, None, gv, None
         del pd
@@ -193,9 +194,9 @@ class ScaledDotProductAttention(Op):
             ds = dp
         gq = gk = gm = None
         if need_q:
-            gq = unbroadcast(xp, (ds @ _expand_heads(xp, k, gq_)) * self.scale, q.shape)
+            gq = unbroadcast(xp, product(xp, ds, _expand_heads(xp, k, gq_)) * self.scale, q.shape)
         if need_k:
-            gk = unbroadcast(xp, _fold_heads(xp, _swap(xp, ds) @ (q * self.scale), gq_), k.shape)
+            gk = unbroadcast(xp, _fold_heads(xp, product(xp, _swap(xp, ds), q * self.scale), gq_), k.shape)
         if need_m:
             gm = unbroadcast(xp, ds, mask.shape)
         return gq, gk, gv, gm

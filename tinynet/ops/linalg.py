@@ -11,6 +11,7 @@ import numbers
 import numpy
 
 from ..autograd import Op
+from ..kernels.cublas import product
 from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
@@ -27,7 +28,7 @@ class MatMul(Op):
         need_a, need_b = self.needs_input_grad
         self.save_for_backward(a if need_b else None, b if need_a else None)
         self.shapes = (a.shape, b.shape)
-        return xp.asarray(a @ b)
+        return xp.asarray(product(xp, a, b))
 
     def backward(self, xp, gy):
         a, b = self.saved
@@ -43,11 +44,11 @@ class MatMul(Op):
         if self.needs_input_grad[0]:
             b2 = xp.expand_dims(b, -1) if len(sb) == 1 else b
             a2_shape = (1,) + sa if len(sa) == 1 else sa
-            ga = xp.reshape(unbroadcast(xp, g @ xp.swapaxes(b2, -1, -2), a2_shape), sa)
+            ga = xp.reshape(unbroadcast(xp, product(xp, g, xp.swapaxes(b2, -1, -2)), a2_shape), sa)
         if self.needs_input_grad[1]:
             a2 = xp.expand_dims(a, 0) if len(sa) == 1 else a
             b2_shape = sb + (1,) if len(sb) == 1 else sb
-            gb = xp.reshape(unbroadcast(xp, xp.swapaxes(a2, -1, -2) @ g, b2_shape), sb)
+            gb = xp.reshape(unbroadcast(xp, product(xp, xp.swapaxes(a2, -1, -2), g), b2_shape), sb)
         return ga, gb
 
 
@@ -231,7 +232,7 @@ class AddMatMul(Op):
         if self.alpha == 0:
             p = xp.zeros(self.out_shape, dtype=c.dtype)
         else:
-            p = xp.matmul(a, b)
+            p = product(xp, a, b)
             if self.name == "addbmm":
                 p = xp.sum(p, axis=0)
             if self.alpha != 1:
@@ -249,16 +250,16 @@ class AddMatMul(Op):
         g = gy if self.alpha == 1 else gy * self.alpha
         if self.name == "addmv":
             if need_a:
-                ga = xp.matmul(xp.expand_dims(g, -1), xp.expand_dims(b, 0))
+                ga = product(xp, xp.expand_dims(g, -1), xp.expand_dims(b, 0))
             if need_b:
-                gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
+                gb = product(xp, xp.swapaxes(a, -1, -2), g)
             return gc, ga, gb
         if self.name == "addbmm":
             g = xp.expand_dims(g, 0)
         if need_a:
-            ga = xp.matmul(g, xp.swapaxes(b, -1, -2))
+            ga = product(xp, g, xp.swapaxes(b, -1, -2))
         if need_b:
-            gb = xp.matmul(xp.swapaxes(a, -1, -2), g)
+            gb = product(xp, xp.swapaxes(a, -1, -2), g)
         return gc, ga, gb
 
 
