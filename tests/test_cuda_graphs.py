@@ -112,6 +112,22 @@ def test_cells_encode_floats_and_ints_and_first_flag():
         cap.cells(65, lambda first: ())
 
 
+def test_replays_upload_only_the_chunks_whose_cells_changed():
+    """Every slot's function runs at each replay (host side effects), but a chunk is
+    uploaded only when one of its slots returned new values (the first replay uploads all)."""
+    cap = capture.Capture(numpy)
+    lr, calls = [0.1], []
+    cap.cells(60, lambda first: (calls.append("lr") or lr[0],) * 60)
+    cap.cells(8, lambda first: (calls.append("dropout") or len(calls),) * 8)  # a new chunk: changes every time
+    assert [c for c, _ in cap.cell_updates(True)] == [0, 1]
+    assert [c for c, _ in cap.cell_updates(False)] == [1] and calls.count("lr") == 2
+    lr[0] = 0.05
+    updates = cap.cell_updates(False)
+    assert [c for c, _ in updates] == [0, 1]
+    assert updates[0][1][0] == numpy.float64(0.05).view(numpy.uint64)
+    assert len(cap.cell_values(False)) == 2  # cell_values still gives every chunk
+
+
 def test_guard_and_abort_journal():
     cap = capture.Capture(numpy)
     box = {"lr": 0.1}

@@ -140,18 +140,36 @@ class Capture:
 
     def cell_values(self, first):
         """The cells' new contents, one uint64 array of CHUNK values per chunk."""
-        out = [numpy.zeros(CHUNK, dtype=numpy.uint64) for _ in self.chunks]
-        for chunk, start, count, fn in self.slots:
+        return [row for _, row in self.cell_updates(first, all_chunks=True)]
+
+    def cell_updates(self, first, all_chunks=False):
+        """``[(chunk index, uint64 row)]`` of the chunks whose contents changed since the
+        last call (every chunk on the first replay, or with ``all_chunks``). Every slot's
+        ``fn(first)`` runs (its host side effects, e.g. the optimizer's step counters, are
+        part of the replay); only a slot whose values differ from last time is written, and
+        only a chunk holding one is uploaded: a step whose learning rate did not change
+        uploads just the dropout offsets."""
+        rows = getattr(self, "_rows", None)
+        if rows is None or len(rows) != len(self.chunks):
+            rows = self._rows = [numpy.zeros(CHUNK, dtype=numpy.uint64) for _ in self.chunks]
+            self._last = [None] * len(self.slots)
+            all_chunks = True
+        last, changed = self._last, set()
+        for i, (chunk, start, count, fn) in enumerate(self.slots):
             values = fn(first)
-            if chunk is None:
+            if chunk is None or (values == last[i] and not all_chunks):
                 continue
-            row = out[chunk]
+            last[i] = values
+            row = rows[chunk]
             for k, v in enumerate(values):
                 if isinstance(v, (float, numpy.floating)):
                     row[start + k] = numpy.float64(v).view(numpy.uint64)
                 else:
                     row[start + k] = numpy.uint64(int(v) % 2**64)
-        return out
+            changed.add(chunk)
+        if all_chunks:
+            changed = set(range(len(rows)))
+        return [(c, rows[c]) for c in sorted(changed)]
 
 
 class capturing:

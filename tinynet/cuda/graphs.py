@@ -158,8 +158,8 @@ class CUDAGraph:
         stream = self._cp.cuda.get_current_stream()
         for hook in cap.replay_hooks.values():
             hook(stream, False)
-        for chunk, values in zip(cap.chunks, cap.cell_values(self._first)):
-            chunk.set(values, stream=stream)  # ordered before the launch; the host buffer is free on return
+        for c, values in cap.cell_updates(self._first):  # only the chunks whose values changed
+            cap.chunks[c].set(values, stream=stream)  # ordered before the launch; the host buffer is free on return
         self._exec.launch(stream)
         self._first = False
         for hook in cap.replay_hooks.values():
