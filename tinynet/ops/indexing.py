@@ -161,8 +161,10 @@ def getitem(input, index):
         IndexOutOfRangeError: an index is out of range (names the shape).
         DTypeError: a float tensor used as an index.
     """
-    xp = backend.array_module(input.array)
-    idx = to_index(index, xp)
+    if type(index) is slice or type(index) is int:  # x[a:b], x[i]: nothing to convert
+        idx = index
+    else:
+        idx = to_index(index, backend.array_module(input.array))
     try:
         return GetItem(idx).apply(input)
     except IndexError as exc:
