@@ -17,7 +17,7 @@ def as_numpy(x):
     if isinstance(x, tinynet.Tensor):
         return x.detach().numpy()
     if torch is not None and isinstance(x, torch.Tensor):
-        return x.detach().cpu().numpy()
+        return x.detach().cpu().numpy(force=True)  # force: gradients PyTorch keeps as ZeroTensor
     return numpy.asarray(x)
 
 

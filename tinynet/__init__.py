@@ -77,6 +77,7 @@ from .ops.numeric_extras import (corrcoef, cov, cross, cumulative_trapezoid, dia
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
+from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside, logaddexp2, sgn, signbit
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
                               xlogy)
 from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,
