@@ -5,6 +5,7 @@ Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by 
 :mod:`tinynet.backend`. The names here are PyTorch's ``torch.*``: the functions come from
 :mod:`tinynet.ops`, the layers from :mod:`tinynet.nn`.
 """
+import math as _math
 from importlib import metadata as _metadata
 
 try:
@@ -78,6 +79,7 @@ from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu,
 from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
 from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside, logaddexp2, sgn, signbit
+from .ops.split_extras import column_stack, dsplit, dstack, hsplit, row_stack, tensordot, vsplit
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
                               xlogy)
 from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,
@@ -85,10 +87,21 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+# torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
+# signatures are PyTorch's for both)
+from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
+                            conv_transpose2d, cosine_similarity, hardshrink, max_pool1d, max_pool2d,
+                            pairwise_distance, pixel_shuffle, pixel_unshuffle, relu_, rms_norm, threshold, threshold_)
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
+
+pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
+e = _math.e
+inf = _math.inf
+nan = _math.nan
+newaxis = None
 
 backends.cudnn.check_always()  # TINYNET_CUDNN=always must fail loudly at import
 

@@ -19,7 +19,7 @@ import numpy
 
 from ..autograd import no_grad
 from ..dtypes import finfo
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import _check_shapes, add, mul, sub
 from .autocast import autocast_op
@@ -29,7 +29,7 @@ from .reduction import mean, sum as _sum
 from .select import where
 from .stats import norm
 from .unary import abs as _abs, clamp, rsqrt
-from .util import check_float, check_number, check_tensor, dim_index
+from .util import check_float, check_int, check_number, check_tensor, dim_index
 
 
 @autocast_op
@@ -161,15 +161,18 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         Tensor of the input's shape and dtype.
 
     Raises:
-        ArgumentTypeError: not a Tensor.
+        ArgumentTypeError: not a Tensor, or ``normalized_shape`` not an int or ints.
         DTypeError: not floating point.
         ShapeError: the trailing shape or the weight's shape differs from
             ``normalized_shape``.
     """
     check_float("rms_norm", "input", input)
-    if isinstance(normalized_shape, numbers.Integral):
+    if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
         normalized_shape = (int(normalized_shape),)
-    shape = tuple(int(s) for s in normalized_shape)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise ArgumentTypeError(f"rms_norm: normalized_shape must be an int or a sequence of ints, got "
+                                f"{type(normalized_shape).__name__}")
+    shape = tuple(check_int("rms_norm", "normalized_shape", s, 0) for s in normalized_shape)
     k = len(shape)
     if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != shape:
         raise ShapeError(f"rms_norm: expected input with trailing shape {list(shape)}, got {tuple(input.shape)}")
