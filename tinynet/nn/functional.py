@@ -25,7 +25,9 @@ from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, m
                                       softplus, softsign, tanhshrink)
 from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
-from ..ops.pooling1d import adaptive_avg_pool1d, avg_pool1d, max_pool1d
+from ..ops.pooling1d import (adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool1d_with_indices,
+                             max_pool2d_with_indices)
+from ..ops.unpool import max_unpool1d, max_unpool2d
 from ..ops.adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d
 from ..ops.pool_extras import channel_shuffle, lp_pool1d, lp_pool2d
 from ..ops.random_activations import alpha_dropout, feature_alpha_dropout, gumbel_softmax, rrelu, rrelu_
@@ -68,3 +70,4 @@ __all__ += ["alpha_dropout", "dropout3d", "feature_alpha_dropout", "gumbel_softm
 __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]
+__all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]

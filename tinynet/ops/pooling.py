@@ -15,6 +15,8 @@ from .. import backend, determinism, parallel
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cuda, gpu_ops
+from ..tensor import Tensor
+from . import unpool
 from .cpu import pooling as cpu_pooling
 from .util import check_int
 from .window import check_4d, col2im_add, is_batch_last, pair, pool_out, running_max, window_slices, windows
@@ -190,21 +192,26 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         padding: int or pair, implicit -inf padding, at most half the kernel. Default 0.
         dilation: int or pair. Default 1. ceil_mode (bool): round the output size up.
 
+        return_indices (bool): also return the int64 flat index ``h * W + w`` of each
+            window's maximum in its input plane (``nn.MaxUnpool2d``'s input). Default False.
+
     Returns:
-        Tensor (N, C, H_out, W_out).
+        Tensor (N, C, H_out, W_out); with ``return_indices`` a pair (values, indices).
 
     Raises:
         ShapeError: input not 4-D or too small. ArgumentError: bad kernel/stride/padding.
     """
-    if return_indices:
-        raise ArgumentError("max_pool2d: return_indices=True is not supported")
     k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
     out = tuple(pool_out("max_pool2d", input.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
                 for i in range(2))
     x = input.array
     if not backend.is_gpu_array(x) and cpu_pooling.tiles_batch_last(x, k, s, p, d, out):
-        return cpu_pooling.MaxPool2dTiles(k, s, p, d, out).apply(input)
-    return MaxPool2d(k, s, p, d, out).apply(input)
+        y = cpu_pooling.MaxPool2dTiles(k, s, p, d, out).apply(input)
+    else:
+        y = MaxPool2d(k, s, p, d, out).apply(input)
+    if not return_indices:
+        return y
+    return y, Tensor._wrap(unpool.max_pool2d_indices(x, k, s, p, d, out))
 
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

@@ -57,20 +57,21 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         padding (int): implicit -inf padding, at most half the kernel. Default 0.
         dilation (int): default 1.
         ceil_mode (bool): round the output length up. Default False.
+        return_indices (bool): also return each window's int64 argmax position in the
+            input (``nn.MaxUnpool1d``'s input). Default False.
 
     Returns:
-        Tensor (N, C, L_out) (or (C, L_out)).
+        Tensor (N, C, L_out) (or (C, L_out)); with ``return_indices`` a pair (values, indices).
 
     Raises:
         ShapeError: input not 2-D or 3-D, or too short.
-        ArgumentError: a bad window, or ``return_indices=True`` (not supported).
+        ArgumentError: a bad window.
         ArgumentTypeError: a size that is not an int.
     """
-    if return_indices:
-        raise ArgumentError("max_pool1d: return_indices=True is not supported")
     k, s, p, d = _window("max_pool1d", kernel_size, stride, padding, dilation)
     x, unbatched = _as_4d("max_pool1d", input)
-    return _back(max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode), unbatched)
+    r = max_pool2d(x, (1, k), (1, s), (0, p), (1, d), ceil_mode, return_indices)
+    return (_back(r[0], unbatched), _back(r[1], unbatched)) if return_indices else _back(r, unbatched)
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
@@ -105,3 +106,16 @@ def adaptive_avg_pool1d(input, output_size):
     out = _single("adaptive_avg_pool1d", "output_size", output_size)
     x, unbatched = _as_4d("adaptive_avg_pool1d", input)
     return _back(adaptive_avg_pool2d(x, (1, out)), unbatched)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool2d` returning ``(values, indices)`` whatever ``return_indices`` says
+    (PyTorch's ``F.max_pool2d_with_indices``)."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """:func:`max_pool1d` returning ``(values, indices)`` (PyTorch's ``F.max_pool1d_with_indices``)."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)

@@ -20,7 +20,7 @@ from .normalization import BatchNorm1d, BatchNorm2d
 from .padding import (CircularPad1d, CircularPad2d, ConstantPad1d, ConstantPad2d, ReflectionPad1d, ReflectionPad2d,
                       ReplicationPad1d, ReplicationPad2d, ZeroPad1d, ZeroPad2d)
 from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
-from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d
+from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d
 from .resample import ChannelShuffle
 from .loss_margin import MultiMarginLoss, TripletMarginWithDistanceLoss
 from .embedding import Embedding
@@ -54,3 +54,4 @@ __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", 
 __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear", "ChannelShuffle", "LPPool1d", "LPPool2d"]
 __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
 __all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
+__all__ += ["MaxUnpool1d", "MaxUnpool2d"]

@@ -1,5 +1,5 @@
 """Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``."""
+``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``, ``MaxUnpool1d/2d``."""
 from .. import functional as F
 from .module import Module
 
@@ -160,3 +160,36 @@ class LPPool1d(LPPool2d):
     :func:`tinynet.nn.functional.lp_pool1d`."""
     _pool = staticmethod(F.lp_pool1d)
 
+
+
+class MaxUnpool2d(Module):
+    """The inverse of ``MaxPool2d(return_indices=True)``: each value goes back to the place
+    its index names, zeros elsewhere; see :func:`tinynet.nn.functional.max_unpool2d`.
+
+    Shape: (N, C, H_in, W_in) and int64 indices of that shape -> (N, C, H_out, W_out) with
+    ``H_out = (H_in - 1) * stride - 2 * padding + kernel_size`` unless ``output_size`` is given.
+    """
+
+    _dims = 2
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        def spread(v):  # an int stands for every spatial dim (PyTorch keeps tuples, as in its repr)
+            return (v,) * self._dims if isinstance(v, int) and not isinstance(v, bool) else v
+        self.kernel_size, self.padding = spread(kernel_size), spread(padding)
+        self.stride = spread(stride if stride is not None else kernel_size)
+
+    def forward(self, input, indices, output_size=None):
+        return self._unpool(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    _unpool = staticmethod(F.max_unpool2d)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(MaxUnpool2d):
+    """1-D :class:`MaxUnpool2d`: (N, C, L_in) and its indices -> (N, C, L_out)."""
+
+    _dims = 1
+    _unpool = staticmethod(F.max_unpool1d)
