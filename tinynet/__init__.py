@@ -80,6 +80,7 @@ from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorte
 from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
 from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside, logaddexp2, sgn, signbit
 from .ops.split_extras import column_stack, dsplit, dstack, hsplit, row_stack, tensordot, vsplit
+from .ops.quantile import nanquantile, quantile
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
                               xlogy)
 from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,
