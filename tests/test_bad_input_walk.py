@@ -111,6 +111,7 @@ MODULE_ARGS = {
     "AdaptiveAvgPool1d": (2,), "AvgPool1d": (2,), "MaxPool1d": (2,), "Unfold": (2,), "Fold": ((3, 3), 2),
     "AdaptiveAvgPool2d": (2,), "AvgPool2d": (2,), "BatchNorm1d": (3,), "BatchNorm2d": (3,), "Conv1d": (3, 2, 2),
     "Conv2d": (3, 2, 2), "ConvTranspose1d": (3, 2, 2), "ConvTranspose2d": (3, 2, 2), "Embedding": (5, 3),
+    "EmbeddingBag": (5, 3),
     "GroupNorm": (1, 3), "GRU": (3, 4), "GRUCell": (3, 4), "InstanceNorm1d": (3,), "InstanceNorm2d": (3,),
     "LayerNorm": (3,), "Linear": (3, 2), "LocalResponseNorm": (2,), "LSTM": (3, 4), "LSTMCell": (3, 4),
     "MaxPool2d": (2,), "MaxUnpool1d": (2,), "MaxUnpool2d": (2,),

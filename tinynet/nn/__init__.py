@@ -7,7 +7,7 @@ from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .modules import AdaptiveAvgPool1d, AvgPool1d, MaxPool1d
 from .modules import AdaptiveMaxPool1d, AdaptiveMaxPool2d, Bilinear, ChannelShuffle, LPPool1d, LPPool2d
-from .modules import MaxUnpool1d, MaxUnpool2d
+from .modules import EmbeddingBag, MaxUnpool1d, MaxUnpool2d
 from .modules import MultiMarginLoss, TripletMarginWithDistanceLoss
 from .modules import AlphaDropout, Dropout3d, FeatureAlphaDropout, RReLU
 from .modules import Dropout1d, HingeEmbeddingLoss, MultiLabelSoftMarginLoss, TripletMarginLoss
@@ -52,3 +52,4 @@ __all__ += ["Dropout1d", "MultiLabelSoftMarginLoss"]
 __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d", "ReflectionPad2d",
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
+__all__ += ["EmbeddingBag"]

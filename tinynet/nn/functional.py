@@ -28,6 +28,7 @@ from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.pooling1d import (adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool1d_with_indices,
                              max_pool2d_with_indices)
 from ..ops.unpool import max_unpool1d, max_unpool2d
+from ..ops.embedding_bag import embedding_bag
 from ..ops.adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d
 from ..ops.pool_extras import channel_shuffle, lp_pool1d, lp_pool2d
 from ..ops.random_activations import alpha_dropout, feature_alpha_dropout, gumbel_softmax, rrelu, rrelu_
@@ -71,3 +72,4 @@ __all__ += ["hinge_embedding_loss", "triplet_margin_loss"]
 __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]
 __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
+__all__ += ["embedding_bag"]

@@ -23,7 +23,7 @@ from .pooling import AdaptiveAvgPool1d, AdaptiveAvgPool2d, AvgPool1d, AvgPool2d,
 from .pooling import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d, MaxUnpool1d, MaxUnpool2d
 from .resample import ChannelShuffle
 from .loss_margin import MultiMarginLoss, TripletMarginWithDistanceLoss
-from .embedding import Embedding
+from .embedding import Embedding, EmbeddingBag
 from .distance import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold
 from .norm_layers import GroupNorm, InstanceNorm1d, InstanceNorm2d, LayerNorm, LocalResponseNorm
 from .piecewise_activations import Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU
@@ -55,3 +55,4 @@ __all__ += ["AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Bilinear", "ChannelShuffl
 __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
 __all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
+__all__ += ["EmbeddingBag"]

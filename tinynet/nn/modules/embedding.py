@@ -125,3 +125,68 @@ class Embedding(Module):
         rows, cols = embeddings.shape
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
                    _freeze=freeze)
+
+
+class EmbeddingBag(Embedding):
+    """Sums, means or maxima of bags of embedding rows; see
+    :func:`tinynet.nn.functional.embedding_bag`.
+
+    Args (PyTorch's order): num_embeddings, embedding_dim, max_norm, norm_type,
+    scale_grad_by_freq, mode (``"mean"`` by default), sparse (must be False), _weight,
+    include_last_offset, padding_idx, device, dtype; the weight is initialised as
+    :class:`Embedding`'s (N(0, 1), padding row zeroed).
+
+    Shape:
+        input (B, N) int, or (L,) int with offsets (B,) -> output (B, D).
+
+    Raises:
+        ArgumentError: an unknown mode, a padding_idx out of range, sparse=True.
+    """
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 mode="mean", sparse=False, _weight=None, include_last_offset=False, padding_idx=None, device=None,
+                 dtype=None):
+        if mode not in ("sum", "mean", "max"):
+            raise ArgumentError(f"EmbeddingBag: mode has to be one of sum, mean or max, got {mode!r}")
+        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                         _weight, False, device, dtype)
+        self.mode, self.include_last_offset = mode, bool(include_last_offset)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type, self.scale_grad_by_freq,
+                               self.mode, self.sparse, per_sample_weights, self.include_last_offset,
+                               self.padding_idx)
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq:
+            s += ", scale_grad_by_freq=True"
+        s += f", mode='{self.mode}'"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                        mode="mean", sparse=False, include_last_offset=False, padding_idx=None):
+        """An EmbeddingBag whose weight is ``embeddings`` (shared, not copied); ``freeze``
+        (default True) stops its training.
+
+        Raises:
+            ArgumentTypeError: not a Tensor.
+            ShapeError: ``embeddings`` is not 2-D.
+        """
+        if not isinstance(embeddings, Tensor):
+            raise ArgumentTypeError(f"EmbeddingBag.from_pretrained: embeddings must be a Tensor, got "
+                                    f"{type(embeddings).__name__}")
+        if embeddings.ndim != 2:
+            raise ShapeError(f"EmbeddingBag.from_pretrained: embeddings are expected to be 2-dimensional, got shape "
+                             f"{tuple(embeddings.shape)}")
+        bag = cls(embeddings.shape[0], embeddings.shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+                  embeddings, include_last_offset, padding_idx)
+        bag.weight.requires_grad = not freeze
+        return bag
