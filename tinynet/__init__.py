@@ -69,7 +69,7 @@ from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_mi
 from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
 from .ops.pool_extras import channel_shuffle
-from .ops.index_extras import index_add, index_copy, index_fill, masked_scatter, take
+from .ops.index_extras import index_add, index_copy, index_fill, index_put, masked_scatter, take
 from .ops.counting import bincount, histc, unique_consecutive
 from .ops.tensor_extras import (divide, is_complex, is_inference, is_same_size, is_signed, multiply, positive,
                                 subtract)

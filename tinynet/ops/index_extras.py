@@ -135,7 +135,46 @@ def masked_scatter(input, mask, source):
     return reshape(scatter(flatten(input), 0, where, written), tuple(input.shape))
 
 
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``values`` written (or, with ``accumulate``, added) at ``indices``: a
+    tuple of index tensors (integer, or bool masks) for the leading dims, as in
+    ``input[indices] = values``. ``values`` broadcasts to ``input[indices]``'s shape. With
+    ``accumulate`` repeated indices add up (``numpy.add.at``); without it the result at a
+    repeated index is one of the values (PyTorch: undefined which). Gradients: to ``input``
+    everywhere but the written places (all of it with ``accumulate``), to ``values`` the
+    gradient at the indices.
+
+    Raises:
+        ArgumentTypeError: not tensors, or ``indices`` not a tuple or list of tensors.
+        DTypeError: float index tensors, or values that cannot be cast to the input's dtype.
+        ShapeError: values that do not broadcast to the indexed shape.
+        IndexOutOfRangeError: an index out of range.
+    """
+    from .arith import add
+    from .indexing import IndexAddInto, IndexPut, put_index
+    check_tensor("index_put", "input", input)
+    check_tensor("index_put", "values", values)
+    if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
+        raise ArgumentTypeError(f"index_put: indices must be a tuple of tensors, got {type(indices).__name__}")
+    idx, values = put_index("index_put", input, tuple(indices), values)
+    xp = backend.array_module(input.array)
+    try:
+        target = xp.empty(input.shape, dtype=bool)[idx].shape
+        if not accumulate:
+            return IndexPut(idx).apply(input, values.to(input.dtype))
+        v = broadcast_to(values.to(input.dtype), target)
+        return add(input, IndexAddInto(tuple(input.shape), idx).apply(v))
+    except IndexError as exc:
+        from ..errors import IndexOutOfRangeError
+        raise IndexOutOfRangeError(f"index_put: indices out of range for a tensor of shape {tuple(input.shape)} "
+                                   f"({exc})") from None
+    except ValueError as exc:
+        raise ShapeError(f"index_put: values of shape {tuple(values.shape)} do not broadcast to the indexed shape "
+                         f"({exc})") from None
+
+
 index_add_ = composed_method("index_add_", index_add)
+index_put_ = composed_method("index_put_", index_put)
 index_copy_ = composed_method("index_copy_", index_copy)
 index_fill_ = composed_method("index_fill_", index_fill)
 masked_scatter_ = composed_method("masked_scatter_", masked_scatter)

@@ -26,7 +26,7 @@ SAME_SIGNATURE = {
     numeric_extras: ["cross", "diag_embed", "diagflat", "cov", "corrcoef"],
     counting: ["bincount", "histc", "unique_consecutive"],
     index_extras: ["index_add", "index_copy", "index_fill", "take", "masked_scatter", "index_add_", "index_copy_",
-                   "index_fill_", "masked_scatter_"],
+                   "index_fill_", "masked_scatter_", "index_put", "index_put_"],
     select: ["maximum", "minimum", "masked_fill", "masked_select"],
     unary: ["exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "abs",
             "absolute", "sin", "cos", "tan", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",

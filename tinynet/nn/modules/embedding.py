@@ -18,6 +18,16 @@ def _size(name, v):
     return int(v)
 
 
+def _pretrained_shape(name, embeddings):
+    """(V, D) of pretrained ``embeddings``; ArgumentTypeError for a non-Tensor, ShapeError unless 2-D."""
+    if not isinstance(embeddings, Tensor):
+        raise ArgumentTypeError(f"{name}.from_pretrained: embeddings must be a Tensor, got {type(embeddings).__name__}")
+    if embeddings.ndim != 2:
+        raise ShapeError(f"{name}.from_pretrained: embeddings are expected to be 2-dimensional, got shape "
+                         f"{tuple(embeddings.shape)}")
+    return embeddings.shape
+
+
 class Embedding(Module):
     """A table of ``num_embeddings`` vectors of size ``embedding_dim``, read by index.
 
@@ -90,10 +100,8 @@ class Embedding(Module):
         return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
                            self.scale_grad_by_freq, self.sparse)
 
-    def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
+    def _norm_repr(self):
+        s = ""
         if self.max_norm is not None:
             s += f", max_norm={self.max_norm}"
         if self.norm_type != 2:
@@ -101,6 +109,12 @@ class Embedding(Module):
         if self.scale_grad_by_freq:
             s += ", scale_grad_by_freq=True"
         return s
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s + self._norm_repr()
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None, norm_type=2.0,
@@ -116,13 +130,7 @@ class Embedding(Module):
         Raises:
             ShapeError: ``embeddings`` is not 2-D. ArgumentTypeError: not a Tensor.
         """
-        if not isinstance(embeddings, Tensor):
-            raise ArgumentTypeError(f"Embedding.from_pretrained: embeddings must be a Tensor, got "
-                                    f"{type(embeddings).__name__}")
-        if embeddings.ndim != 2:
-            raise ShapeError(f"Embedding.from_pretrained: embeddings are expected to be 2-dimensional, got shape "
-                             f"{tuple(embeddings.shape)}")
-        rows, cols = embeddings.shape
+        rows, cols = _pretrained_shape(cls.__name__, embeddings)
         return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse, _weight=embeddings,
                    _freeze=freeze)
 
@@ -158,17 +166,8 @@ class EmbeddingBag(Embedding):
                                self.padding_idx)
 
     def extra_repr(self):
-        s = f"{self.num_embeddings}, {self.embedding_dim}"
-        if self.max_norm is not None:
-            s += f", max_norm={self.max_norm}"
-        if self.norm_type != 2:
-            s += f", norm_type={self.norm_type}"
-        if self.scale_grad_by_freq:
-            s += ", scale_grad_by_freq=True"
-        s += f", mode='{self.mode}'"
-        if self.padding_idx is not None:
-            s += f", padding_idx={self.padding_idx}"
-        return s
+        s = f"{self.num_embeddings}, {self.embedding_dim}{self._norm_repr()}, mode='{self.mode}'"
+        return s + (f", padding_idx={self.padding_idx}" if self.padding_idx is not None else "")
 
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -180,13 +179,8 @@ class EmbeddingBag(Embedding):
             ArgumentTypeError: not a Tensor.
             ShapeError: ``embeddings`` is not 2-D.
         """
-        if not isinstance(embeddings, Tensor):
-            raise ArgumentTypeError(f"EmbeddingBag.from_pretrained: embeddings must be a Tensor, got "
-                                    f"{type(embeddings).__name__}")
-        if embeddings.ndim != 2:
-            raise ShapeError(f"EmbeddingBag.from_pretrained: embeddings are expected to be 2-dimensional, got shape "
-                             f"{tuple(embeddings.shape)}")
-        bag = cls(embeddings.shape[0], embeddings.shape[1], max_norm, norm_type, scale_grad_by_freq, mode, sparse,
+        rows, cols = _pretrained_shape(cls.__name__, embeddings)
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse,
                   embeddings, include_last_offset, padding_idx)
         bag.weight.requires_grad = not freeze
         return bag
