@@ -82,6 +82,7 @@ from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside
 from .ops.split_extras import column_stack, dsplit, dstack, hsplit, row_stack, tensordot, vsplit
 from .ops.quantile import nanquantile, quantile
 from .ops.order_extras import combinations, nanmedian
+from .ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
                               xlogy)
 from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,

@@ -10,7 +10,7 @@ from ..errors import ArgumentTypeError
 from ..tensor import Tensor
 from . import (activation, arith, binary_extras, binary_math, compare, conversion, creation, division, gather,
                indexing, inplace, linalg, reduction, select, shape, stats, unary)
-from . import matrix_helpers, order_extras, quantile, rearrange, scan, search, sorting, split_extras
+from . import matrix_helpers, order_extras, quantile, rearrange, scatter_views, scan, search, sorting, split_extras
 from . import arrange_extras, counting, index_extras, math_extras, numeric_extras, tensor_extras
 from . import split as split_ops
 
@@ -136,7 +136,7 @@ def attach():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS, **binary_extras.METHODS,
-                     **split_extras.METHODS, **quantile.METHODS,
+                     **split_extras.METHODS, **quantile.METHODS, **scatter_views.METHODS,
                      "nanmedian": order_extras.nanmedian}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_extras.PROPERTIES.items():
