@@ -59,3 +59,34 @@ def test_errors(device):
         tinynet.nanmedian(x, 2)
     with pytest.raises(errors.DTypeError):
         tinynet.nanmedian(tinynet.tensor([True, False], device=device))
+
+
+@pytest.mark.parametrize("indices,shape", [([4, 7], (2, 4)), ([9, -1], (2, 4)), (5, (2, 4)),
+                                           ([[0, 5], [3, 23]], (2, 3, 4)), ([4], 8)])
+def test_unravel_index_matches_torch(indices, shape, device):
+    ours = tinynet.unravel_index(tinynet.tensor(indices, device=device), shape)
+    theirs = torch.unravel_index(torch.tensor(indices), shape)
+    assert isinstance(ours, tuple) and len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == tinynet.int64 and tuple(a.shape) == tuple(b.shape)
+        numpy.testing.assert_array_equal(a.numpy(), b.numpy())
+    with pytest.raises(errors.DTypeError, match="expected 'indices' to be integer dtype"):
+        tinynet.unravel_index(tinynet.tensor([1.5], device=device), (2, 4))
+    with pytest.raises(errors.ArgumentError, match="'shape' cannot have negative values"):
+        tinynet.unravel_index(tinynet.tensor([1], device=device), (2, -4))
+
+
+def test_iinfo_and_can_cast_as_torch():
+    for ours, theirs in ((tinynet.int32, torch.int32), (tinynet.uint8, torch.uint8), (tinynet.int64, torch.int64),
+                         (tinynet.int8, torch.int8), (tinynet.int16, torch.int16)):
+        a, b = tinynet.iinfo(ours), torch.iinfo(theirs)
+        assert (a.bits, a.max, a.min) == (b.bits, b.max, b.min)
+    with pytest.raises(TypeError):
+        torch.iinfo(torch.float32)
+    with pytest.raises(errors.DTypeError, match="iinfo: requires an integer dtype"):
+        tinynet.iinfo(tinynet.float32)
+    pairs = [("float32", "int32"), ("int32", "float16"), ("int64", "bool"), ("bool", "int8"), ("float64", "float16"),
+             ("uint8", "int8")]
+    for a, b in pairs:
+        assert tinynet.can_cast(getattr(tinynet, a), getattr(tinynet, b)) == torch.can_cast(getattr(torch, a),
+                                                                                            getattr(torch, b)), (a, b)

@@ -17,6 +17,7 @@ from .devices import device
 from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, get_default_dtype, half, int8,
                      int16, int32, int64, long, set_default_dtype, short, uint8)
 from .dtypes import torch_promote_types as promote_types
+from .dtypes import iinfo, torch_can_cast as can_cast
 from .layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
@@ -81,7 +82,7 @@ from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp
 from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside, logaddexp2, sgn, signbit
 from .ops.split_extras import column_stack, dsplit, dstack, hsplit, row_stack, tensordot, vsplit
 from .ops.quantile import nanquantile, quantile
-from .ops.order_extras import combinations, nanmedian
+from .ops.order_extras import combinations, nanmedian, unravel_index
 from .ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
                               xlogy)

@@ -106,6 +106,31 @@ def finfo(type=None):
     return ml_dtypes.finfo(dt) if dt == bfloat16 else numpy.finfo(dt)
 
 
+def iinfo(type):
+    """Limits of an integer dtype (``torch.iinfo``): ``bits``, ``max``, ``min``, ``dtype``.
+
+    Raises:
+        DTypeError: ``type`` is not an integer dtype (bool included, as PyTorch).
+    """
+    dt = as_dtype(type, "iinfo")
+    if dt is None or dt.kind not in "iu":
+        raise DTypeError(f"iinfo: requires an integer dtype, got {dt}; use tinynet.finfo for floating-point dtypes")
+    return numpy.iinfo(dt)
+
+
+def torch_can_cast(from_, to):
+    """``torch.can_cast``: whether PyTorch's casting rules allow ``from_`` into ``to`` (no
+    float into an integer or bool, no integer into bool).
+
+    Raises:
+        DTypeError: an argument is not a dtype tinynet supports.
+    """
+    a, b = as_dtype(from_, "can_cast"), as_dtype(to, "can_cast")
+    if a is None or b is None:
+        raise DTypeError(f"can_cast: expected two dtypes, got {from_!r} and {to!r}")
+    return can_cast(a, b)
+
+
 def promote_types(a, b):
     """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to,
     except that integers meeting floats take the float's width; float16 with bfloat16 is

@@ -100,3 +100,33 @@ def combinations(input, r=2, with_replacement=False):
     rows = numpy.array(list(pick(range(input.shape[0]), r)), dtype=numpy.int64).reshape(-1, r)
     return input[_tensor(rows, device=input.device)]
 
+
+
+def unravel_index(indices, shape):
+    """The coordinates in an array of ``shape`` of the flat (row-major) ``indices``: a tuple
+    of int64 tensors of the indices' shape, one per dim. As PyTorch, indices outside
+    ``[0, prod(shape))`` wrap around (taken modulo the size).
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or ``shape`` not an int or ints.
+        DTypeError: non-integer indices.
+        ArgumentError: a negative size.
+    """
+    from ..errors import DTypeError
+    from .division import floor_divide, remainder
+    check_tensor("unravel_index", "indices", indices)
+    if indices.array.dtype.kind not in "iu":
+        raise DTypeError(f"unravel_index: expected 'indices' to be integer dtype, got {indices.dtype}")
+    sizes = (shape,) if isinstance(shape, numbers.Integral) and not isinstance(shape, bool) else shape
+    if not isinstance(sizes, (tuple, list)) or any(isinstance(v, bool) or not isinstance(v, numbers.Integral)
+                                                    for v in sizes):
+        raise ArgumentTypeError(f"unravel_index: shape must be an int or a sequence of ints, got {shape!r}")
+    if any(v < 0 for v in sizes):
+        raise ArgumentError(f"unravel_index: 'shape' cannot have negative values, got {list(sizes)}")
+    total = int(numpy.prod(sizes, dtype=numpy.int64))
+    rest = remainder(indices.long(), total) if total else indices.long()
+    coords = []
+    for size in reversed(sizes):
+        coords.append(remainder(rest, size) if size else rest * 0)
+        rest = floor_divide(rest, size) if size else rest * 0
+    return tuple(reversed(coords))
