@@ -87,6 +87,8 @@ class Capture:
         self.undo = []
         self.shared = {}      # per-capture records keyed by their owner (the dropout generator)
         self.replay_hooks = {}  # owner key -> fn(stream, launched), run around each replay
+        self._rows = None       # the host copy of every chunk's cells, as last uploaded
+        self._last = []         # each slot's values at the last upload
 
     def cells(self, count, fn):
         """Reserve ``count`` (<= 64) device cells; returns the uint64 CuPy array holding them.
@@ -149,7 +151,7 @@ class Capture:
         part of the replay); only a slot whose values differ from last time is written, and
         only a chunk holding one is uploaded: a step whose learning rate did not change
         uploads just the dropout offsets."""
-        rows = getattr(self, "_rows", None)
+        rows = self._rows
         if rows is None or len(rows) != len(self.chunks):
             rows = self._rows = [numpy.zeros(CHUNK, dtype=numpy.uint64) for _ in self.chunks]
             self._last = [None] * len(self.slots)

@@ -125,10 +125,7 @@ def torch_can_cast(from_, to):
     Raises:
         DTypeError: an argument is not a dtype tinynet supports.
     """
-    a, b = as_dtype(from_, "can_cast"), as_dtype(to, "can_cast")
-    if a is None or b is None:
-        raise DTypeError(f"can_cast: expected two dtypes, got {from_!r} and {to!r}")
-    return can_cast(a, b)
+    return can_cast(*_two_dtypes("can_cast", from_, to))
 
 
 def promote_types(a, b):
@@ -154,10 +151,15 @@ def torch_promote_types(type1, type2):
     Raises:
         DTypeError: an argument is not a dtype tinynet supports.
     """
-    a, b = as_dtype(type1, "promote_types"), as_dtype(type2, "promote_types")
+    return promote_types(*_two_dtypes("promote_types", type1, type2))
+
+
+def _two_dtypes(op, first, second):
+    """Both arguments of ``op`` as dtypes (DTypeError for anything else, None included)."""
+    a, b = as_dtype(first, op), as_dtype(second, op)
     if a is None or b is None:
-        raise DTypeError(f"promote_types: expected two dtypes, got {type1!r} and {type2!r}")
-    return promote_types(a, b)
+        raise DTypeError(f"{op}: expected two dtypes, got {first!r} and {second!r}")
+    return a, b
 
 
 def _combine(higher, lower):

@@ -80,7 +80,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         n_bags, per_bag = input.shape
         flat = reshape(input, (-1,))
         bag = reshape(unsqueeze(arange(n_bags, device=device), 1).expand(n_bags, per_bag), (-1,))
-        position = reshape(unsqueeze(arange(per_bag, device=device), 0).expand(n_bags, per_bag), (-1,))
+        position = None  # (max mode) each entry's place in its bag
+        if mode == "max":
+            position = reshape(unsqueeze(arange(per_bag, device=device), 0).expand(n_bags, per_bag), (-1,))
         longest = per_bag
     elif input.ndim == 1:
         if offsets is None:
@@ -103,8 +105,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         length = flat.numel()
         pos = arange(length, device=device)
         bag = searchsorted(starts, pos, right=True) - 1 if n_bags else pos * 0
-        position = pos - starts[bag.clamp(min=0)] if n_bags else pos * 0
-        longest = int(position.max().item()) + 1 if position.numel() else 0
+        position, longest = None, 0
+        if mode == "max":  # only max needs each entry's place and the longest bag (a host read)
+            position = pos - starts[bag.clamp(min=0)] if n_bags else pos * 0
+            longest = int(position.max().item()) + 1 if position.numel() else 0
     else:
         raise ShapeError(f"{op}: input has to be 1-D or 2-D, got {input.ndim} dims")
     dim = weight.shape[-1] if weight.ndim == 2 else 0

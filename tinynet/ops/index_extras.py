@@ -151,26 +151,19 @@ def index_put(input, indices, values, accumulate=False):
         IndexOutOfRangeError: an index out of range.
     """
     from .arith import add
-    from .indexing import IndexAddInto, IndexPut, put_index
+    from .indexing import IndexAddInto, IndexPut, index_errors, put_index
     check_tensor("index_put", "input", input)
     check_tensor("index_put", "values", values)
     if not isinstance(indices, (tuple, list)) or not all(isinstance(i, Tensor) for i in indices):
         raise ArgumentTypeError(f"index_put: indices must be a tuple of tensors, got {type(indices).__name__}")
     idx, values = put_index("index_put", input, tuple(indices), values)
-    xp = backend.array_module(input.array)
-    try:
-        target = xp.empty(input.shape, dtype=bool)[idx].shape
+    with index_errors("index_put", "the indices", input.shape, values.shape):
         if not accumulate:
             return IndexPut(idx).apply(input, values.to(input.dtype))
+        # the indexed shape, for the values to broadcast to (a bool array costs no float copy)
+        target = backend.array_module(input.array).empty(input.shape, dtype=bool)[idx].shape
         v = broadcast_to(values.to(input.dtype), target)
         return add(input, IndexAddInto(tuple(input.shape), idx).apply(v))
-    except IndexError as exc:
-        from ..errors import IndexOutOfRangeError
-        raise IndexOutOfRangeError(f"index_put: indices out of range for a tensor of shape {tuple(input.shape)} "
-                                   f"({exc})") from None
-    except ValueError as exc:
-        raise ShapeError(f"index_put: values of shape {tuple(values.shape)} do not broadcast to the indexed shape "
-                         f"({exc})") from None
 
 
 index_add_ = composed_method("index_add_", index_add)

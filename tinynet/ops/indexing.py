@@ -12,6 +12,7 @@ wait for the device every call), as in PyTorch's asynchronous CUDA errors.
 Differences from PyTorch: slices may have negative steps (``x[::-1]``, NumPy's; PyTorch
 raises); an index with two Ellipses raises.
 """
+import contextlib
 import math
 
 import numpy
@@ -110,6 +111,20 @@ class IndexPut(Op):
         if self.needs_input_grad[1] and self.v_shape is not None:
             gv = unbroadcast(xp, GetItem(self.index).call(xp, gy), self.v_shape)
         return gx, gv
+
+
+@contextlib.contextmanager
+def index_errors(op, where, shape, value_shape):
+    """Turn NumPy's/CuPy's errors of an indexed write into tinynet's: IndexError into
+    IndexOutOfRangeError, ValueError (values that do not broadcast) into ShapeError, each
+    naming ``op``, the index (``where``, e.g. ``"index 5"``) and the shapes."""
+    try:
+        yield
+    except IndexError as exc:
+        raise IndexOutOfRangeError(f"{op}: {where} is invalid for a tensor of shape {tuple(shape)} ({exc})") from None
+    except ValueError as exc:
+        raise ShapeError(f"{op}: cannot assign values of shape {tuple(value_shape)} to {where} of a tensor of shape "
+                         f"{tuple(shape)} ({exc})") from None
 
 
 # ---- index conversion --------------------------------------------------------------------

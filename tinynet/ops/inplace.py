@@ -288,22 +288,15 @@ def scatter_add_(self, dim, index, src):
 
 def setitem(self, index, value):
     """``self[index] = value`` (numbers, tensors or arrays; broadcast and cast to self's dtype)."""
-    from .indexing import IndexPut, put_index
+    from .indexing import IndexPut, index_errors, put_index
     check_inplace("setitem", self)
     idx, value = put_index("setitem", self, index, value)
     if not _recording(self, value):
         v = array_of(value)
         if hasattr(v, "dtype") and v.dtype != self.array.dtype and not dtypes.can_cast(v.dtype, self.array.dtype):
             raise DTypeError(f"setitem: can't assign {v.dtype} values to a {self.dtype} tensor")
-        try:
+        with index_errors("setitem", f"index {index!r}", self.shape, getattr(v, "shape", ())):
             self.array[idx] = v
-        except IndexError as exc:
-            from ..errors import IndexOutOfRangeError
-            raise IndexOutOfRangeError(f"setitem: index {index!r} is invalid for a tensor of shape {self.shape} "
-                                       f"({exc})") from None
-        except ValueError as exc:
-            raise ShapeError(f"setitem: cannot assign values of shape {getattr(v, 'shape', ())} to "
-                             f"{self.shape}[{index!r}] ({exc})") from None
         bump_version(self)
         return
     inplace_apply("setitem", self, lambda s: IndexPut(idx).apply(s, value))

@@ -15,7 +15,6 @@ import numpy
 
 from .. import backend
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
-from ..tensor import Tensor
 from .creation import zeros
 from .gather import scatter
 from .shape import reshape, squeeze, unsqueeze
@@ -116,7 +115,3 @@ def _unpool(op, input, indices, kernel_size, stride, padding, output_size, spati
     y = reshape(flat, (n, c) + out)
     return y if input.ndim == spatial + 2 else squeeze(y, 0)
 
-
-def as_pair(values, indices_array):
-    """``(values, indices)`` with the indices wrapped as a tensor (no gradient)."""
-    return values, Tensor._wrap(indices_array)
