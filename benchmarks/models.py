@@ -48,7 +48,7 @@ def torch_model(name):
         def forward(self, x):
             x = F.relu(F.max_pool2d(self.conv1(x), 2))
             x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-            x = x.view(-1, 320)
+            x = x.flatten(1)  # a view, as view(-1, 320); also of a channels-last x (--channels-last)
             x = F.relu(self.fc1(x))
             x = F.dropout(x, training=self.training)
             return F.log_softmax(self.fc2(x), dim=1)

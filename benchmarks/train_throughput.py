@@ -71,14 +71,19 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def make_step(framework, model_name, device, x, y, amp="off", graph=False):
+def make_step(framework, model_name, device, x, y, amp="off", graph=False, channels_last=False):
     """One framework's training step on the in-memory images: ``(step(lo, hi) -> loss,
     sync, loss_value)``. The step is the same code for both frameworks, only the library
     differs; ``amp`` is "off", "fp16" (autocast + GradScaler) or "bf16" (autocast);
-    ``graph``: replayed from a whole-step CUDA graph (graph_steps.py; amp off only)."""
+    ``graph``: replayed from a whole-step CUDA graph (graph_steps.py; amp off only);
+    ``channels_last``: the model's 4-D weights and the images stored channels-last
+    (``Module.to(memory_format=...)``, ``Tensor.contiguous(memory_format=...)``), as a
+    PyTorch user asks for NHWC kernels."""
     if graph:
         if amp != "off":
             raise SystemExit("--graph runs the float32 step only (a GradScaler reads the host each step)")
+        if channels_last:
+            raise SystemExit("--graph runs the C-ordered step only (--channels-last is eager)")
         from graph_steps import make_graphed_step
         return make_graphed_step(framework, model_name, device, x, y)
     from models import LOGITS, RECIPES, tinynet_model, torch_model
@@ -100,6 +105,9 @@ def make_step(framework, model_name, device, x, y, amp="off", graph=False):
     model = make(model_name).to(device)
     opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
     xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)
+    if channels_last:
+        model = model.to(memory_format=lib.channels_last)
+        xs = xs.contiguous(memory_format=lib.channels_last)
     criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
     low = {"fp16": lib.float16, "bf16": lib.bfloat16}.get(amp)
     scaler = lib.amp.GradScaler(device, enabled=amp == "fp16")
@@ -132,9 +140,9 @@ def _summary(times, batch, final_loss):
 
 
 def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile, amp="off",
-                  graph=False):
+                  graph=False, channels_last=False):
     """Time one framework alone: warm-up, then ``reps`` repetitions of ``steps`` steps."""
-    step, sync, final = make_step(framework, model_name, device, x, y, amp, graph)
+    step, sync, final = make_step(framework, model_name, device, x, y, amp, graph, channels_last)
     rng = numpy.random.default_rng(1)
     _rep(step, sync, _batches(len(x), batch, warmup, rng))
     prof = None
@@ -160,11 +168,12 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
     return out
 
 
-def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, amp="off", graph=False):
+def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, amp="off", graph=False,
+                    channels_last=False):
     """Time both frameworks in one process, repetition by repetition in alternating
     order, each repetition on the same batches for both: a slow phase of the host then
     falls on both frameworks alike instead of on whichever process ran through it."""
-    setups = {fw: make_step(fw, model_name, device, x, y, amp, graph) for fw in frameworks}
+    setups = {fw: make_step(fw, model_name, device, x, y, amp, graph, channels_last) for fw in frameworks}
     rng = numpy.random.default_rng(1)
     for step, sync, _ in setups.values():
         _rep(step, sync, _batches(len(x), batch, warmup, rng))
@@ -194,10 +203,11 @@ def worker(args):
     x, y, source = load_images(args.images, args.data_dir, args.model)
     if args.worker == "interleaved":
         res = run_interleaved(args.frameworks, args.model, args.batch, args.device, args.steps, args.reps,
-                              args.warmup, x, y, args.amp, args.graph)
+                              args.warmup, x, y, args.amp, args.graph, args.channels_last)
     else:
         res = {args.worker: run_framework(args.worker, args.model, args.batch, args.device, args.steps,
-                                          args.reps, args.warmup, x, y, args.profile, args.amp, args.graph)}
+                                          args.reps, args.warmup, x, y, args.profile, args.amp, args.graph,
+                                          args.channels_last)}
     for fw, r in res.items():
         r["data"] = source
         r["peak_bytes"], r["peak_kind"] = _peak_memory(fw, args.device)
@@ -226,6 +236,8 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="batch 64 only, few steps: under a minute")
     p.add_argument("--profile", action="store_true", help="cProfile tinynet's timed steps")
     p.add_argument("--graph", action="store_true", help="whole-step CUDA graphs in both frameworks (GPU)")
+    p.add_argument("--channels-last", action="store_true",
+                   help="weights and images stored channels-last in both frameworks (NHWC convolutions)")
     p.add_argument("--frameworks", nargs="+", default=["tinynet", "torch"], choices=["tinynet", "torch"])
     p.add_argument("--out", default=None)
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
@@ -281,7 +293,7 @@ def main(argv=None):
                 print(row["tinynet"]["profile"])
     meta = _meta(args)
     suffix = (("_graph" if args.graph else "") + ("_quick" if args.quick else "")
-              + (f"_amp_{args.amp}" if args.amp != "off" else ""))
+              + (f"_amp_{args.amp}" if args.amp != "off" else "") + ("_channels_last" if args.channels_last else ""))
     out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as f:
@@ -302,6 +314,8 @@ def _run_worker(args, fw, model, batch, steps):
            "--frameworks", *args.frameworks]
     if args.graph:
         cmd.append("--graph")
+    if args.channels_last:
+        cmd.append("--channels-last")
     if args.data_dir:
         cmd += ["--data-dir", args.data_dir]
     if args.profile and fw == "tinynet":
@@ -337,7 +351,8 @@ def _interleave(args):
 def _meta(args):
     meta = {"device": args.device, "amp": args.amp, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "method": "interleaved" if _interleave(args) else "separate processes", "graph": args.graph}
+            "method": "interleaved" if _interleave(args) else "separate processes", "graph": args.graph,
+            "channels_last": args.channels_last}
     try:
         import torch
         meta["torch"] = torch.__version__

@@ -95,3 +95,47 @@ def test_bad_memory_formats_raise_typed_errors_like_pytorch():
         tinynet.ones(1, 1, 1, 1).clone(memory_format=tinynet.channels_last_3d)
     assert repr(tinynet.channels_last) == "tinynet.channels_last"
     assert isinstance(tinynet.channels_last, tinynet.memory_format)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("which", ["input", "weight"])
+def test_cudnn_runs_nhwc_kernels_for_channels_last_and_matches_pytorch(dtype, which):
+    """On the GPU a channels-last input (or weight) takes cuDNN's NHWC kernels: the output
+    and input gradient come back channels-last as PyTorch's do, the weight gradient keeps
+    the weight's layout, and the values equal PyTorch's channels-last convolution."""
+    if tinynet.backend.name != "cupy":
+        pytest.skip("needs CuPy and a CUDA GPU (TINYNET_BACKEND=cupy)")
+    from tinynet.kernels import cudnn
+    if cudnn.version() is None:
+        pytest.skip("cuDNN Frontend not installed")
+    rng = numpy.random.default_rng(7)
+    xs, ws, bs = rng.standard_normal((4, 8, 12, 10)), rng.standard_normal((16, 8, 3, 3)) * 0.2, rng.standard_normal(16)
+    dt = getattr(tinynet, dtype)
+    cl, tcl = tinynet.channels_last, torch.channels_last
+    x = tinynet.tensor(xs, dtype=dt, device="cuda")
+    w = tinynet.tensor(ws, dtype=dt, device="cuda")
+    if which == "input":
+        x = x.contiguous(memory_format=cl)
+    else:
+        w = w.contiguous(memory_format=cl)
+    x.requires_grad_()
+    w.requires_grad_()
+    b = tinynet.tensor(bs, dtype=dt, device="cuda", requires_grad=True)
+    before = cudnn.stats["nhwc"]
+    y = F.conv2d(x, w, b, stride=(1, 2), padding=1)
+    gy = rng.standard_normal(y.shape)
+    y.backward(tinynet.tensor(gy, dtype=dt, device="cuda"))
+    assert cudnn.stats["nhwc"] - before == 3  # fprop, dgrad, wgrad
+    assert y.is_contiguous(memory_format=cl) and not y.is_contiguous()
+    assert x.grad.is_contiguous(memory_format=cl)
+    assert w.grad.is_contiguous(memory_format=cl) == (which == "weight")
+    # PyTorch's convolution, computed in float64 on the CPU as the reference
+    tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs))
+    ty = torch.nn.functional.conv2d(tx.contiguous(memory_format=tcl), tw, tb, stride=(1, 2), padding=1)
+    ty.backward(torch.tensor(gy))
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == "float16" else dict(rtol=1e-3, atol=1e-3)  # TF32 may run
+    numpy.testing.assert_allclose(y.detach().float().numpy(), ty.detach().numpy(), **tol)
+    for ours, ref in ((x.grad, tx.grad), (w.grad, tw.grad), (b.grad, tb.grad)):
+        scale = max(1.0, float(numpy.abs(ref.numpy()).max()))
+        numpy.testing.assert_allclose(ours.float().numpy() / scale, ref.numpy() / scale, **tol)

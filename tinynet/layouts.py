@@ -9,9 +9,10 @@ are laid out, with its shape unchanged.
 A channels-last tensor is an NHWC-contiguous array viewed as NCHW, which NumPy and CuPy
 express with strides; every op accepts it. Where tinynet and PyTorch differ: PyTorch's
 convolutions and many pointwise ops return channels-last results for channels-last inputs
-and pick NHWC cuDNN kernels. tinynet's ops return C-ordered results (elementwise ops keep
-the input's layout, as NumPy does), and its cuDNN path does not run NHWC kernels yet, so
-on tinynet channels-last changes the layout but not the speed.
+and pick NHWC cuDNN kernels. tinynet's GPU convolutions do the same (cuDNN's NHWC kernels
+for a channels-last input or weight, a channels-last output); its other ops return
+C-ordered results (elementwise ops keep the input's layout, as NumPy does), so a network's
+layout goes back to NCHW after the first op that is not elementwise.
 """
 from .errors import ArgumentTypeError, ShapeError
 
@@ -75,3 +76,18 @@ def store(xp, array, order):
     ``order`` (``(0, 2, 3, 1)``: NHWC storage of an NCHW array)."""
     back = tuple(sorted(range(array.ndim), key=order.__getitem__))
     return xp.ascontiguousarray(xp.transpose(array, order)).transpose(back)
+
+
+def nhwc_only(array):
+    """Whether 4-D ``array`` is stored channels-last and not also C-contiguous (one channel,
+    or 1x1 images, fit both layouts: those count as C order, as PyTorch's convolutions take
+    them)."""
+    return array.ndim == 4 and not array.flags.c_contiguous and is_laid_out(array, channels_last)
+
+
+def stored(xp, array, layout):
+    """``array`` stored as ``layout`` says, copied only when it is not already: "nchw" is
+    C-contiguous, "nhwc" is channels-last (the layouts of cuDNN's convolution kernels)."""
+    if layout == "nhwc":
+        return array if is_laid_out(array, channels_last) else store(xp, array, (0, 2, 3, 1))
+    return array if array.flags.c_contiguous else xp.ascontiguousarray(array)

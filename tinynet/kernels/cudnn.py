@@ -7,8 +7,10 @@ dilation, TF32 and determinism settings, device) -- it builds one graph per dire
 heuristic, or the fastest by timing every candidate when
 ``tinynet.backends.cudnn.benchmark`` is set) and caches it. A cached call binds device
 pointers in a fixed operand order, runs on CuPy's current stream and takes its workspace
-from CuPy's memory pool. Output strides are always set to NCHW-contiguous (the
-frontend's defaults are channels-last).
+from CuPy's memory pool. Each configuration is built in one of two layouts: NCHW (every
+operand C-contiguous) or NHWC (every operand stored channels-last, ``layout="nhwc"``: the
+NCHW-shaped tensors carry NHWC strides, which selects cuDNN's NHWC kernels, the ones that
+feed the tensor cores directly in float16 and bfloat16).
 
 When the frontend is missing or a graph is not supported (``cudnnGraphNotSupportedError``
 or any build failure), :func:`plans` returns None and conv2d uses tinynet's im2col +
@@ -23,7 +25,7 @@ from .. import backend, determinism
 from ..dtypes import bfloat16
 
 log = logging.getLogger("tinynet.cudnn")
-stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0}
+stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0, "nhwc": 0}  # "nhwc": calls in that layout
 engines: dict = {}  # configuration key -> {direction: plan name}
 _state: dict = {"module": None, "why": None, "handles": {}}
 _cache: dict = {}
@@ -82,7 +84,12 @@ def _handle(cudnn, cp):
     return h
 
 
-def _strides(shape):
+def _strides(shape, nhwc=False):
+    """Element strides of a C-contiguous ``shape``, or with ``nhwc`` of a 4-D (N, C, H, W)
+    shape stored channels-last: ``(C*H*W, 1, W*C, C)``."""
+    if nhwc:
+        n, c, h, w = shape
+        return [c * h * w, 1, w * c, c]
     out, acc = [], 1
     for n in reversed(shape):
         out.append(acc)
@@ -133,7 +140,7 @@ class _Plan:
         return ws  # the pool may reuse it only after work queued later on this stream
 
 
-def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dilation, settings):
+def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dilation, settings, nhwc=False):
     dt = getattr(cudnn.data_type, _DTYPES[dtype])
     compute = cudnn.data_type.DOUBLE if dt == cudnn.data_type.DOUBLE else cudnn.data_type.FLOAT
     g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=compute, compute_data_type=compute,
@@ -141,18 +148,18 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
     conv = dict(pre_padding=[padding[0][0], padding[1][0]], post_padding=[padding[0][1], padding[1][1]],
                 stride=list(stride), dilation=list(dilation), compute_data_type=compute)
     if kind == "fprop":
-        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape), data_type=dt)
-        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape), data_type=dt)
+        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape, nhwc), data_type=dt)
+        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape, nhwc), data_type=dt)
         out, shape = g.conv_fprop(image=a, weight=b, name="fprop", **conv), yshape
     elif kind == "dgrad":
-        a = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape), data_type=dt)
-        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape), data_type=dt)
+        a = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape, nhwc), data_type=dt)
+        b = g.tensor(name="w", dim=list(wshape), stride=_strides(wshape, nhwc), data_type=dt)
         out, shape = g.conv_dgrad(loss=a, filter=b, name="dgrad", **conv), xshape
     else:
-        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape), data_type=dt)
-        b = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape), data_type=dt)
+        a = g.tensor(name="x", dim=list(xshape), stride=_strides(xshape, nhwc), data_type=dt)
+        b = g.tensor(name="dy", dim=list(yshape), stride=_strides(yshape, nhwc), data_type=dt)
         out, shape = g.conv_wgrad(image=a, loss=b, name="wgrad", **conv), wshape
-    out.set_output(True).set_dim(list(shape)).set_stride(_strides(shape)).set_data_type(dt)
+    out.set_output(True).set_dim(list(shape)).set_stride(_strides(shape, nhwc)).set_data_type(dt)
     g.validate()
     g.build_operation_graph()
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
@@ -182,7 +189,7 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
     xshape, wshape, yshape = shapes
     order = {"fprop": (xshape, wshape, yshape), "dgrad": (yshape, wshape, xshape),
              "wgrad": (xshape, yshape, wshape)}[kind]
-    bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]
+    bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]  # same bytes in either layout
     best, best_t = 0, float("inf")
     stream = cp.cuda.Stream(non_blocking=True)
     for i in range(g.get_execution_plan_count()):
@@ -239,36 +246,45 @@ def deterministic(settings):
     return settings.deterministic or determinism.are_deterministic_algorithms_enabled()
 
 
-def plans(dtype, xshape, wshape, yshape, stride, padding, dilation, settings):
+def plans(dtype, xshape, wshape, yshape, stride, padding, dilation, settings, layout="nchw"):
     """The cached fprop/dgrad/wgrad plans for a configuration, built on first use under
-    ``settings`` (TF32, determinism, autotuning); None when cuDNN cannot run it (the caller
-    then uses im2col + GEMM throughout)."""
+    ``settings`` (TF32, determinism, autotuning) in ``layout`` ("nchw": C-contiguous
+    operands; "nhwc": channels-last operands); None when cuDNN cannot run it (the caller
+    then tries the other layout or uses im2col + GEMM throughout)."""
     key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, deterministic(settings),
-           settings.benchmark, backend.cupy.cuda.runtime.getDevice())
+           settings.benchmark, backend.cupy.cuda.runtime.getDevice(), layout)
     hit = _cache.get(key, _MISSING)
     if hit is not _MISSING:
         return hit
     cudnn, cp = _load(), backend.cupy
     try:
         built = {k: _build(cudnn, cp, k, numpy.dtype(dtype), xshape, wshape, yshape, stride, padding, dilation,
-                           settings)
+                           settings, layout == "nhwc")
                  for k in ("fprop", "dgrad", "wgrad")}
         engines[key] = {k: p.name for k, p in built.items()}
-        log.debug("cudnn conv %s: engines %s", key[:7], engines[key])
+        log.debug("cudnn conv %s %s: engines %s", key[:7], layout, engines[key])
     except Exception as exc:  # cudnnGraphNotSupportedError and friends
-        log.debug("cudnn conv %s unsupported (%s: %s); using im2col + GEMM", key[:7], type(exc).__name__, exc)
+        log.debug("cudnn conv %s %s unsupported (%s: %s)", key[:7], layout, type(exc).__name__, exc)
         stats["unsupported"] += 1
         built = None
     _cache[key] = built
     return built
 
 
-def run(plan_set, kind, a, b, out_shape, dtype):
-    """Run direction ``kind`` on contiguous operands ``a``, ``b``; returns the new output."""
+def run(plan_set, kind, a, b, out_shape, dtype, layout="nchw"):
+    """Run direction ``kind`` on operands ``a``, ``b`` stored as the plans' ``layout``
+    requires (C-contiguous, or channels-last for "nhwc"); returns the new output, of shape
+    ``out_shape`` and stored the same way."""
     cp = backend.cupy
-    out = cp.empty(out_shape, dtype=dtype)
+    if layout == "nhwc":
+        n, c, h, w = out_shape
+        out = cp.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
+    else:
+        out = cp.empty(out_shape, dtype=dtype)
     plan_set[kind].run(_load(), cp, (a.data.ptr, b.data.ptr, out.data.ptr))
     stats[kind] += 1
+    if layout == "nhwc":
+        stats["nhwc"] += 1
     return out
 
 

@@ -18,7 +18,7 @@ win (:mod:`tinynet.ops.cpu.conv`), else :class:`Conv2dIm2col`.
 """
 import numpy
 
-from .. import backend, parallel
+from .. import backend, layouts, parallel
 from ..autograd import Op
 from ..backends import cudnn as settings
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
@@ -164,6 +164,12 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     are supported for the configuration, else the im2col path (with tinynet's kernels
     when they are enabled); backward takes the same path.
 
+    A channels-last input or weight (``tinynet.channels_last``, not also C-contiguous) runs
+    cuDNN's NHWC kernels: the operands are given to cuDNN stored NHWC (the other one copied
+    if it is not), and the output and input gradient come back channels-last, as PyTorch's
+    do; the weight gradient takes the weight's own layout. A configuration with no NHWC
+    engine runs in NCHW.
+
     float16 and bfloat16 run in cuDNN with half-width io and float32 accumulation;
     bfloat16 arrays reach it as they are (``bf16_native_gpu``), not widened first. The
     bias add and bias gradient of half types (which tinynet's kernels lack) are CuPy's,
@@ -173,19 +179,26 @@ class Conv2dCudnn(Conv2dIm2colGPU):
 
     def forward(self, xp, x, w, b):
         n, co, (ho, wo) = x.shape[0], w.shape[0], self.out
-        plans = cudnn.plans(x.dtype, x.shape, w.shape, (n, co, ho, wo), self.stride, self.padding,
-                            self.dilation, settings) if w.dtype == x.dtype else None
+        plans, layout = None, "nhwc" if layouts.nhwc_only(x) or layouts.nhwc_only(w) else "nchw"
+        if w.dtype == x.dtype:
+            plans = cudnn.plans(x.dtype, x.shape, w.shape, (n, co, ho, wo), self.stride, self.padding,
+                                self.dilation, settings, layout)
+            if plans is None and layout == "nhwc":  # no NHWC engine for this configuration
+                layout = "nchw"
+                plans = cudnn.plans(x.dtype, x.shape, w.shape, (n, co, ho, wo), self.stride, self.padding,
+                                    self.dilation, settings, layout)
         if plans is None:
             self.cudnn = None
+            x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
             return super().forward(xp, x, w, b) if backend.kernels_enabled else Conv2dIm2col.forward(self, xp, x, w, b)
-        if not x.flags.c_contiguous:
-            x = xp.ascontiguousarray(x)
-        if not w.flags.c_contiguous:
-            w = xp.ascontiguousarray(w)
-        y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype)
+        self.layout, self.w_nhwc = layout, layouts.is_laid_out(w, layouts.channels_last)
+        x, w = layouts.stored(xp, x, layout), layouts.stored(xp, w, layout)
+        y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype, layout)
         if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b):
-            # one RawKernel launch: 4-6% less host time than CuPy's broadcast add
-            gpu_ops.bias_add(y, xp.ascontiguousarray(b))
+            # one RawKernel launch: 4-6% less host time than CuPy's broadcast add; NHWC memory
+            # is (NHW, C) rows with the channel last
+            rows = y if layout == "nchw" else y.transpose(0, 2, 3, 1).reshape(-1, co)
+            gpu_ops.bias_add(rows, xp.ascontiguousarray(b))
         elif b is not None:
             y += b.reshape(1, co, 1, 1)
         self.cudnn = plans
@@ -196,14 +209,22 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         if self.cudnn is None:  # the im2col forward's own backward (kernel or generic)
             return super().backward(xp, gy)
         x, w = self.saved
-        if not gy.flags.c_contiguous:
-            gy = xp.ascontiguousarray(gy)
-        gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype) if self.needs_input_grad[0] else None
-        gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype) if self.needs_input_grad[1] else None
+        layout = self.layout
+        gy = layouts.stored(xp, gy, layout)
+        gx = cudnn.run(self.cudnn, "dgrad", gy, w, x.shape, x.dtype, layout) if self.needs_input_grad[0] else None
+        gw = None
+        if self.needs_input_grad[1]:
+            gw = cudnn.run(self.cudnn, "wgrad", x, gy, w.shape, x.dtype, layout)
+            if layout == "nhwc" and not self.w_nhwc:  # the gradient takes the weight's own layout
+                gw = xp.ascontiguousarray(gw)
         gb = None
         if self.needs_input_grad[2]:
-            gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
-                gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
+            if layout == "nhwc":  # channels fastest: the bias gradient is a column sum of (NHW, C)
+                acc = numpy.float64 if gy.dtype == numpy.float64 else numpy.float32
+                gb = gy.transpose(0, 2, 3, 1).reshape(-1, gy.shape[1]).sum(axis=0, dtype=acc).astype(gy.dtype)
+            else:
+                gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
+                    gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
         return gx, gw, gb
 
 
