@@ -2,8 +2,8 @@
 
 For each model, batch size (1, 64, 1024 by default), dtype (float32, float16) and BatchNorm
 folding (unfused, fused with ``fuse_conv_bn``), each framework runs the same network with
-the same weights forward under ``inference_mode``: PyTorch eager, and on the GPU also
-PyTorch with the forward captured in a CUDA graph and replayed. Reported per row: the
+the same weights forward under ``inference_mode``: eager, and on the GPU also with the
+forward captured in a CUDA graph and replayed (``torch.cuda.graph``, ``tinynet.cuda.graph``). Reported per row: the
 median latency of one forward (ms) over ``--reps`` timed calls after ``--warmup``, the
 images per second that gives, and the largest difference from PyTorch's float32 output.
 
@@ -89,17 +89,20 @@ def time_forward(model, lib, x, sync, warmup, reps, graph=False):
     """Median seconds of one forward, and the output (as float32 NumPy)."""
     ctx = lib.inference_mode
     with ctx():
-        if graph:  # PyTorch CUDA graph: capture once, replay
-            import torch
+        if graph:  # a CUDA graph in either framework (the same API): capture once, replay
             static = x.clone()
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
+            if lib.__name__ == "torch":  # PyTorch's recipe: warm-up on a side stream
+                s = lib.cuda.Stream()
+                s.wait_stream(lib.cuda.current_stream())
+                with lib.cuda.stream(s):
+                    for _ in range(3):
+                        model(static)
+                lib.cuda.current_stream().wait_stream(s)
+            else:
                 for _ in range(3):
                     model(static)
-            torch.cuda.current_stream().wait_stream(s)
-            g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g):
+            g = lib.cuda.CUDAGraph()
+            with lib.cuda.graph(g):
                 out = model(static)
             run = g.replay
         else:
@@ -142,8 +145,8 @@ def main(argv=None):
             for dtype in args.dtypes:
                 for fused in (False, True):
                     variants = [(fw, False) for fw in args.frameworks]
-                    if args.device == "cuda" and "torch" in args.frameworks:
-                        variants.append(("torch", True))
+                    if args.device == "cuda":
+                        variants += [(fw, True) for fw in args.frameworks]
                     for fw, graph in variants:
                         row = {"model": name, "batch": batch, "dtype": dtype, "fused": fused,
                                "framework": fw + (" cuda graph" if graph else "")}

@@ -123,25 +123,31 @@ def test_dropout_kernel_statistics_and_repeatability(fn):
     numpy.testing.assert_allclose(x.grad.numpy(), kept / 0.7, rtol=1e-6)
 
 
+def _round_half(a, dtype):
+    """float32 array ``a`` rounded once to ``dtype`` (float16 or bfloat16), back as float32."""
+    return a.astype(numpy.float16 if dtype == "float16" else tinynet.bfloat16).astype(numpy.float32)
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("fn", [F.dropout, F.dropout2d])
-def test_float16_dropout_kernel_draws_the_float32_masks(fn):
-    """float16 dropout runs the Philox kernel (same masks as float32 for one seed), the kept
-    values are x / (1 - p) rounded once to float16, and the gradient uses the same mask."""
+def test_half_dropout_kernel_draws_the_float32_masks(fn, half):
+    """float16 and bfloat16 dropout run the Philox kernel (same masks as float32 for one
+    seed), the kept values are x / (1 - p) rounded once to the half type, and the gradient
+    uses the same mask."""
     x = R.standard_normal((16, 8, 6, 6))
     out = {}
-    for dtype in ("float16", "float32"):
+    for dtype in (half, "float32"):
         t = tinynet.tensor(x, dtype=dtype, device="cuda", requires_grad=True)
         tinynet.manual_seed(5)
         y = fn(t, p=0.4)
         assert y.dtype == t.dtype and y.grad_fn.gpu_path
         y.backward(tinynet.ones_like(y))
         out[dtype] = (y.detach().float().numpy(), t.grad.float().numpy())
-    numpy.testing.assert_array_equal(out["float16"][0] != 0, out["float32"][0] != 0)
-    want = (x.astype(numpy.float16).astype(numpy.float32) * numpy.float32(1 / 0.6)).astype(numpy.float16)
-    want = want.astype(numpy.float32)
+    numpy.testing.assert_array_equal(out[half][0] != 0, out["float32"][0] != 0)
+    want = _round_half(_round_half(x.astype(numpy.float32), half) * numpy.float32(1 / 0.6), half)
     kept = out["float32"][0] != 0
-    numpy.testing.assert_array_equal(out["float16"][0][kept], want[kept])
-    numpy.testing.assert_allclose(out["float16"][1], out["float32"][1], rtol=1e-3)
+    numpy.testing.assert_array_equal(out[half][0][kept], want[kept])
+    numpy.testing.assert_allclose(out[half][1], out["float32"][1], rtol=1e-2 if half == "bfloat16" else 1e-3)
 
 
 def test_dropout_off_is_identical(kernels):
@@ -167,12 +173,13 @@ def test_fused_optimizer_matches_generic(name, kw, kernels):
     _close(with_k, without_k, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)])
-def test_float16_max_pool_kernel_matches_float32(kernel, stride, padding, dilation, kernels):
-    """Max pooling of float16 input takes the kernel (not the generic code) and picks the same
-    maxima as float32 (exact: the maximum is one of the inputs); the gradient lands on the
-    same elements, with ties (repeated values) as in the generic code."""
-    x = numpy.round(R.standard_normal((4, 3, 11, 9)) * 4) / 4  # ties within windows
+def test_half_max_pool_kernel_matches_float32(kernel, stride, padding, dilation, half, kernels):
+    """Max pooling of float16 or bfloat16 input takes the kernel (not the generic code) and
+    picks the same maxima as float32 (exact: the maximum is one of the inputs); the gradient
+    lands on the same elements, with ties (repeated values) as in the generic code."""
+    x = numpy.round(R.standard_normal((4, 3, 11, 9)) * 4) / 4  # ties within windows (exact in both types)
 
     def run(dtype):
         t = tinynet.tensor(x, dtype=dtype, device="cuda", requires_grad=True)
@@ -182,13 +189,14 @@ def test_float16_max_pool_kernel_matches_float32(kernel, stride, padding, dilati
         (y * tinynet.tensor(g, dtype=dtype, device="cuda")).sum().backward()
         return [y.detach().float().numpy(), t.grad.float().numpy()]
 
-    (half_k, half_generic) = kernels(lambda: run("float16"))
+    (half_k, half_generic) = kernels(lambda: run(half))
     single = run("float32")
     numpy.testing.assert_array_equal(half_k[0], half_generic[0])
     numpy.testing.assert_array_equal(half_k[0], single[0])
-    # overlapping windows: the kernel adds a position's gradients in float32, the generic code in float16
-    numpy.testing.assert_allclose(half_k[1], half_generic[1], rtol=2e-3, atol=2e-3)
-    numpy.testing.assert_allclose(half_k[1], single[1], rtol=2e-3, atol=2e-3)  # gradients rounded to float16
+    # overlapping windows: the kernel adds a position's gradients in float32, the generic code in the half type
+    tol = 2e-2 if half == "bfloat16" else 2e-3
+    numpy.testing.assert_allclose(half_k[1], half_generic[1], rtol=tol, atol=tol)
+    numpy.testing.assert_allclose(half_k[1], single[1], rtol=tol, atol=tol)  # gradients rounded to the half type
 
 
 @pytest.mark.parametrize("bad", [None, float("inf"), float("nan")])

@@ -2,7 +2,8 @@
 
 Each ``.cu`` file beside this module is compiled on first use into a ``cupy.RawModule``
 and cached for the process; kernels are looked up by name (``tinynet_<op>_<fwd|bwd>_<f32|
-f64|f16>``; ``attention.cu`` and max pooling have float16 kernels) so profiles read well. Element-wise
+f64|f16|bf16>``; ``attention.cu`` has float16 kernels, max pooling and dropout float16 and
+bfloat16 ones) so profiles read well. Element-wise
 kernels are ``cupy.ElementwiseKernel`` specs built once by :func:`elementwise`.
 """
 import functools
@@ -11,15 +12,17 @@ import os
 import numpy
 
 from .. import backend
+from ..dtypes import bfloat16
 
 BLOCK = 256
 _SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float64): "f64"}
-_KERNEL_SUFFIX = {**_SUFFIX, numpy.dtype(numpy.float16): "f16"}  # kernel() only: few kernels have one
+# kernel() and supported(half=True) only: the kernels of max pooling and dropout have half-width versions
+_KERNEL_SUFFIX = {**_SUFFIX, numpy.dtype(numpy.float16): "f16", bfloat16: "bf16"}
 
 
 def supported(*arrays, half=False):
     """True when every array is a float32/float64 CuPy array our kernels handle
-    (``half=True``: float16 too, for the kernels that have a float16 version)."""
+    (``half=True``: float16 and bfloat16 too, for the kernels that have half-width versions)."""
     gpu_array = backend._CUPY_NDARRAY
     dtypes = _KERNEL_SUFFIX if half else _SUFFIX
     for a in arrays:  # a plain loop: this runs several times per op on the hot path

@@ -74,14 +74,14 @@ def avg_pool2d_bwd(gy, in_shape, kernel, stride, padding, count_include_pad, div
 # ---- dropout (Philox) --------------------------------------------------------------------
 def dropout_fwd(x, p, mask_shape):
     """Dropout with the mask drawn per element (mask_shape == x.shape) or per leading
-    (N, C) unit (dropout2d); float32, float64 or float16 ``x``. Returns (y, uint8 mask, scale)."""
+    (N, C) unit (dropout2d); float32, float64, float16 or bfloat16 ``x``. Returns (y, uint8 mask, scale)."""
     cp = _cp()
     x = cp.ascontiguousarray(x)
     group = 1
     for a, b in zip(x.shape, mask_shape):
         if b == 1 and a != 1:
             group *= a
-    kind = cp.float32 if x.dtype == cp.float16 else x.dtype  # the float16 kernels scale in float32
+    kind = cp.float32 if x.dtype.itemsize == 2 else x.dtype  # the float16/bfloat16 kernels scale in float32
     scale = cuda.scalar(kind, 1.0 / (1.0 - p)) if p < 1 else cuda.scalar(kind, 0.0)
     y = cp.empty_like(x)
     mask = cp.empty(x.shape, dtype=cp.uint8)

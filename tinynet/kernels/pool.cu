@@ -22,6 +22,19 @@ __device__ __forceinline__ float load(const half_bits* p, long long i) {
     asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
     return f;
 }
+// bfloat16: the high 16 bits of a float32 (a struct, so overloads tell it from float16);
+// widening is a shift, narrowing rounds to nearest even in integer arithmetic (NaN kept
+// quiet), which needs no sm_80 instruction.
+struct bf16_bits { unsigned short v; };
+template <> struct Acc<bf16_bits> { typedef float type; };
+__device__ __forceinline__ float load(const bf16_bits* p, long long i) {
+    return __uint_as_float(((unsigned int)p[i].v) << 16);
+}
+__device__ __forceinline__ unsigned short float_to_bf16(float f) {
+    unsigned int u = __float_as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN
+    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
 __device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v; }
 __device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
 __device__ __forceinline__ void store(half_bits* p, long long i, float v) {
@@ -29,6 +42,7 @@ __device__ __forceinline__ void store(half_bits* p, long long i, float v) {
     asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
     p[i] = h;
 }
+__device__ __forceinline__ void store(bf16_bits* p, long long i, float v) { p[i].v = float_to_bf16(v); }
 
 // Output element i of an (N*C, Ho, Wo) grid: its row and column, and its plane's index.
 __device__ __forceinline__ long long out_position(long long i, int Ho, int Wo, int* oh, int* ow) {
@@ -177,5 +191,6 @@ extern "C" __global__ void tinynet_avg_pool2d_bwd_##S(const T* gy, T* gx, long l
 MAX_POOL_KERNELS(float, f32)
 MAX_POOL_KERNELS(double, f64)
 MAX_POOL_KERNELS(half_bits, f16)
+MAX_POOL_KERNELS(bf16_bits, bf16)
 AVG_POOL_KERNELS(float, f32)
 AVG_POOL_KERNELS(double, f64)
