@@ -55,4 +55,5 @@ def test_errors(device):
         tinynet.index_put(x, (tinynet.tensor([0.5], device=device),), tinynet.ones(1, device=device))
     if device == "cpu":
         with pytest.raises(errors.IndexOutOfRangeError):
-            tinynet.index_put(x, (tinynet.tensor([7], device=device),), tinynet.ones(4, dtype=x.dtype), accumulate=True)
+            tinynet.index_put(x, (tinynet.tensor([7], device=device),), tinynet.ones(4, dtype=x.dtype, device=device),
+                              accumulate=True)

@@ -36,8 +36,10 @@ def _run(lib, device, steps=4, **kw):
 def test_lbfgs_matches_torch(kw, device):
     ours, our_losses, opt = _run(tinynet, device, **kw)
     theirs, their_losses, topt = _run(torch, "cpu", **kw)
-    numpy.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-12)
-    numpy.testing.assert_allclose(our_losses, their_losses, rtol=1e-10, atol=1e-12)
+    # float64 to 1e-8: sums in another order (a GPU reduction, another BLAS or PyTorch build) move the
+    # last digits, and tolerance_change=1e-3 ends the iterations on a difference of such values
+    numpy.testing.assert_allclose(ours, theirs, rtol=1e-8, atol=1e-10)
+    numpy.testing.assert_allclose(our_losses, their_losses, rtol=1e-8, atol=1e-10)
     first = opt.param_groups[0]["params"][0]
     tfirst = topt.param_groups[0]["params"][0]
     assert sorted(opt.state[id(first)]) == sorted(topt.state[tfirst])
