@@ -401,3 +401,25 @@ def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     numpy.testing.assert_allclose(x.grad.numpy(), numpy.tile(lin.weight.detach().numpy().sum(0), (6, 1)), rtol=1e-5)
     empty = lin(tinynet.zeros(0, 4, device="cuda", requires_grad=True))
     assert not empty.grad_fn.direct and empty.shape == (0, 3)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(2, 5, 3, 4), (64, 70, 33, 35)])
+def test_channel_sum_nhwc_kernel_matches_float64(dtype, shape):
+    """The NHWC bias-gradient kernel (column sums of the (NHW, C) rows, two deterministic
+    stages) equals a float64 sum, rounded once to the dtype; repeated calls give the same bits."""
+    from tinynet.kernels import gpu_ops
+    t = tinynet.tensor(R.standard_normal(shape), dtype=dtype, device="cuda")
+    t = t.contiguous(memory_format=tinynet.channels_last)
+    exact = t.double().numpy().sum(axis=(0, 2, 3))  # the rounded inputs, summed in float64
+    got = gpu_ops.channel_sum_nhwc(t.array)
+    assert got.dtype == t.array.dtype and got.shape == (shape[1],)
+
+    def host(a):  # float64 on the host, half types read through their bits
+        if dtype == "bfloat16":
+            return (a.view("uint16").get().astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+        return (a.view("uint16").get().view(numpy.float16) if dtype == "float16" else a.get()).astype(numpy.float64)
+
+    tol = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}[dtype]
+    numpy.testing.assert_allclose(host(got), exact, rtol=tol, atol=tol * numpy.sqrt(t.numel() / shape[1]))
+    assert (host(gpu_ops.channel_sum_nhwc(t.array)) == host(got)).all()

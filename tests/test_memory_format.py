@@ -100,7 +100,7 @@ def test_bad_memory_formats_raise_typed_errors_like_pytorch():
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("which", ["input", "weight"])
-def test_cudnn_runs_nhwc_kernels_for_channels_last_and_matches_pytorch(dtype, which):
+def test_cudnn_runs_nhwc_kernels_for_channels_last_and_matches_pytorch(dtype, which, monkeypatch):
     """On the GPU a channels-last input (or weight) takes cuDNN's NHWC kernels: the output
     and input gradient come back channels-last as PyTorch's do, the weight gradient keeps
     the weight's layout, and the values equal PyTorch's channels-last convolution."""
@@ -109,6 +109,7 @@ def test_cudnn_runs_nhwc_kernels_for_channels_last_and_matches_pytorch(dtype, wh
     from tinynet.kernels import cudnn
     if cudnn.version() is None:
         pytest.skip("cuDNN Frontend not installed")
+    monkeypatch.setattr(tinynet.backends.cudnn, "allow_tf32", False)  # float32 compared to 1e-4
     rng = numpy.random.default_rng(7)
     xs, ws, bs = rng.standard_normal((4, 8, 12, 10)), rng.standard_normal((16, 8, 3, 3)) * 0.2, rng.standard_normal(16)
     dt = getattr(tinynet, dtype)
@@ -128,14 +129,29 @@ def test_cudnn_runs_nhwc_kernels_for_channels_last_and_matches_pytorch(dtype, wh
     y.backward(tinynet.tensor(gy, dtype=dt, device="cuda"))
     assert cudnn.stats["nhwc"] - before == 3  # fprop, dgrad, wgrad
     assert y.is_contiguous(memory_format=cl) and not y.is_contiguous()
-    assert x.grad.is_contiguous(memory_format=cl)
-    assert w.grad.is_contiguous(memory_format=cl) == (which == "weight")
+    # a leaf's gradient takes the leaf's layout (PyTorch's gradient layout contract)
+    for t, name in ((x, "input"), (w, "weight")):
+        assert t.grad.is_contiguous(memory_format=cl) == (which == name) and t.grad.is_contiguous() == (which != name)
     # PyTorch's convolution, computed in float64 on the CPU as the reference
     tx, tw, tb = (torch.tensor(a, requires_grad=True) for a in (xs, ws, bs))
     ty = torch.nn.functional.conv2d(tx.contiguous(memory_format=tcl), tw, tb, stride=(1, 2), padding=1)
     ty.backward(torch.tensor(gy))
-    tol = dict(rtol=2e-2, atol=2e-2) if dtype == "float16" else dict(rtol=1e-3, atol=1e-3)  # TF32 may run
+    tol = dict(rtol=2e-2, atol=2e-2) if dtype == "float16" else dict(rtol=1e-4, atol=1e-4)
     numpy.testing.assert_allclose(y.detach().float().numpy(), ty.detach().numpy(), **tol)
     for ours, ref in ((x.grad, tx.grad), (w.grad, tw.grad), (b.grad, tb.grad)):
         scale = max(1.0, float(numpy.abs(ref.numpy()).max()))
         numpy.testing.assert_allclose(ours.float().numpy() / scale, ref.numpy() / scale, **tol)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_leaf_gradient_takes_the_leaf_layout_as_pytorch(device):
+    """PyTorch's gradient layout contract: a leaf's first ``.grad`` has the leaf's strides,
+    whatever layout the gradient that reached it had (here a C-ordered one from ``reshape``)."""
+    formats = ((tinynet.channels_last, torch.channels_last), (tinynet.contiguous_format, torch.contiguous_format))
+    for fmt, tfmt in formats:
+        x = tinynet.tensor(X, device=device).contiguous(memory_format=fmt).requires_grad_()
+        tx = torch.tensor(X).contiguous(memory_format=tfmt).requires_grad_()
+        (x.reshape(2, -1) * tinynet.tensor(X.reshape(2, -1), device=device)).sum().backward()
+        (tx.reshape(2, -1) * torch.tensor(X.reshape(2, -1))).sum().backward()
+        assert _strides(x.grad) == tx.grad.stride()
+        numpy.testing.assert_array_equal(x.grad.numpy(), tx.grad.numpy())

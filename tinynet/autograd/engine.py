@@ -195,7 +195,7 @@ def _accumulate(leaf, g, create_graph, stolen):
         if g.base is None and flags.c_contiguous and getattr(flags, "writeable", True) and key not in stolen:
             stolen.add(key)
         else:
-            g = g.copy()
+            g = _copy_like(leaf.array, g)
         leaf.grad = node._wrap(g)
         return
     acc = cur.array
@@ -205,6 +205,17 @@ def _accumulate(leaf, g, create_graph, stolen):
     else:
         graph_capture.grad_journal(leaf)
         leaf.grad = node._wrap(acc + g)
+
+
+def _copy_like(like, g):
+    """A copy of ``g`` stored as ``like`` is (PyTorch's layout contract for a leaf's first
+    ``.grad``: a channels-last weight gets a channels-last gradient); C order when ``like``
+    is C-contiguous or of another shape."""
+    if like.flags.c_contiguous or like.shape != g.shape:
+        return g.copy()
+    out = backend.array_module(g).empty_like(like)
+    out[...] = g
+    return out
 
 
 def _run_hooks(hooks, g):

@@ -358,6 +358,23 @@ def bias_grad(gy):
     return out
 
 
+def channel_sum_nhwc(gy):
+    """Sum of channels-last ``gy`` (N, C, H, W stored NHWC; float32/64, float16 or bfloat16)
+    over N, H and W: the bias gradient of an NHWC convolution, in two deterministic launches
+    (``channel_sum.cu``), summed in float32 (float64 for float64). Returns (C,) of gy's dtype."""
+    cp = _cp()
+    rows = gy.transpose(0, 2, 3, 1).reshape(-1, gy.shape[1])  # the (NHW, C) rows, no copy
+    m, c = rows.shape
+    parts = max(1, min(512, (m + 255) // 256))
+    partial = cp.empty((parts, c), dtype=cp.float64 if rows.dtype == cp.float64 else cp.float32)
+    out = cp.empty(c, dtype=rows.dtype)
+    cuda.kernel("channel_sum.cu", "tinynet_channel_sum_rows", rows.dtype)(
+        ((c + 31) // 32, parts), (32, 8), (rows, partial, cp.int64(m), cp.int32(c)))
+    cuda.launch(cuda.kernel("channel_sum.cu", "tinynet_channel_sum_parts", rows.dtype), c,
+                (partial, out, cp.int32(parts), cp.int32(c)))
+    return out
+
+
 def bias_add(y, b):
     """Add ``b`` (C,) in place to channel dim 1 of C-contiguous ``y`` (N, C, *); returns ``y``."""
     cp = _cp()

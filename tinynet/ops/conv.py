@@ -219,9 +219,8 @@ class Conv2dCudnn(Conv2dIm2colGPU):
                 gw = xp.ascontiguousarray(gw)
         gb = None
         if self.needs_input_grad[2]:
-            if layout == "nhwc":  # channels fastest: the bias gradient is a column sum of (NHW, C)
-                acc = numpy.float64 if gy.dtype == numpy.float64 else numpy.float32
-                gb = gy.transpose(0, 2, 3, 1).reshape(-1, gy.shape[1]).sum(axis=0, dtype=acc).astype(gy.dtype)
+            if layout == "nhwc":  # channels fastest: column sums of the (NHW, C) rows
+                gb = gpu_ops.channel_sum_nhwc(gy)
             else:
                 gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
                     gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
