@@ -1,0 +1,145 @@
+"""Eager training step of an older tinynet checkout against today's, and PyTorch, in ONE process.
+
+Separate processes (``overhead.py --against``, two ``train_throughput.py`` trees) left the
+eager regression since 01ad63e in doubt: alone in a process the new step was not slower,
+beside PyTorch it was, and one call's ratios spread by 20 %. Here the old checkout's
+package is copied to a temporary folder as ``tinynet_old`` (tinynet imports itself only
+relatively, so the copy runs as it is), and the old library, today's and PyTorch train the
+same reference model side by side: repetitions of ``--steps`` steps in rotating order on
+the same batches, the first round dropped as warm-up. Prints the median ms per step of each
+and today's time over the old one; writes JSON with ``--out``.
+
+    python benchmarks/eager_ab.py --old /tmp/old-checkout --device cpu
+    TINYNET_BACKEND=cupy python3 benchmarks/eager_ab.py --old /tmp/old --device cuda --out ab.json
+
+``--old`` is a repository root (``git worktree add /tmp/old 01ad63e``) or any folder that
+holds a ``tinynet`` package.
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy
+
+
+def _model(lib, F, name):
+    """The reference convnet or the 784-256-10 MLP, written once for each library."""
+    nn = lib.nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1, self.conv2 = nn.Conv2d(1, 10, kernel_size=5), nn.Conv2d(10, 20, kernel_size=5)
+            self.conv2_drop = nn.Dropout2d()
+            self.fc1, self.fc2 = nn.Linear(320, 50), nn.Linear(50, 10)
+
+        def forward(self, x):
+            x = F.relu(F.max_pool2d(self.conv1(x), 2))
+            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
+            x = F.dropout(F.relu(self.fc1(x.view(-1, 320))), training=self.training)
+            return F.log_softmax(self.fc2(x), dim=1)
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = nn.Linear(784, 256), nn.Linear(256, 10)
+
+        def forward(self, x):
+            return F.log_softmax(self.fc2(F.relu(self.fc1(x.view(x.shape[0], -1)))), dim=1)
+
+    return Net() if name == "convnet" else MLP()
+
+
+def make_step(lib, name, device, x, y):
+    """``(step(lo, hi), sync)``: one SGD step of ``lib`` on images ``x[lo:hi]``."""
+    F = lib.nn.functional
+    lib.manual_seed(0)
+    if device == "cuda":
+        lib.backends.cudnn.benchmark = True
+    model = _model(lib, F, name).to(device)
+    opt = lib.optim.SGD(model.parameters(), lr=0.01 if name == "convnet" else 0.05,
+                        momentum=0.5 if name == "convnet" else 0.0)
+    xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)
+
+    def step(lo, hi):
+        opt.zero_grad()
+        loss = F.nll_loss(model(xs[lo:hi]), ys[lo:hi])
+        loss.backward()
+        opt.step()
+        return loss
+
+    if device != "cuda":
+        return step, lambda: None
+    if lib.__name__ == "torch":
+        return step, lib.cuda.synchronize
+    return step, lib.backend.cupy.cuda.get_current_stream().synchronize
+
+
+def import_old(root):
+    """The ``tinynet`` package under ``root``, imported as ``tinynet_old`` from a temporary copy."""
+    src = os.path.join(root, "tinynet")
+    if not os.path.isdir(src):
+        raise SystemExit(f"--old: no tinynet package in {root}")
+    dest = tempfile.mkdtemp(prefix="tinynet_old_")
+    shutil.copytree(src, os.path.join(dest, "tinynet_old"))
+    sys.path.insert(0, dest)
+    import tinynet_old
+    return tinynet_old
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--old", required=True, help="an older checkout's root (holding its tinynet package)")
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
+    p.add_argument("--batch", type=int, default=64)
+    p.add_argument("--steps", type=int, default=150, help="steps per repetition")
+    p.add_argument("--rounds", type=int, default=8, help="rounds of one repetition each (the first is warm-up)")
+    p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--out", default=None)
+    args = p.parse_args(argv)
+    old = import_old(args.old)
+    import tinynet
+    libs = {"old": old, "new": tinynet}
+    if not args.no_torch:
+        import torch
+        libs["torch"] = torch
+    rng = numpy.random.default_rng(0)
+    n = max(10 * args.batch, 2000)
+    x = rng.standard_normal((n, 1, 28, 28)).astype(numpy.float32)
+    y = rng.integers(0, 10, n)
+    rows = []
+    for name in args.models:
+        steps = {k: make_step(lib, name, args.device, x, y) for k, lib in libs.items()}
+        times = {k: [] for k in steps}
+        keys = list(steps)
+        for rnd in range(args.rounds):
+            starts = rng.integers(0, n - args.batch, args.steps)
+            for k in keys[rnd % len(keys):] + keys[:rnd % len(keys)]:
+                step, sync = steps[k]
+                sync()
+                t = time.perf_counter()
+                for s in starts:
+                    step(s, s + args.batch)
+                sync()
+                if rnd:
+                    times[k].append((time.perf_counter() - t) / args.steps * 1e3)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        rows.append({"model": name, "batch": args.batch, "ms_per_step_median": med, "ms_per_step_all": times,
+                     "new_over_old": med["new"] / med["old"]})
+        extra = f", PyTorch {med['torch']:.3f}" if "torch" in med else ""
+        print(f"{name} b{args.batch}: old {med['old']:.3f} ms, new {med['new']:.3f} ms{extra} per step; "
+              f"new/old time {med['new'] / med['old']:.3f}", flush=True)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"device": args.device, "old": os.path.abspath(args.old), "rows": rows}, f, indent=2)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
