@@ -4,6 +4,8 @@ Each backward is the inverse rearrangement of its forward. Views (``view``, ``pe
 ``expand``, ``squeeze``, ...) share memory and the version counter with their input, so an
 in-place change through one is seen by autograd's checks on the other.
 """
+import math
+
 import numpy
 
 from ..autograd import Op
@@ -84,7 +86,7 @@ def _target_shape(op, x, shape):
     n = x.array.size
     if shape.count(-1) > 1 or any(s < -1 for s in shape):
         raise ShapeError(f"{op}: invalid shape {shape} (at most one -1, other sizes >= 0)")
-    known = int(numpy.prod([s for s in shape if s != -1]))
+    known = math.prod(s for s in shape if s != -1)
     if -1 in shape:
         if known == 0 or n % known:
             raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} (shape {x.shape})")
@@ -118,7 +120,8 @@ def view(input, *shape):
         from .conversion import view_dtype
         return view_dtype(input, shape[0])
     target = _target_shape("view", input, shape)
-    if input._base is not None and not _is_view_of(input.array.reshape(target), input.array):
+    array = input.array
+    if input._base is not None and not array.flags.c_contiguous and not _is_view_of(array.reshape(target), array):
         raise ShapeError(f"view: the size {target} is not compatible with the input's strides (shape "
                          f"{input.shape}, a non-contiguous view); use .reshape(...) instead")
     return Reshape(target).apply(input)

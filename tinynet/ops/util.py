@@ -121,6 +121,11 @@ def sizes(op, args, name="size"):
     """Sizes given as ``*ints`` or as one sequence, as a tuple of non-negative ints."""
     if len(args) == 1 and isinstance(args[0], (tuple, list)):
         args = tuple(args[0])
+    for s in args:  # the common case, plain ints, without the per-item ABC checks below
+        if type(s) is not int:
+            break
+    else:
+        return tuple(args)
     out = []
     for s in args:
         if isinstance(s, Tensor) and s.array.size == 1:
