@@ -47,6 +47,7 @@ EXTRAS = {
     "keras": [("h5py", "h5py")],
     "docs": [("mkdocs-material", "material"), ("mkdocstrings", "mkdocstrings")],
     "distributed": [("mpi4py", "mpi4py"), ("mpich", None)],
+    "nvrtc": [("nvidia-cuda-nvrtc-cu12", None)],
     "cuda12": [("cupy-cuda12x", "cupy")],
     "cuda13": [("cupy-cuda13x", "cupy")],
 }
