@@ -79,23 +79,6 @@ __device__ __forceinline__ half_bits float_to_half(float f) {
     return h;
 }
 
-extern "C" __global__ void tinynet_dropout_fwd_f16(const half_bits* x, half_bits* y, unsigned char* m,
-        long long n, long long group, float p, float scale, unsigned long long seed,
-        unsigned long long offset, const unsigned long long* cells) {
-    if (cells) { seed = cells[0]; offset += cells[1]; }
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned char keep = unit_uniform(i / group, seed, offset) >= p;
-    m[i] = keep;
-    y[i] = keep ? float_to_half(half_to_float(x[i]) * scale) : (half_bits)0;
-}
-
-extern "C" __global__ void tinynet_dropout_bwd_f16(const half_bits* gy, const unsigned char* m, half_bits* gx,
-        long long n, float scale) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) gx[i] = m[i] ? float_to_half(half_to_float(gy[i]) * scale) : (half_bits)0;
-}
-
 // bfloat16: the high 16 bits of a float32; the product with the float32 scale is rounded
 // once to nearest even (integer arithmetic, NaN kept quiet). Same masks as float32.
 __device__ __forceinline__ float bf16_to_float(half_bits h) { return __uint_as_float(((unsigned int)h) << 16); }
@@ -106,19 +89,23 @@ __device__ __forceinline__ half_bits float_to_bf16(float f) {
     return (half_bits)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
-extern "C" __global__ void tinynet_dropout_fwd_bf16(const half_bits* x, half_bits* y, unsigned char* m,
-        long long n, long long group, float p, float scale, unsigned long long seed,
-        unsigned long long offset, const unsigned long long* cells) {
-    if (cells) { seed = cells[0]; offset += cells[1]; }
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i >= n) return;
-    unsigned char keep = unit_uniform(i / group, seed, offset) >= p;
-    m[i] = keep;
-    y[i] = keep ? float_to_bf16(bf16_to_float(x[i]) * scale) : (half_bits)0;
+// The half-width kernels: TO_FLOAT widens a stored value, FROM_FLOAT rounds the scaled one back.
+#define DROPOUT_HALF_KERNELS(S, TO_FLOAT, FROM_FLOAT)                                                \
+extern "C" __global__ void tinynet_dropout_fwd_##S(const half_bits* x, half_bits* y, unsigned char* m,   \
+        long long n, long long group, float p, float scale, unsigned long long seed,                  \
+        unsigned long long offset, const unsigned long long* cells) {                                 \
+    if (cells) { seed = cells[0]; offset += cells[1]; }                                               \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                   \
+    if (i >= n) return;                                                                               \
+    unsigned char keep = unit_uniform(i / group, seed, offset) >= p;                                  \
+    m[i] = keep;                                                                                      \
+    y[i] = keep ? FROM_FLOAT(TO_FLOAT(x[i]) * scale) : (half_bits)0;                                  \
+}                                                                                                     \
+extern "C" __global__ void tinynet_dropout_bwd_##S(const half_bits* gy, const unsigned char* m,        \
+        half_bits* gx, long long n, float scale) {                                                    \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                   \
+    if (i < n) gx[i] = m[i] ? FROM_FLOAT(TO_FLOAT(gy[i]) * scale) : (half_bits)0;                     \
 }
 
-extern "C" __global__ void tinynet_dropout_bwd_bf16(const half_bits* gy, const unsigned char* m, half_bits* gx,
-        long long n, float scale) {
-    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
-    if (i < n) gx[i] = m[i] ? float_to_bf16(bf16_to_float(gy[i]) * scale) : (half_bits)0;
-}
+DROPOUT_HALF_KERNELS(f16, half_to_float, float_to_half)
+DROPOUT_HALF_KERNELS(bf16, bf16_to_float, float_to_bf16)
