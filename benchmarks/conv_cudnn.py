@@ -55,7 +55,8 @@ def main(argv=None):
     sync = cp.cuda.get_current_stream().synchronize
     with tinynet.no_grad():
         F.conv2d(x, w)
-        key_plans = impl.plans(x.dtype, x.shape, w.shape, (64, 20, 8, 8), (1, 1), ((0, 0), (0, 0)), (1, 1))
+        key_plans = impl.plans(x.dtype, x.shape, w.shape, (64, 20, 8, 8), (1, 1), ((0, 0), (0, 0)), (1, 1),
+                               tinynet.backends.cudnn)
         results["wall_us"]["tinynet F.conv2d"] = wall_per_call(lambda: F.conv2d(x, w), args.calls, sync)
     y = cp.empty((64, 20, 8, 8), dtype=cp.float32)
     plan = key_plans["fprop"]
@@ -81,7 +82,7 @@ def main(argv=None):
             xa = cp.random.standard_normal(xs, dtype=cp.float32)
             wa = cp.random.standard_normal(wshape, dtype=cp.float32)
             gya = cp.random.standard_normal(ys, dtype=cp.float32)
-            pl = impl.plans(cp.float32, xs, wshape, ys, (1, 1), ((0, 0), (0, 0)), (1, 1))
+            pl = impl.plans(cp.float32, xs, wshape, ys, (1, 1), ((0, 0), (0, 0)), (1, 1), tinynet.backends.cudnn)
             outs = [cp.empty(ys, cp.float32), cp.empty(xs, cp.float32), cp.empty(wshape, cp.float32)]
             wss = [cp.empty(max(pl[k].workspace, 1), cp.uint8) for k in ("fprop", "dgrad", "wgrad")]
             stream = cp.cuda.Stream(non_blocking=True)
