@@ -11,7 +11,7 @@
 
 def make_graphed_step(framework, model_name, device, x, y):
     """``(step(lo, hi) -> loss, sync, loss_value)`` as ``train_throughput.make_step``."""
-    from models import RECIPES, tinynet_model, torch_model
+    from models import LOGITS, RECIPES, tinynet_model, torch_model
     if device != "cuda":
         raise SystemExit("--graph needs --device cuda")
     if framework == "tinynet":
@@ -22,11 +22,12 @@ def make_graphed_step(framework, model_name, device, x, y):
         model = tinynet_model(model_name).to(device)
         opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
         xs, ys = tinynet.tensor(x, device=device), tinynet.tensor(y, device=device)
+        criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
 
         @tinynet.compile(fullgraph=True)
         def train_step(bx, by):
             opt.zero_grad()
-            loss = F.nll_loss(model(bx), by)
+            loss = criterion(model(bx), by)
             loss.backward()
             opt.step()
             return loss
@@ -43,11 +44,12 @@ def make_graphed_step(framework, model_name, device, x, y):
     model = torch_model(model_name).to(device)
     opt = torch.optim.SGD(model.parameters(), **RECIPES[model_name])
     xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
+    criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
     state = {}
 
     def body(bx, by):
         opt.zero_grad(set_to_none=True)
-        loss = F.nll_loss(model(bx), by)
+        loss = criterion(model(bx), by)
         loss.backward()
         opt.step()
         return loss

@@ -54,7 +54,8 @@ def _short(name, width=70):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(HERE, "results", "kernel_profile_cuda.json"))
-    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp", "tta_convnet"],
+                   help="tta_convnet: time_to_accuracy.py's BatchNorm convnet (profile it at --batch-sizes 256)")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
     p.add_argument("--replays", type=int, default=50)
     p.add_argument("--top", type=int, default=8, help="kernels printed per framework")

@@ -8,9 +8,11 @@ import os
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples")
 RECIPES = {"convnet": dict(lr=0.01, momentum=0.5), "mlp": dict(lr=0.05, momentum=0.0),
-           "cifar10": dict(lr=0.1, momentum=0.0)}
-INPUTS = {"convnet": (1, 28, 28), "mlp": (1, 28, 28), "cifar10": (3, 24, 24)}  # one image's shape
-LOGITS = {"cifar10"}  # models ending in logits (cross_entropy); the others end in log_softmax (nll_loss)
+           "cifar10": dict(lr=0.1, momentum=0.0),
+           # time_to_accuracy.py's BatchNorm convnet and its SGD (its one-cycle peak as a constant rate)
+           "tta_convnet": dict(lr=0.2, momentum=0.9, nesterov=True, weight_decay=5e-4)}
+INPUTS = {"convnet": (1, 28, 28), "mlp": (1, 28, 28), "cifar10": (3, 24, 24), "tta_convnet": (1, 28, 28)}
+LOGITS = {"cifar10", "tta_convnet"}  # models ending in logits (cross_entropy); the others in log_softmax (nll_loss)
 
 
 def _example(name):
@@ -28,11 +30,16 @@ def tinynet_model(name):
         return _example("mnist_convnet").Net()
     if name == "cifar10":
         return _example("cifar10_convnet").Net()
+    if name == "tta_convnet":
+        import tinynet
+        from time_to_accuracy import build
+        return build(tinynet, tinynet.nn)
     return _example("mnist_mlp").MLP()
 
 
 def torch_model(name):
     """PyTorch's twin of :func:`tinynet_model` with PyTorch's default initialisation."""
+    import torch
     import torch.nn as nn
     import torch.nn.functional as F
 
@@ -83,6 +90,9 @@ def torch_model(name):
             x = F.relu(self.local3(x.flatten(1)))
             return self.softmax_linear(F.relu(self.local4(x)))
 
+    if name == "tta_convnet":
+        from time_to_accuracy import build
+        return build(torch, nn)
     return {"convnet": Net, "mlp": MLP, "cifar10": Cifar10}[name]()
 
 
