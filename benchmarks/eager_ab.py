@@ -13,11 +13,15 @@ and today's time over the old one; writes JSON with ``--out``.
     TINYNET_BACKEND=cupy python3 benchmarks/eager_ab.py --old /tmp/old --device cuda --out ab.json
 
 ``--old`` is a repository root (``git worktree add /tmp/old 01ad63e``) or any folder that
-holds a ``tinynet`` package.
+holds a ``tinynet`` package. ``--profile N`` then runs N more steps of each tinynet under
+cProfile and prints both libraries' costliest functions side by side (host microseconds per
+step, named by module path below the package), with the growth of those found in both.
 """
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import shutil
 import statistics
 import sys
@@ -92,6 +96,37 @@ def import_old(root):
     return tinynet_old
 
 
+def _profile(step, batch, n, starts, sync):
+    """``{(module path below the package, function name): seconds per step}`` of ``n`` steps under cProfile."""
+    prof = cProfile.Profile()
+    prof.enable()
+    for s in starts[:n]:
+        step(s, s + batch)
+    sync()
+    prof.disable()
+    out: dict = {}
+    for (path, _, func), row in pstats.Stats(prof).stats.items():  # type: ignore[attr-defined]
+        parts = path.replace(os.sep, "/").split("/")
+        pkg = next((i for i, p in enumerate(parts) if p in ("tinynet", "tinynet_old")), None)
+        key = ("/".join(parts[pkg + 1:]) if pkg is not None else os.path.basename(path), func)
+        out[key] = out.get(key, 0.0) + row[2] / n  # tottime per step
+    return out
+
+
+def profile_table(old, new, top=25):
+    """Lines of both profiles' costliest functions side by side (microseconds per step), and the
+    difference for functions found in both (the module layout may differ between checkouts)."""
+    def ranked(prof):
+        return sorted(prof.items(), key=lambda kv: -kv[1])[:top]
+    lines = [f"host time per step: old {sum(old.values()) * 1e6:.1f} us, new {sum(new.values()) * 1e6:.1f} us",
+             f"{'old: function':<48} {'us':>7}   {'new: function':<48} {'us':>7} {'vs old':>8}"]
+    for (ko, to), (kn, tn) in zip(ranked(old), ranked(new)):
+        grown = f"{(tn - old[kn]) * 1e6:+8.1f}" if kn in old else "     new"
+        lines.append(f"{(ko[0] + ':' + ko[1])[-48:]:<48} {to * 1e6:7.1f}   {(kn[0] + ':' + kn[1])[-48:]:<48} "
+                     f"{tn * 1e6:7.1f} {grown}")
+    return "\n".join(lines)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--old", required=True, help="an older checkout's root (holding its tinynet package)")
@@ -101,6 +136,8 @@ def main(argv=None):
     p.add_argument("--steps", type=int, default=150, help="steps per repetition")
     p.add_argument("--rounds", type=int, default=8, help="rounds of one repetition each (the first is warm-up)")
     p.add_argument("--no-torch", action="store_true")
+    p.add_argument("--profile", type=int, default=0, metavar="N",
+                   help="then profile N steps of each tinynet and print both profiles side by side")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     old = import_old(args.old)
@@ -135,6 +172,10 @@ def main(argv=None):
         extra = f", PyTorch {med['torch']:.3f}" if "torch" in med else ""
         print(f"{name} b{args.batch}: old {med['old']:.3f} ms, new {med['new']:.3f} ms{extra} per step; "
               f"new/old time {med['new'] / med['old']:.3f}", flush=True)
+        if args.profile:
+            starts = rng.integers(0, n - args.batch, args.profile)
+            prof = {k: _profile(*steps[k][:1], args.batch, args.profile, starts, steps[k][1]) for k in ("old", "new")}
+            print(profile_table(prof["old"], prof["new"]), flush=True)
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"device": args.device, "old": os.path.abspath(args.old), "rows": rows}, f, indent=2)
