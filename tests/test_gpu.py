@@ -326,14 +326,14 @@ def test_bias_grad_kernel_matches_float64_sum(shape):
 @pytest.mark.parametrize("trans_a,trans_b", [(False, False), (True, False), (False, True), (True, True)])
 @pytest.mark.parametrize("dtype,rtol", [("float32", 1e-5), ("float64", 1e-12)])
 def test_direct_gemm_matches_float64_matmul(trans_a, trans_b, dtype, rtol):
-    """gpu_ops.matmul (one cuBLAS call on row-major operands) against NumPy in float64,
+    """gemm.matmul (one cuBLAS call on row-major operands) against NumPy in float64,
     for every transpose combination and non-square shapes."""
     import cupy
-    from tinynet.kernels import gpu_ops
+    from tinynet.kernels import gemm
     rng = numpy.random.default_rng(6)
     a = rng.standard_normal((13, 5) if trans_a else (5, 13))
     b = rng.standard_normal((7, 13) if trans_b else (13, 7))
-    out = gpu_ops.matmul(cupy.asarray(a, dtype=dtype), cupy.asarray(b, dtype=dtype), trans_a, trans_b)
+    out = gemm.matmul(cupy.asarray(a, dtype=dtype), cupy.asarray(b, dtype=dtype), trans_a, trans_b)
     assert out.shape == (5, 7) and out.dtype == dtype and out.flags.c_contiguous
     ref = (a.T if trans_a else a) @ (b.T if trans_b else b)
     numpy.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=rtol, atol=rtol)
@@ -347,19 +347,19 @@ def test_split_k_gemm_matches_float64_and_repeats_bit_for_bit(mnk, trans_a, tran
     NumPy in float64, with and without bias, and the same bits at every call (the splits'
     partial sums are added in a fixed order, whichever block finishes last)."""
     import cupy
-    from tinynet.kernels import gpu_ops
+    from tinynet.kernels import gemm
     m, n, k = mnk
     rng = numpy.random.default_rng(7)
     a = rng.standard_normal((k, m) if trans_a else (m, k))
     b = rng.standard_normal((n, k) if trans_b else (k, n))
     bias = rng.standard_normal(n)
     da, db, dbias = (cupy.asarray(v, dtype=dtype) for v in (a, b, bias))
-    splits, _ = gpu_ops._gemm_splits(m, n, k, gpu_ops._split_workspace(cupy)[2])
+    splits, _ = gemm._gemm_splits(m, n, k, gemm._split_workspace(cupy)[2])
     if mnk != (64, 10, 256):
         assert splits > 1, (mnk, splits)
     ref = (a.T if trans_a else a) @ (b.T if trans_b else b)
     for with_bias in (False, True):
-        outs = [cupy.asnumpy(gpu_ops.matmul(da, db, trans_a, trans_b, bias=dbias if with_bias else None))
+        outs = [cupy.asnumpy(gemm.matmul(da, db, trans_a, trans_b, bias=dbias if with_bias else None))
                 for _ in range(3)]
         numpy.testing.assert_allclose(outs[0], ref + (bias if with_bias else 0), rtol=rtol, atol=rtol * numpy.sqrt(k))
         for o in outs[1:]:

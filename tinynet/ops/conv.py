@@ -22,7 +22,7 @@ from .. import backend, layouts, parallel
 from ..autograd import Op
 from ..backends import cudnn as settings
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
-from ..kernels import cuda, cudnn, gpu_ops
+from ..kernels import cuda, cudnn, gemm, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .cpu import conv as cpu_conv
@@ -107,12 +107,12 @@ class Conv2dIm2col(Op):
 
 def _group_gemm(xp, a, b, trans_a=False, trans_b=False):
     """``op(a[i]) @ op(b[i])`` for each group ``i`` of the C-contiguous 3-D arrays, through
-    ``gpu_ops.matmul`` (tinynet's GEMM kernel or cuBLAS called directly): capturable in a
+    ``gemm.matmul`` (tinynet's GEMM kernel or cuBLAS called directly): capturable in a
     CUDA graph, unlike CuPy's batched ``@``."""
     a, b = xp.ascontiguousarray(a), xp.ascontiguousarray(b)
     if a.shape[0] == 1:
-        return gpu_ops.matmul(a[0], b[0], trans_a, trans_b)[None]
-    return xp.stack([gpu_ops.matmul(a[i], b[i], trans_a, trans_b) for i in range(a.shape[0])])
+        return gemm.matmul(a[0], b[0], trans_a, trans_b)[None]
+    return xp.stack([gemm.matmul(a[i], b[i], trans_a, trans_b) for i in range(a.shape[0])])
 
 
 class Conv2dIm2colGPU(Conv2dIm2col):

@@ -2,7 +2,7 @@
 
 ``dx = gy W``, ``dW = gy^T x`` (summed over leading dims), ``db = sum(gy)``. On the CPU a
 large product is split over tinynet's threads (:func:`tinynet.parallel.matmul`); on the
-GPU the products go through :func:`tinynet.kernels.gpu_ops.matmul` (tinynet's tiled
+GPU the products go through :func:`tinynet.kernels.gemm.matmul` (tinynet's tiled
 kernel with the bias fused for small layers, cuBLAS for large ones) and the bias
 gradient through the per-channel reduction kernel.
 """
@@ -13,7 +13,7 @@ import numpy
 from .. import parallel
 from ..autograd import Op
 from ..errors import DTypeError, ShapeError
-from ..kernels import cuda, gpu_ops
+from ..kernels import cuda, gemm, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .util import check_float, check_tensor, is_graph
@@ -28,7 +28,7 @@ class Linear(Op):
     """``y = x W^T + b`` with x (..., in), W (out, in), b (out,).
 
     On the CPU a large product is split over tinynet's threads (``parallel.matmul``).
-    On the GPU the products go through ``gpu_ops.matmul`` (tinynet's tiled kernel with
+    On the GPU the products go through ``gemm.matmul`` (tinynet's tiled kernel with
     the bias fused for small layers, cuBLAS for large ones) and the bias gradient through
     the per-channel reduction kernel.
     """
@@ -68,7 +68,7 @@ class Linear(Op):
         return gx, gw, gb
 
     def forward_gpu(self, xp, x, w, b):
-        # gpu_ops.matmul: one launch with the bias for small layers; anything the kernels
+        # gemm.matmul: one launch with the bias for small layers; anything the kernels
         # do not cover (dtypes, empty arrays) takes the generic forward
         self.direct = (cuda.supported(x, w) and x.dtype == w.dtype and x.size > 0 and w.size > 0
                        and (b is None or (cuda.supported(b) and b.dtype == x.dtype)))
@@ -79,7 +79,7 @@ class Linear(Op):
         self.in_shape = x.shape
         x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
         b = None if b is None else xp.ascontiguousarray(b)
-        y = gpu_ops.matmul(x.reshape(-1, x.shape[-1]), w, trans_b=True, bias=b)
+        y = gemm.matmul(x.reshape(-1, x.shape[-1]), w, trans_b=True, bias=b)
         return y.reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward_gpu(self, xp, gy):
@@ -88,8 +88,8 @@ class Linear(Op):
         x, w = self.saved
         out_f = gy.shape[-1]
         g2 = xp.ascontiguousarray(gy).reshape(-1, out_f)
-        gx = gpu_ops.matmul(g2, xp.ascontiguousarray(w)).reshape(self.in_shape) if self.needs_input_grad[0] else None
-        gw = (gpu_ops.matmul(g2, xp.ascontiguousarray(x).reshape(-1, x.shape[-1]), trans_a=True)
+        gx = gemm.matmul(g2, xp.ascontiguousarray(w)).reshape(self.in_shape) if self.needs_input_grad[0] else None
+        gw = (gemm.matmul(g2, xp.ascontiguousarray(x).reshape(-1, x.shape[-1]), trans_a=True)
               if self.needs_input_grad[1] else None)
         gb = gpu_ops.bias_grad(g2) if self.needs_input_grad[2] else None
         return gx, gw, gb

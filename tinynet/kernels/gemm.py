@@ -1,0 +1,102 @@
+"""Matrix products on the GPU: tinynet's tiled GEMM kernel (``gemm.cu``, with split-K and the
+bias in the same launch) for small products, cuBLAS called directly (:mod:`tinynet.kernels.cublas`)
+for large ones. Both are capturable in CUDA graphs (CuPy's ``@`` is not); the choice depends only
+on the shape, so eager and graphed steps give the same bits.
+"""
+import functools
+
+import numpy
+
+from .. import backend, capture
+from . import cublas, cuda
+from .gpu_ops import bias_add
+
+SMALL_GEMM = 1 << 24  # M*N*K up to which a product runs in tinynet_gemm_fwd rather than cuBLAS
+GEMM_TILE = 16
+SPLIT_MIN_K = 64          # each split of a split-K product sums at least 4 slabs of K
+SPLIT_MAX = 32
+SPLIT_WORK = 1 << 20      # partial-product elements of the split-K workspace (8 MiB, any dtype)
+SPLIT_COUNTERS = 1024     # tiles a split product may have (it splits only below 2 blocks per SM)
+_split_state: dict = {}   # device -> (workspace, counters, blocks to aim for)
+
+
+def _split_workspace(cp):
+    """The split-K workspace and tile counters of the current GPU: allocations of their own
+    (outside every memory pool, so graphs may hold them), the counters zeroed once (the
+    kernel leaves them at zero). None while a capture is in progress and none exists yet
+    (the zeroing would be recorded, not run): the product then runs unsplit."""
+    dev = cp.cuda.runtime.getDevice()
+    st = _split_state.get(dev)
+    if st is None:
+        if capture.current() is not None:
+            return None
+        work, counters = cp.cuda.Memory(SPLIT_WORK * 8), cp.cuda.Memory(SPLIT_COUNTERS * 4)
+        cp.cuda.runtime.memset(counters.ptr, 0, SPLIT_COUNTERS * 4)
+        sms = cp.cuda.Device(dev).attributes["MultiProcessorCount"]
+        st = _split_state[dev] = (work, counters, 2 * sms)
+    return st
+
+
+def _gemm_splits(m, n, k, target):
+    """``(splits, kchunk)`` for an (M, N, K) product: split K when the output has fewer
+    tiles than ``target`` blocks and K is long, so that about ``target`` blocks run. The
+    choice depends only on the shape (and the GPU), so every call of a shape, eager or
+    captured, sums in the same order."""
+    tiles = -(-m // GEMM_TILE) * -(-n // GEMM_TILE)
+    splits = min(target // tiles, k // SPLIT_MIN_K, SPLIT_MAX, SPLIT_WORK // (m * n))
+    if tiles > SPLIT_COUNTERS or splits < 2:
+        return 1, k
+    kchunk = -(-k // (splits * GEMM_TILE)) * GEMM_TILE
+    return -(-k // kchunk), kchunk
+
+
+def matmul(a, b, trans_a=False, trans_b=False, bias=None):
+    """``op(a) @ op(b) [+ bias]`` for C-contiguous 2-D CuPy arrays of one float dtype;
+    ``op`` transposes when ``trans_*`` is set, ``bias`` (N,) is added to every row.
+
+    Products of up to ``SMALL_GEMM`` multiply-adds (the reference convnet's linear layers
+    up to batch 1024; the reference MLP's first layer up to batch 64, its second at every
+    batch) run in tinynet's tiled kernel (``gemm.cu``), with the bias in the same launch:
+    at these sizes an eager training step is bound by host time, and one RawKernel launch
+    costs less of it than a cuBLAS call plus a bias launch. Larger products go to cuBLAS,
+    called directly (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike
+    CuPy's ``@``), whose kernels win once the GPU time dominates. The choice depends only
+    on the shape, so eager and graphed steps run the same kernels and give the same bits.
+    Both accumulate in the operands' precision (no TF32). A tiled product with fewer
+    output tiles than two blocks per SM and a long K is split along K (``_gemm_splits``):
+    the splits' partial sums are added in a fixed order by the tile's last block, in the
+    same launch, so results stay deterministic.
+
+    Measured trade-off (H200, ``benchmarks/NOTES.md`` row 13): a threshold of 2^20 makes
+    graphed steps faster (MLP at batch 64: 0.050 against 0.082 ms of GPU time per step)
+    but eager steps 11-14 % slower, because a cuBLAS call here costs more host time than
+    the tiled kernel's launch.
+
+    Returns a new C-contiguous (M, N) array of ``a``'s dtype.
+    """
+    cp = backend.cupy
+    m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
+    n = b.shape[0] if trans_b else b.shape[1]
+    if m * n * k > SMALL_GEMM or m == 0 or n == 0:
+        out = cublas.gemm(a, b, trans_a, trans_b) if m and n else cp.empty((m, n), dtype=a.dtype)
+        return out if bias is None or out.size == 0 else bias_add(out, bias)
+    out = cp.empty((m, n), dtype=a.dtype)
+    ws = _split_workspace(cp)
+    grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b), *(
+        (ws[0].ptr, ws[1].ptr, ws[2]) if ws is not None else (0, 0, 0)))
+    cuda.kernel("gemm.cu", "tinynet_gemm_fwd", a.dtype)(grid, (GEMM_TILE, GEMM_TILE), (a, b, bias, out) + scalars)
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _gemm_launch(m, n, k, trans_a, trans_b, work, counters, target):
+    """``(grid, scalar arguments)`` of ``tinynet_gemm_fwd`` for an (M, N, K) product: the
+    scalars follow the four array arguments (m, n, k, trans_a, trans_b, K chunk, workspace
+    and counter pointers). ``target`` is the split-K block target, 0 (with null pointers)
+    where no workspace exists (then no split). Cached, so a repeated product builds no Python
+    scalars (CuPy's ``int32``/``uint64`` are NumPy's)."""
+    splits, kchunk = _gemm_splits(m, n, k, target) if target and k else (1, k)
+    grid = ((n + GEMM_TILE - 1) // GEMM_TILE, (m + GEMM_TILE - 1) // GEMM_TILE, splits)
+    i32 = numpy.int32
+    return grid, (i32(m), i32(n), i32(k), i32(trans_a), i32(trans_b), i32(max(kchunk, 1)), numpy.uint64(work),
+                  numpy.uint64(counters))
