@@ -403,6 +403,13 @@ def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
     assert not empty.grad_fn.direct and empty.shape == (0, 3)
 
 
+def _host_float64(a, dtype):
+    """CuPy array ``a`` of ``dtype`` as float64 on the host, half types read through their bits."""
+    if dtype == "bfloat16":
+        return (a.view("uint16").get().astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+    return (a.view("uint16").get().view(numpy.float16) if dtype == "float16" else a.get()).astype(numpy.float64)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
 @pytest.mark.parametrize("shape", [(2, 5, 3, 4), (64, 70, 33, 35)])
 def test_channel_sum_nhwc_kernel_matches_float64(dtype, shape):
@@ -415,11 +422,60 @@ def test_channel_sum_nhwc_kernel_matches_float64(dtype, shape):
     got = gpu_ops.channel_sum_nhwc(t.array)
     assert got.dtype == t.array.dtype and got.shape == (shape[1],)
 
-    def host(a):  # float64 on the host, half types read through their bits
-        if dtype == "bfloat16":
-            return (a.view("uint16").get().astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
-        return (a.view("uint16").get().view(numpy.float16) if dtype == "float16" else a.get()).astype(numpy.float64)
+    def host(a):
+        return _host_float64(a, dtype)
 
     tol = {"float64": 1e-12, "float32": 1e-5, "float16": 2e-3, "bfloat16": 1e-2}[dtype]
     numpy.testing.assert_allclose(host(got), exact, rtol=tol, atol=tol * numpy.sqrt(t.numel() / shape[1]))
     assert (host(gpu_ops.channel_sum_nhwc(t.array)) == host(got)).all()
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+def test_half_relu_and_conv_bias_kernels_match_the_generic_code(half, kernels, monkeypatch):
+    """ReLU, the convolution's bias add and its bias gradient on float16/bfloat16 take
+    tinynet's half-width kernels (float32 arithmetic, one rounding) and agree with the generic
+    CuPy code: ReLU exactly (it keeps or zeroes values), the bias terms within the half
+    type's rounding. Rows of >= 32 values take the two-stage gradient (float32 partials)."""
+    from tinynet.kernels import gpu_ops
+    x = R.standard_normal((6, 5, 9, 8))
+    w = R.standard_normal((4, 5, 3, 3)) * 0.2
+    b = R.standard_normal(4)
+    calls = []
+    for name in ("relu_fwd", "relu_bwd", "bias_add", "bias_grad"):  # count the kernel launchers' calls
+        def counted(*args, _fn=getattr(gpu_ops, name), _name=name):
+            calls.append(_name)
+            return _fn(*args)
+        monkeypatch.setattr(gpu_ops, name, counted)
+
+    def run():
+        ts = [tinynet.tensor(a, dtype=half, device="cuda", requires_grad=True) for a in (x, w, b)]
+        y = F.relu(F.conv2d(*ts, padding=1))
+        g = tinynet.tensor(numpy.random.default_rng(2).standard_normal(y.shape), dtype=half, device="cuda")
+        y.backward(g)
+        return [y.detach().float().numpy()] + [t.grad.float().numpy() for t in ts]
+
+    with_k, without_k = kernels(run)
+    assert sorted(calls) == ["bias_add", "bias_grad", "relu_bwd", "relu_fwd"]  # each once, with the kernels on
+    tol = 2e-2 if half == "bfloat16" else 2e-3
+    numpy.testing.assert_allclose(with_k[0], without_k[0], rtol=tol, atol=tol)  # the bias add rounds once in both
+    for ours, generic in zip(with_k[1:], without_k[1:]):
+        scale = max(1.0, float(numpy.abs(generic).max()))
+        numpy.testing.assert_allclose(ours / scale, generic / scale, rtol=tol, atol=tol)
+    # ReLU alone on the same values: kept values bit for bit, zeros elsewhere
+    t = tinynet.tensor(x, dtype=half, device="cuda")
+    numpy.testing.assert_array_equal(F.relu(t).float().numpy(), numpy.maximum(t.float().numpy(), 0))
+
+
+@pytest.mark.parametrize("half", ["float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(3, 7, 5), (64, 12, 40, 40)])
+def test_half_bias_grad_kernel_sums_in_float32(half, shape):
+    """gpu_ops.bias_grad on float16/bfloat16 (the one-block path for short rows, the two-stage
+    path with float32 partials for long ones) equals a float64 sum of the same values,
+    rounded once."""
+    from tinynet.kernels import gpu_ops
+    t = tinynet.tensor(R.standard_normal(shape), dtype=half, device="cuda")
+    exact = t.double().numpy().sum(axis=tuple(i for i in range(len(shape)) if i != 1))
+    got = gpu_ops.bias_grad(t.array)
+    assert got.dtype == t.array.dtype
+    rel = 8e-3 if half == "bfloat16" else 1e-3  # one rounding of the float32 sum to the half type
+    numpy.testing.assert_allclose(_host_float64(got, half), exact, rtol=rel, atol=rel * numpy.sqrt(t.numel()))

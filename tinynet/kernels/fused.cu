@@ -19,27 +19,60 @@ __device__ T block_sum(T s) {
     return sh[0];
 }
 
-template <typename T>
-__device__ void bias_grad_rows(const T* g, T* partial, int N, int C, long long L) {
+// Half types (float16, bfloat16) are stored as their 16 bits and read and written through
+// load/store, summing in float32 (A below); float32 and float64 read and sum in their own type.
+typedef unsigned short half_bits;
+struct bf16_bits { unsigned short v; };
+template <typename T> struct Acc { typedef T type; };
+template <> struct Acc<half_bits> { typedef float type; };
+template <> struct Acc<bf16_bits> { typedef float type; };
+
+__device__ __forceinline__ float load(const float* p, long long i) { return p[i]; }
+__device__ __forceinline__ double load(const double* p, long long i) { return p[i]; }
+__device__ __forceinline__ float load(const half_bits* p, long long i) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
+    return f;
+}
+__device__ __forceinline__ float load(const bf16_bits* p, long long i) {
+    return __uint_as_float(((unsigned int)p[i].v) << 16);
+}
+__device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v; }
+__device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
+__device__ __forceinline__ void store(half_bits* p, long long i, float v) {
+    half_bits h;
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
+    p[i] = h;
+}
+__device__ __forceinline__ void store(bf16_bits* p, long long i, float v) {  // nearest even, NaN kept quiet
+    unsigned int u = __float_as_uint(v);
+    p[i].v = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
+                                             : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+
+template <typename T, typename A>
+__device__ void bias_grad_rows(const T* g, A* partial, int N, int C, long long L) {
     int c = blockIdx.x, part = blockIdx.y, parts = gridDim.y;
-    T s = 0;
+    A s = 0;
     for (int n = part; n < N; n += parts) {
         const T* row = g + ((long long)n * C + c) * L;
-        for (long long j = threadIdx.x; j < L; j += blockDim.x) s += row[j];
+        for (long long j = threadIdx.x; j < L; j += blockDim.x) s += load(row, j);
     }
-    s = block_sum<T>(s);
+    s = block_sum<A>(s);
     if (threadIdx.x == 0) partial[(long long)c * parts + part] = s;
 }
 
-// One block per channel sums its N*L values (for short rows, and for stage 2).
-template <typename T>
-__device__ void bias_grad(const T* g, T* out, int N, int C, long long L) {
+// One block per channel sums its N*L values (for short rows, and for stage 2: the partials,
+// of type P, are float32 for the half types).
+template <typename P, typename T>
+__device__ void bias_grad(const P* g, T* out, int N, int C, long long L) {
+    typedef typename Acc<T>::type A;
     int c = blockIdx.x;
     long long m = (long long)N * L;
-    T s = 0;
-    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += g[(j / L) * C * L + (long long)c * L + j % L];
-    s = block_sum<T>(s);
-    if (threadIdx.x == 0) out[c] = s;
+    A s = 0;
+    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += load(g, (j / L) * C * L + (long long)c * L + j % L);
+    s = block_sum<A>(s);
+    if (threadIdx.x == 0) store(out, c, s);
 }
 
 #define MAXT 16
@@ -182,9 +215,9 @@ extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long 
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) y[i] += b[(i / L) % C]; }                                                             \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
-    bias_grad<T>(g, out, N, C, L); }                                                                 \
+    bias_grad<T, T>(g, out, N, C, L); }                                                              \
 extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, T* part, int N, int C,         \
-        long long L) { bias_grad_rows<T>(g, part, N, C, L); }                                        \
+        long long L) { bias_grad_rows<T, T>(g, part, N, C, L); }                                     \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)0; } }                                         \
@@ -211,3 +244,26 @@ extern "C" __global__ void tinynet_rmsprop_multi_fwd_##S(Tensors t, int n, T lr,
 
 FUSED_KERNELS(float, f32)
 FUSED_KERNELS(double, f64)
+
+// The half types (float16, bfloat16): bias add and ReLU read and write 16 bits with float32
+// arithmetic (ReLU copies the kept values' bits); the bias gradient sums in float32, its row
+// stage writing float32 partials that tinynet_bias_grad_parts_bwd adds into the half output.
+#define FUSED_HALF_KERNELS(T, S)                                                                    \
+extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) store(y, i, load(y, i) + load(b, (i / L) % C)); }                                     \
+extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
+    bias_grad<T, T>(g, out, N, C, L); }                                                              \
+extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, float* part, int N, int C,     \
+        long long L) { bias_grad_rows<T, float>(g, part, N, C, L); }                                 \
+extern "C" __global__ void tinynet_bias_grad_parts_bwd_##S(const float* part, T* out, int N, int C,  \
+        long long L) { bias_grad<float, T>(part, out, N, C, L); }                                    \
+extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) { if (load(x, i) > 0.0f) y[i] = x[i]; else store(y, i, 0.0f); } }                     \
+extern "C" __global__ void tinynet_relu_bwd_##S(const T* y, const T* gy, T* gx, long long n) {       \
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
+    if (i < n) { if (load(y, i) > 0.0f) gx[i] = gy[i]; else store(gx, i, 0.0f); } }
+
+FUSED_HALF_KERNELS(half_bits, f16)
+FUSED_HALF_KERNELS(bf16_bits, bf16)

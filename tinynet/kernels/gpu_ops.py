@@ -256,7 +256,8 @@ def bias_grad(gy):
     stages: a (C, parts) grid of blocks reads contiguous rows, then one block per channel
     adds the parts. One block per channel alone left all but C of the GPU's SMs idle:
     1.2 ms of a 1.85 ms training step at batch 1024. Short rows (linear layers) take the
-    one-block-per-channel kernel directly.
+    one-block-per-channel kernel directly. float16 and bfloat16 sum in float32 (float32
+    partials, added by ``tinynet_bias_grad_parts_bwd``) and round once.
     """
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
@@ -268,11 +269,13 @@ def bias_grad(gy):
     if length < 32 or parts == 1:
         one_block((c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
         return out
-    partial = cp.empty((c, parts), dtype=gy.dtype)
+    half = gy.dtype.itemsize == 2
+    partial = cp.empty((c, parts), dtype=cp.float32 if half else gy.dtype)
     threads = min(256, 1 << (int(length) - 1).bit_length())  # a power of two for the tree sum
     cuda.kernel("fused.cu", "tinynet_bias_grad_rows_bwd", gy.dtype)(
         (c, parts), (threads,), (gy, partial, cp.int32(n), cp.int32(c), cp.int64(length)))
-    one_block((c,), (256,), (partial, out, cp.int32(1), cp.int32(c), cp.int64(parts)))
+    add_parts = cuda.kernel("fused.cu", "tinynet_bias_grad_parts_bwd", gy.dtype) if half else one_block
+    add_parts((c,), (256,), (partial, out, cp.int32(1), cp.int32(c), cp.int64(parts)))
     return out
 
 
@@ -294,7 +297,8 @@ def channel_sum_nhwc(gy):
 
 
 def bias_add(y, b):
-    """Add ``b`` (C,) in place to channel dim 1 of C-contiguous ``y`` (N, C, *); returns ``y``."""
+    """Add ``b`` (C,) in place to channel dim 1 of C-contiguous ``y`` (N, C, *); returns ``y``.
+    float32/64, float16 and bfloat16 (added in float32, rounded once)."""
     cp = _cp()
     c = y.shape[1]
     length = y.size // (y.shape[0] * c) if y.size else 1

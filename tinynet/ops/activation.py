@@ -49,7 +49,7 @@ class ReLU(_Activation):
         return (gy * (y > 0),)
 
     def forward_gpu(self, xp, x):
-        if not cuda.supported(x):
+        if not cuda.supported(x, half=True):  # float16 and bfloat16 too (the activations of autocast)
             return self.forward(xp, x)
         y = gpu_ops.relu_fwd(x)
         self.save_for_backward(y)
@@ -57,7 +57,7 @@ class ReLU(_Activation):
 
     def backward_gpu(self, xp, gy):
         (y,) = self.saved
-        if not cuda.supported(gy, y):
+        if not cuda.supported(gy, y, half=True) or gy.dtype != y.dtype:
             return self.backward(xp, gy)
         return (gpu_ops.relu_bwd(y, gy),)
 

@@ -171,9 +171,8 @@ class Conv2dCudnn(Conv2dIm2colGPU):
     engine runs in NCHW.
 
     float16 and bfloat16 run in cuDNN with half-width io and float32 accumulation;
-    bfloat16 arrays reach it as they are (``bf16_native_gpu``), not widened first. The
-    bias add and bias gradient of half types (which tinynet's kernels lack) are CuPy's,
-    the gradient summed in float32.
+    bfloat16 arrays reach it as they are (``bf16_native_gpu``), not widened first. Their
+    bias add and bias gradient run in tinynet's half-width kernels, summing in float32.
     """
     bf16_native_gpu = True
 
@@ -194,7 +193,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
         self.layout, self.w_nhwc = layout, layouts.is_laid_out(w, layouts.channels_last)
         x, w = layouts.stored(xp, x, layout), layouts.stored(xp, w, layout)
         y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype, layout)
-        if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b):
+        if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b, half=True):
             # one RawKernel launch: 4-6% less host time than CuPy's broadcast add; NHWC memory
             # is (NHW, C) rows with the channel last
             rows = y if layout == "nchw" else y.transpose(0, 2, 3, 1).reshape(-1, co)
@@ -222,8 +221,9 @@ class Conv2dCudnn(Conv2dIm2colGPU):
             if layout == "nhwc":  # channels fastest: column sums of the (NHW, C) rows
                 gb = gpu_ops.channel_sum_nhwc(gy)
             else:
-                gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else \
-                    gy.sum(axis=(0, 2, 3), dtype=numpy.float32).astype(gy.dtype)  # half types: float32 sums
+                gb = gpu_ops.bias_grad(gy) if backend.kernels_enabled and cuda.supported(gy, half=True) else \
+                    gy.sum(axis=(0, 2, 3), dtype=numpy.float64 if gy.dtype == numpy.float64 else numpy.float32
+                           ).astype(gy.dtype)  # the generic code sums in float32 (float64 for float64)
         return gx, gw, gb
 
 
