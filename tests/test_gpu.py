@@ -432,10 +432,12 @@ def test_channel_sum_nhwc_kernel_matches_float64(dtype, shape):
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 def test_half_relu_and_conv_bias_kernels_match_the_generic_code(half, kernels, monkeypatch):
-    """ReLU, the convolution's bias add and its bias gradient on float16/bfloat16 take
-    tinynet's half-width kernels (float32 arithmetic, one rounding) and agree with the generic
-    CuPy code: ReLU exactly (it keeps or zeroes values), the bias terms within the half
-    type's rounding. Rows of >= 32 values take the two-stage gradient (float32 partials)."""
+    """ReLU, the convolution's bias add and its bias gradient on float16/bfloat16 run through
+    tinynet's kernels (float32 arithmetic, one rounding) and agree with the generic CuPy code:
+    ReLU exactly (it keeps or zeroes values), the bias terms within the half type's rounding.
+    Rows of >= 32 values take the two-stage gradient (float32 partials). The bias kernels get
+    both half types as they are; a bfloat16 ReLU is still widened to float32 by Op.apply before
+    its kernel (docs/amp.md), so there the float32 kernel runs."""
     from tinynet.kernels import gpu_ops
     x = R.standard_normal((6, 5, 9, 8))
     w = R.standard_normal((4, 5, 3, 3)) * 0.2
