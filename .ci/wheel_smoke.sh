@@ -2,7 +2,7 @@
 # Wheel smoke test: build the sdist and, from it, the wheel (python -m build), install the wheel (not editable)
 # into a fresh virtual environment in a temporary folder, and from a folder outside the repository import
 # tinynet, run `python -m tinynet.info`, take one training step and check that the CUDA kernel sources
-# (tinynet/kernels/*.cu) were installed. A package-data file missing from pyproject.toml fails here.
+# (tinynet/kernels/*.cu and the *.cuh they paste in) were installed. A package-data file missing from pyproject.toml fails here.
 # Building the wheel from the sdist (build's default) also proves the sdist is complete, and keeps stale files
 # in build/ out of the wheel. Only tinynet's own dependencies are installed (from pip's cache after the first run).
 set -euo pipefail
@@ -17,9 +17,9 @@ start=$SECONDS
 "$tmp/build-env/bin/python" -m build -q --outdir "$tmp/dist" "$repo" >"$tmp/build.log" 2>&1 || { cat "$tmp/build.log"; exit 1; }
 wheel=$(ls "$tmp"/dist/tinynet-*.whl)
 sdist=$(ls "$tmp"/dist/tinynet-*.tar.gz)
-cu_in_wheel=$("$tmp/build-env/bin/python" -m zipfile -l "$wheel" | grep -c '^tinynet/kernels/.*\.cu ' || true)
-cu_in_repo=$(ls "$repo"/tinynet/kernels/*.cu | wc -l)
-echo "wheel_smoke: built $(basename "$sdist") and $(basename "$wheel") ($cu_in_wheel of $cu_in_repo .cu files in the wheel)"
+cu_in_wheel=$("$tmp/build-env/bin/python" -m zipfile -l "$wheel" | grep -cE '^tinynet/kernels/.*\.cuh? ' || true)
+cu_in_repo=$(ls "$repo"/tinynet/kernels/*.cu "$repo"/tinynet/kernels/*.cuh | wc -l)
+echo "wheel_smoke: built $(basename "$sdist") and $(basename "$wheel") ($cu_in_wheel of $cu_in_repo .cu/.cuh files in the wheel)"
 if [ "$cu_in_wheel" -ne "$cu_in_repo" ]; then
   echo "wheel_smoke: the wheel lacks kernel sources" >&2
   exit 1
@@ -43,8 +43,8 @@ repo = pathlib.Path(sys.argv[1]).resolve()
 pkg = pathlib.Path(tinynet.__file__).resolve().parent
 assert repo not in pkg.parents, f"imported tinynet from the repository ({pkg}), not from the wheel"
 assert tinynet.__version__ == importlib.metadata.version("tinynet"), tinynet.__version__
-kernels = sorted(p.name for p in (pkg / "kernels").glob("*.cu"))
-expected = sorted(p.name for p in (repo / "tinynet" / "kernels").glob("*.cu"))
+kernels = sorted(p.name for p in (pkg / "kernels").glob("*.cu*"))
+expected = sorted(p.name for p in (repo / "tinynet" / "kernels").glob("*.cu*"))
 assert kernels == expected, f"installed kernels {kernels} != repository kernels {expected}"
 assert (pkg / "py.typed").is_file(), "py.typed missing"
 

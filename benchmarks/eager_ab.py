@@ -31,41 +31,14 @@ import time
 import numpy
 
 
-def _model(lib, F, name):
-    """The reference convnet or the 784-256-10 MLP, written once for each library."""
-    nn = lib.nn
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1, self.conv2 = nn.Conv2d(1, 10, kernel_size=5), nn.Conv2d(10, 20, kernel_size=5)
-            self.conv2_drop = nn.Dropout2d()
-            self.fc1, self.fc2 = nn.Linear(320, 50), nn.Linear(50, 10)
-
-        def forward(self, x):
-            x = F.relu(F.max_pool2d(self.conv1(x), 2))
-            x = F.relu(F.max_pool2d(self.conv2_drop(self.conv2(x)), 2))
-            x = F.dropout(F.relu(self.fc1(x.view(-1, 320))), training=self.training)
-            return F.log_softmax(self.fc2(x), dim=1)
-
-    class MLP(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.fc1, self.fc2 = nn.Linear(784, 256), nn.Linear(256, 10)
-
-        def forward(self, x):
-            return F.log_softmax(self.fc2(F.relu(self.fc1(x.view(x.shape[0], -1)))), dim=1)
-
-    return Net() if name == "convnet" else MLP()
-
-
 def make_step(lib, name, device, x, y):
     """``(step(lo, hi), sync)``: one SGD step of ``lib`` on images ``x[lo:hi]``."""
+    from models import reference_model
     F = lib.nn.functional
     lib.manual_seed(0)
     if device == "cuda":
         lib.backends.cudnn.benchmark = True
-    model = _model(lib, F, name).to(device)
+    model = reference_model(lib, name).to(device)
     opt = lib.optim.SGD(model.parameters(), lr=0.01 if name == "convnet" else 0.05,
                         momentum=0.5 if name == "convnet" else 0.0)
     xs, ys = lib.tensor(x, device=device), lib.tensor(y, device=device)

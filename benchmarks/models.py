@@ -37,11 +37,11 @@ def tinynet_model(name):
     return _example("mnist_mlp").MLP()
 
 
-def torch_model(name):
-    """PyTorch's twin of :func:`tinynet_model` with PyTorch's default initialisation."""
-    import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
+def reference_model(lib, name):
+    """The reference convnet, the MLP or the CIFAR-10 net written once against ``lib``'s
+    ``nn``/``nn.functional`` (PyTorch, or any tinynet checkout: ``eager_ab.py`` builds it with
+    an older one), with that library's default initialisation."""
+    nn, F = lib.nn, lib.nn.functional
 
     class Net(nn.Module):
         def __init__(self):
@@ -92,8 +92,14 @@ def torch_model(name):
 
     if name == "tta_convnet":
         from time_to_accuracy import build
-        return build(torch, nn)
+        return build(lib, nn)
     return {"convnet": Net, "mlp": MLP, "cifar10": Cifar10}[name]()
+
+
+def torch_model(name):
+    """PyTorch's twin of :func:`tinynet_model` with PyTorch's default initialisation."""
+    import torch
+    return reference_model(torch, name)
 
 
 def _bn_convnet(nn, width=1):

@@ -34,9 +34,10 @@ def _nvrtc():
     return ctypes.CDLL(libs[0])
 
 
-def compile_ptx(lib, path):
-    """``(ok, log, ptx)`` of NVRTC compiling ``path`` for compute capability 9.0 (the H100/H200)."""
-    src = open(path, "rb").read()
+def compile_ptx(lib, path, src=None):
+    """``(ok, log, ptx)`` of NVRTC compiling ``path`` (or the text ``src`` under its name) for
+    compute capability 9.0 (the H100/H200)."""
+    src = (open(path).read() if src is None else src).encode()
     prog = ctypes.c_void_p()
     assert lib.nvrtcCreateProgram(ctypes.byref(prog), src, os.path.basename(path).encode(), 0, None, None) == 0
     opts = [b"--std=c++14", b"--gpu-architecture=compute_90"]  # CuPy adds the architecture itself
@@ -68,7 +69,8 @@ def launched_names():
 @pytest.mark.parametrize("path", SOURCES, ids=os.path.basename)
 def test_cuda_source_compiles_and_has_the_launched_kernels(path):
     lib = _nvrtc()
-    ok, log, ptx = compile_ptx(lib, path)
+    from tinynet.kernels import cuda
+    ok, log, ptx = compile_ptx(lib, path, cuda.source(os.path.basename(path)))  # as tinynet compiles it
     assert ok, f"{os.path.basename(path)} does not compile:\n{log}"
     entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
     for name in sorted(launched_names().get(os.path.basename(path), ())):

@@ -31,12 +31,26 @@ def supported(*arrays, half=False):
     return True
 
 
+HEADER = '#include "half.cuh"'  # the one include a source may have: the half-width types, pasted in
+
+
+def source(filename):
+    """The CUDA text of ``filename`` (a .cu file in this folder) as it is compiled: a line
+    ``#include "half.cuh"`` is replaced by that file's text, so the source CuPy caches its
+    build under is the whole program (an edited header is a new source)."""
+    here = os.path.dirname(__file__)
+    with open(os.path.join(here, filename)) as f:
+        code = f.read()
+    if HEADER in code:
+        with open(os.path.join(here, "half.cuh")) as f:
+            code = code.replace(HEADER, f.read(), 1)
+    return code
+
+
 @functools.lru_cache(maxsize=None)
 def module(filename):
     """The compiled RawModule of ``filename`` (a .cu file in this folder)."""
-    with open(os.path.join(os.path.dirname(__file__), filename)) as f:
-        code = f.read()
-    return backend.cupy.RawModule(code=code, options=("--std=c++14",))
+    return backend.cupy.RawModule(code=source(filename), options=("--std=c++14",))
 
 
 @functools.lru_cache(maxsize=None)  # the C-level cache: a launch costs one look-up

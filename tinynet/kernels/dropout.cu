@@ -1,3 +1,5 @@
+#include "half.cuh"
+
 // Dropout masks from Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
 // 1, 2, 3", SC 2011): a counter-based generator, so element e's random number is a pure
 // function of (seed, call offset, e) and no generator state moves between threads.
@@ -63,32 +65,8 @@ extern "C" __global__ void tinynet_dropout_bwd_##S(const T* gy, const unsigned c
 DROPOUT_KERNELS(float, f32)
 DROPOUT_KERNELS(double, f64)
 
-// float16: stored as its 16 bits, converted by single PTX instructions (no cuda_fp16.h under
-// NVRTC); the product with the float32 scale is rounded once. Same masks as float32.
-typedef unsigned short half_bits;
-
-__device__ __forceinline__ float half_to_float(half_bits h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-
-__device__ __forceinline__ half_bits float_to_half(float f) {
-    half_bits h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
-}
-
-// bfloat16: the high 16 bits of a float32; the product with the float32 scale is rounded
-// once to nearest even (integer arithmetic, NaN kept quiet). Same masks as float32.
-__device__ __forceinline__ float bf16_to_float(half_bits h) { return __uint_as_float(((unsigned int)h) << 16); }
-
-__device__ __forceinline__ half_bits float_to_bf16(float f) {
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (half_bits)((u >> 16) | 0x40u);
-    return (half_bits)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
+// float16 and bfloat16 (half.cuh): the product with the float32 scale is rounded once (to
+// nearest even). Same masks as float32.
 // The half-width kernels: TO_FLOAT widens a stored value, FROM_FLOAT rounds the scaled one back.
 #define DROPOUT_HALF_KERNELS(S, TO_FLOAT, FROM_FLOAT)                                                \
 extern "C" __global__ void tinynet_dropout_fwd_##S(const half_bits* x, half_bits* y, unsigned char* m,   \

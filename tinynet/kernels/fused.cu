@@ -1,3 +1,5 @@
+#include "half.cuh"
+
 // Small fused kernels on the hot path: per-channel bias gradient and bias add, ReLU
 // forward/backward on contiguous arrays, and multi-tensor optimizer updates (SGD, Adam/AdamW, Adagrad,
 // Adadelta, RMSprop without centering; one launch for up to 16 tensors;
@@ -19,37 +21,8 @@ __device__ T block_sum(T s) {
     return sh[0];
 }
 
-// Half types (float16, bfloat16) are stored as their 16 bits and read and written through
-// load/store, summing in float32 (A below); float32 and float64 read and sum in their own type.
-typedef unsigned short half_bits;
-struct bf16_bits { unsigned short v; };
-template <typename T> struct Acc { typedef T type; };
-template <> struct Acc<half_bits> { typedef float type; };
-template <> struct Acc<bf16_bits> { typedef float type; };
-
-__device__ __forceinline__ float load(const float* p, long long i) { return p[i]; }
-__device__ __forceinline__ double load(const double* p, long long i) { return p[i]; }
-__device__ __forceinline__ float load(const half_bits* p, long long i) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
-    return f;
-}
-__device__ __forceinline__ float load(const bf16_bits* p, long long i) {
-    return __uint_as_float(((unsigned int)p[i].v) << 16);
-}
-__device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
-__device__ __forceinline__ void store(half_bits* p, long long i, float v) {
-    half_bits h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    p[i] = h;
-}
-__device__ __forceinline__ void store(bf16_bits* p, long long i, float v) {  // nearest even, NaN kept quiet
-    unsigned int u = __float_as_uint(v);
-    p[i].v = (u & 0x7fffffffu) > 0x7f800000u ? (unsigned short)((u >> 16) | 0x40u)
-                                             : (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
+// Half types (float16, bfloat16; half.cuh) are read and written through load/store, summing
+// in float32 (Acc); float32 and float64 read and sum in their own type.
 template <typename T, typename A>
 __device__ void bias_grad_rows(const T* g, A* partial, int N, int C, long long L) {
     int c = blockIdx.x, part = blockIdx.y, parts = gridDim.y;

@@ -1,3 +1,5 @@
+#include "half.cuh"
+
 #ifndef INFINITY  // NVRTC compiles without math.h
 #define INFINITY __int_as_float(0x7f800000)
 #endif
@@ -7,42 +9,8 @@
 // (first maximum wins; -1 for a window entirely in padding) so backward can send
 // the gradient to exactly that input.
 
-// float16 is stored as its 16 bits and converted by single PTX instructions (no
-// cuda_fp16.h under NVRTC); max pooling reads and compares it in float32 (exact: a maximum
-// is one of the inputs), and the backward adds its gradients in float32.
-typedef unsigned short half_bits;
-
-template <typename T> struct Acc { typedef T type; };        // the type arithmetic runs in
-template <> struct Acc<half_bits> { typedef float type; };
-
-__device__ __forceinline__ float load(const float* p, long long i) { return p[i]; }
-__device__ __forceinline__ double load(const double* p, long long i) { return p[i]; }
-__device__ __forceinline__ float load(const half_bits* p, long long i) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(p[i]));
-    return f;
-}
-// bfloat16: the high 16 bits of a float32 (a struct, so overloads tell it from float16);
-// widening is a shift, narrowing rounds to nearest even in integer arithmetic (NaN kept
-// quiet), which needs no sm_80 instruction.
-struct bf16_bits { unsigned short v; };
-template <> struct Acc<bf16_bits> { typedef float type; };
-__device__ __forceinline__ float load(const bf16_bits* p, long long i) {
-    return __uint_as_float(((unsigned int)p[i].v) << 16);
-}
-__device__ __forceinline__ unsigned short float_to_bf16(float f) {
-    unsigned int u = __float_as_uint(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);  // NaN
-    return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v; }
-__device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
-__device__ __forceinline__ void store(half_bits* p, long long i, float v) {
-    half_bits h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(v));
-    p[i] = h;
-}
-__device__ __forceinline__ void store(bf16_bits* p, long long i, float v) { p[i].v = float_to_bf16(v); }
+// float16 and bfloat16 (half.cuh): max pooling reads and compares them in float32 (exact: a
+// maximum is one of the inputs), and the backward adds its gradients in float32.
 
 // Output element i of an (N*C, Ho, Wo) grid: its row and column, and its plane's index.
 __device__ __forceinline__ long long out_position(long long i, int Ho, int Wo, int* oh, int* ow) {

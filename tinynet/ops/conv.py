@@ -188,7 +188,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
                                     self.dilation, settings, layout)
         if plans is None:
             self.cudnn = None
-            x, w = xp.ascontiguousarray(x), xp.ascontiguousarray(w)
+            x, w = layouts.stored(xp, x, "nchw"), layouts.stored(xp, w, "nchw")  # im2col reads C order
             return super().forward(xp, x, w, b) if backend.kernels_enabled else Conv2dIm2col.forward(self, xp, x, w, b)
         self.layout, self.w_nhwc = layout, layouts.is_laid_out(w, layouts.channels_last)
         x, w = layouts.stored(xp, x, layout), layouts.stored(xp, w, layout)
