@@ -17,7 +17,7 @@ SPLIT_MIN_K = 64          # each split of a split-K product sums at least 4 slab
 SPLIT_MAX = 32
 SPLIT_WORK = 1 << 20      # partial-product elements of the split-K workspace (8 MiB, any dtype)
 SPLIT_COUNTERS = 1024     # tiles a split product may have (it splits only below 2 blocks per SM)
-_split_state: dict = {}   # device -> (workspace, counters, blocks to aim for)
+_split_state: dict = {}   # device -> (workspace, counters, blocks to aim for, the launch's (pointers, blocks))
 
 
 def _split_workspace(cp):
@@ -33,7 +33,7 @@ def _split_workspace(cp):
         work, counters = cp.cuda.Memory(SPLIT_WORK * 8), cp.cuda.Memory(SPLIT_COUNTERS * 4)
         cp.cuda.runtime.memset(counters.ptr, 0, SPLIT_COUNTERS * 4)
         sms = cp.cuda.Device(dev).attributes["MultiProcessorCount"]
-        st = _split_state[dev] = (work, counters, 2 * sms)
+        st = _split_state[dev] = (work, counters, 2 * sms, (work.ptr, counters.ptr, 2 * sms))
     return st
 
 
@@ -82,8 +82,7 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
         return out if bias is None or out.size == 0 else bias_add(out, bias)
     out = cp.empty((m, n), dtype=a.dtype)
     ws = _split_workspace(cp)
-    grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b), *(
-        (ws[0].ptr, ws[1].ptr, ws[2]) if ws is not None else (0, 0, 0)))
+    grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b), *(ws[3] if ws is not None else (0, 0, 0)))
     cuda.kernel("gemm.cu", "tinynet_gemm_fwd", a.dtype)(grid, (GEMM_TILE, GEMM_TILE), (a, b, bias, out) + scalars)
     return out
 

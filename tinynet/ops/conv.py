@@ -190,7 +190,7 @@ class Conv2dCudnn(Conv2dIm2colGPU):
             self.cudnn = None
             x, w = layouts.stored(xp, x, "nchw"), layouts.stored(xp, w, "nchw")  # im2col reads C order
             return super().forward(xp, x, w, b) if backend.kernels_enabled else Conv2dIm2col.forward(self, xp, x, w, b)
-        self.layout, self.w_nhwc = layout, layouts.is_laid_out(w, layouts.channels_last)
+        self.layout, self.w_nhwc = layout, layout == "nhwc" and layouts.is_laid_out(w, layouts.channels_last)
         x, w = layouts.stored(xp, x, layout), layouts.stored(xp, w, layout)
         y = cudnn.run(plans, "fprop", x, w, (n, co, ho, wo), x.dtype, layout)
         if b is not None and backend.kernels_enabled and b.dtype == y.dtype and cuda.supported(y, b, half=True):
