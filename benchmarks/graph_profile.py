@@ -7,6 +7,10 @@ back and timed with CUDA events: the GPU's share. When the step takes much longe
 replay, the host (Python, the copies, the launch) is the bottleneck, not the kernels.
 
     TINYNET_BACKEND=cupy python3 benchmarks/graph_profile.py --out results.json
+    TINYNET_BACKEND=cupy python3 benchmarks/graph_profile.py --models mlp --batch-sizes 64 --cprofile 2000
+
+``--cprofile N`` then runs N more graphed steps of tinynet under cProfile and prints the
+host functions that took the most time per step (where the replay's host time goes).
 """
 import argparse
 import json
@@ -29,7 +33,7 @@ def _graph_of(framework, step):
     return state["g"].replay
 
 
-def measure(framework, model, batch, x, y, steps=300):
+def measure(framework, model, batch, x, y, steps=300, cprofile=0):
     import numpy
     from graph_steps import make_graphed_step
     step, sync, _ = make_graphed_step(framework, model, "cuda", x, y)
@@ -62,21 +66,48 @@ def measure(framework, model, batch, x, y, steps=300):
         end.record()
         end.synchronize()
         gpu = start.elapsed_time(end) / 1e3 / steps
-    return {"step_ms": wall * 1e3, "replay_ms": gpu * 1e3, "replay_share": gpu / wall}
+    row = {"step_ms": wall * 1e3, "replay_ms": gpu * 1e3, "replay_share": gpu / wall}
+    if framework == "tinynet" and cprofile:
+        row["host_profile"] = host_profile(step, sync, plan, cprofile)
+    return row
+
+
+def host_profile(step, sync, plan, n, top=25):
+    """cProfile of ``n`` graphed steps: the ``top`` functions by own time, in microseconds per step."""
+    import cProfile
+    import pstats
+    prof = cProfile.Profile()
+    prof.enable()
+    for i in range(n):
+        step(*plan[i % len(plan)])
+    sync()
+    prof.disable()
+    stats = pstats.Stats(prof).stats
+    rows = sorted(((v[2], v[3], v[1], f"{os.path.basename(k[0])}:{k[1]}({k[2]})") for k, v in stats.items()),
+                  reverse=True)[:top]
+    print(f"  host profile, {n} steps: own us/step, cumulative us/step, calls/step, function")
+    for own, cum, calls, name in rows:
+        print(f"  {own / n * 1e6:8.2f} {cum / n * 1e6:9.2f} {calls / n:6.1f}  {name}")
+    return [{"function": name, "own_us": own / n * 1e6, "cum_us": cum / n * 1e6, "calls": calls / n}
+            for own, cum, calls, name in rows]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(HERE, "results", "graph_profile_cuda.json"))
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp"])
+    p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
+    p.add_argument("--cprofile", type=int, default=0, metavar="N",
+                   help="then profile N graphed tinynet steps on the host (cProfile)")
     args = p.parse_args(argv)
     from train_throughput import load_images
     x, y, _ = load_images(10000, None)
     rows = []
-    for model in ("convnet", "mlp"):
-        for batch in (64, 200, 1024):
+    for model in args.models:
+        for batch in args.batch_sizes:
             row = {"model": model, "batch": batch}
             for fw in ("tinynet", "torch"):
-                row[fw] = measure(fw, model, batch, x, y)
+                row[fw] = measure(fw, model, batch, x, y, cprofile=args.cprofile)
             rows.append(row)
             print(f"{model:8s} b{batch:<5d} " + " | ".join(
                 f"{fw}: step {row[fw]['step_ms']:.3f} ms, replay {row[fw]['replay_ms']:.3f} ms "

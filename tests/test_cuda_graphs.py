@@ -40,8 +40,8 @@ def _train(device, graphed, optim="sgd", steps=50, batch=32, sched=True):
     if optim == "sgd":
         opt = tinynet.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
         sch = tinynet.optim.lr_scheduler.StepLR(opt, step_size=10, gamma=0.5)
-    else:
-        opt = tinynet.optim.Adam(model.parameters(), lr=1e-3)
+    else:  # "adam", or "amsgrad": Adam with AMSGrad, in the same fused kernel
+        opt = tinynet.optim.Adam(model.parameters(), lr=1e-3, amsgrad=optim == "amsgrad")
         sch = tinynet.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-2, total_steps=steps + 1)
     x, y = _data(device)
 
@@ -165,7 +165,7 @@ def _stepped(opt_cls, device=None, **kw):
     return lin, opt
 
 
-@pytest.mark.parametrize("opt_cls,kw", [(tinynet.optim.NAdam, {}), (tinynet.optim.Adam, {"amsgrad": True}),
+@pytest.mark.parametrize("opt_cls,kw", [(tinynet.optim.NAdam, {}), (tinynet.optim.RAdam, {}),
                                         (tinynet.optim.Adagrad, {"lr_decay": 0.1})])
 def test_optimizers_with_host_per_step_numbers_refuse_capture_and_restore_state(opt_cls, kw):
     lin, opt = _stepped(opt_cls, **kw)
@@ -205,7 +205,7 @@ def test_capturable_optimizer_guards_frozen_options_and_advances_steps():
 
 # ---- on the GPU ---------------------------------------------------------------------------------
 @gpu
-@pytest.mark.parametrize("optim", ["sgd", "adam"])
+@pytest.mark.parametrize("optim", ["sgd", "adam", "amsgrad"])
 def test_graphed_training_equals_eager_bit_for_bit(optim):
     eager = _train("cuda", False, optim)
     graphed = _train("cuda", True, optim)

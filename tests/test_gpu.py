@@ -25,6 +25,17 @@ def kernels(monkeypatch):
     return both
 
 
+@pytest.fixture
+def launched(monkeypatch):
+    """``(kernel name, dtype name)`` of every tinynet kernel looked up while the test runs
+    (``cuda.kernel``, which every launcher calls per launch): which typed kernel ran."""
+    from tinynet.kernels import cuda
+    seen, real = [], cuda.kernel
+    monkeypatch.setattr(cuda, "kernel", lambda filename, op, dtype: (seen.append((op, numpy.dtype(dtype).name)),
+                                                                     real(filename, op, dtype))[1])
+    return seen
+
+
 def _run(fn, arrays, device="cuda", grad=True):
     """Forward ``fn`` on float32 tensors, backward with a fixed cotangent; host arrays back."""
     ts = [tinynet.tensor(a, dtype="float32", device=device, requires_grad=grad) for a in arrays]
@@ -130,10 +141,10 @@ def _round_half(a, dtype):
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("fn", [F.dropout, F.dropout2d])
-def test_half_dropout_kernel_draws_the_float32_masks(fn, half):
-    """float16 and bfloat16 dropout run the Philox kernel (same masks as float32 for one
-    seed), the kept values are x / (1 - p) rounded once to the half type, and the gradient
-    uses the same mask."""
+def test_half_dropout_kernel_draws_the_float32_masks(fn, half, launched):
+    """float16 and bfloat16 dropout run the Philox kernel of their own type (same masks as
+    float32 for one seed), the kept values are x / (1 - p) rounded once to the half type, and
+    the gradient uses the same mask."""
     x = R.standard_normal((16, 8, 6, 6))
     out = {}
     for dtype in (half, "float32"):
@@ -143,6 +154,7 @@ def test_half_dropout_kernel_draws_the_float32_masks(fn, half):
         assert y.dtype == t.dtype and y.grad_fn.gpu_path
         y.backward(tinynet.ones_like(y))
         out[dtype] = (y.detach().float().numpy(), t.grad.float().numpy())
+    assert ("tinynet_dropout_fwd", half) in launched and ("tinynet_dropout_bwd", half) in launched
     numpy.testing.assert_array_equal(out[half][0] != 0, out["float32"][0] != 0)
     want = _round_half(_round_half(x.astype(numpy.float32), half) * numpy.float32(1 / 0.6), half)
     kept = out["float32"][0] != 0
@@ -175,7 +187,7 @@ def test_fused_optimizer_matches_generic(name, kw, kernels):
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
 @pytest.mark.parametrize("kernel,stride,padding,dilation", [(2, 2, 0, 1), (3, 2, 1, 1), (3, 1, 1, 2)])
-def test_half_max_pool_kernel_matches_float32(kernel, stride, padding, dilation, half, kernels):
+def test_half_max_pool_kernel_matches_float32(kernel, stride, padding, dilation, half, kernels, launched):
     """Max pooling of float16 or bfloat16 input takes the kernel (not the generic code) and
     picks the same maxima as float32 (exact: the maximum is one of the inputs); the gradient
     lands on the same elements, with ties (repeated values) as in the generic code."""
@@ -190,6 +202,8 @@ def test_half_max_pool_kernel_matches_float32(kernel, stride, padding, dilation,
         return [y.detach().float().numpy(), t.grad.float().numpy()]
 
     (half_k, half_generic) = kernels(lambda: run(half))
+    assert ("tinynet_max_pool2d_fwd", half) in launched  # the half type's own kernel, not float32's
+    assert any(name.startswith("tinynet_max_pool2d_bwd") and dt == half for name, dt in launched)
     single = run("float32")
     numpy.testing.assert_array_equal(half_k[0], half_generic[0])
     numpy.testing.assert_array_equal(half_k[0], single[0])
@@ -431,13 +445,11 @@ def test_channel_sum_nhwc_kernel_matches_float64(dtype, shape):
 
 
 @pytest.mark.parametrize("half", ["float16", "bfloat16"])
-def test_half_relu_and_conv_bias_kernels_match_the_generic_code(half, kernels, monkeypatch):
+def test_half_relu_and_conv_bias_kernels_match_the_generic_code(half, kernels, monkeypatch, launched):
     """ReLU, the convolution's bias add and its bias gradient on float16/bfloat16 run through
-    tinynet's kernels (float32 arithmetic, one rounding) and agree with the generic CuPy code:
-    ReLU exactly (it keeps or zeroes values), the bias terms within the half type's rounding.
-    Rows of >= 32 values take the two-stage gradient (float32 partials). The bias kernels get
-    both half types as they are; a bfloat16 ReLU is still widened to float32 by Op.apply before
-    its kernel (docs/amp.md), so there the float32 kernel runs."""
+    tinynet's kernels of the half type itself (float32 arithmetic, one rounding) and agree with
+    the generic CuPy code: ReLU exactly (it keeps or zeroes values), the bias terms within the
+    half type's rounding. Rows of >= 32 values take the two-stage gradient (float32 partials)."""
     from tinynet.kernels import gpu_ops
     x = R.standard_normal((6, 5, 9, 8))
     w = R.standard_normal((4, 5, 3, 3)) * 0.2
@@ -458,6 +470,8 @@ def test_half_relu_and_conv_bias_kernels_match_the_generic_code(half, kernels, m
 
     with_k, without_k = kernels(run)
     assert sorted(calls) == ["bias_add", "bias_grad", "relu_bwd", "relu_fwd"]  # each once, with the kernels on
+    for name in ("tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd"):
+        assert (name, half) in launched, f"{name} did not run in {half}"
     tol = 2e-2 if half == "bfloat16" else 2e-3
     numpy.testing.assert_allclose(with_k[0], without_k[0], rtol=tol, atol=tol)  # the bias add rounds once in both
     for ours, generic in zip(with_k[1:], without_k[1:]):

@@ -18,7 +18,7 @@ SOURCES = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu")))
 HALF = {"tinynet_max_pool2d_fwd", "tinynet_max_pool2d_bwd", "tinynet_max_pool2d_bwd_disjoint",
         "tinynet_dropout_fwd", "tinynet_dropout_bwd", "tinynet_channel_sum_rows", "tinynet_channel_sum_parts",
         "tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd", "tinynet_bias_grad_bwd",
-        "tinynet_bias_grad_rows_bwd"}
+        "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd"}
 HALF_ONLY = {"tinynet_bias_grad_parts_bwd"}  # adds the float32 partials of the half types' bias gradient
 
 
@@ -63,6 +63,9 @@ def launched_names():
     for py in glob.glob(os.path.join(ROOT, "**", "*.py"), recursive=True):
         for cu, name in pattern.findall(open(py).read()):
             found.setdefault(cu, set()).add(name)
+    # the multi-tensor optimizer kernels, launched by name through optim_update._launch
+    with open(os.path.join(ROOT, "kernels", "optim_update.py")) as f:
+        found.setdefault("fused.cu", set()).update(re.findall(r'_launch\(\s*"(\w+)"', f.read()))
     return found
 
 

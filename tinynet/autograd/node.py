@@ -91,6 +91,10 @@ class Op:
             PyTorch's CPU kernels do), through :func:`_bf16_in` / :func:`_bf16_out`.
         bf16_native_gpu (bool): the same on CuPy arrays only (cuBLAS and cuDNN take
             bfloat16 with float32 accumulation), when the installed CuPy has bfloat16.
+        bf16_kernel_gpu (bool): the same on CuPy arrays when tinynet's kernels are on:
+            ``forward_gpu``/``backward_gpu`` launch bfloat16 kernels (float32 arithmetic
+            inside, one rounding) on every bfloat16 input; with the kernels off the generic
+            code runs on widened inputs as for any op.
     """
 
     # slots for what every recorded op sets, so an op without settings of its own needs no
@@ -104,6 +108,7 @@ class Op:
     is_view = False
     bf16_native = False
     bf16_native_gpu = False
+    bf16_kernel_gpu = False
     n_outputs = 1
     # Set by apply when it records:
     #   _seq: a number increasing with each op recorded, by which the engine orders the walk
@@ -179,7 +184,8 @@ class Op:
         self.needs_input_grad = needs = tuple(needs)
         self.saved = ()
         low = False  # bfloat16 inputs computed in float32: the outputs go back to bfloat16
-        if BF16_SEEN[0] and not self.bf16_native and not (on_gpu and self.bf16_native_gpu):
+        if BF16_SEEN[0] and not self.bf16_native and not (on_gpu and (
+                self.bf16_native_gpu or (self.bf16_kernel_gpu and backend.kernels_enabled))):
             arrays, low = _bf16_in(arrays)
         # the path is recorded so backward takes the same one, whatever the switch says later
         self.gpu_path = gpu = on_gpu and backend.kernels_enabled and hasattr(self, "forward_gpu")

@@ -6,13 +6,18 @@ handle without a workspace of its own allocates one on first use. cuBLAS itself 
 into a graph when its workspace is set by the caller (cuBLAS docs, "CUDA Graphs Support").
 So tinynet keeps its own handle per GPU, gives it a fixed 32 MiB workspace
 (``cublasSetWorkspace``: the size NVIDIA recommends for Hopper), and calls
-``cublas{S,D}gemm_v2`` through ``ctypes`` on the library CuPy already loaded. Eager and
-captured steps take the same call, so a graph replays exactly the eager products (same
-kernels, same rounding). It also costs less host time than CuPy's ``@`` (no array
-wrapping or dispatch in Python).
+``cublas{S,D}gemm_v2`` (float32, float64) or ``cublasGemmEx`` (float16, bfloat16) through
+``ctypes`` on the library CuPy already loaded. Eager and captured steps take the same call,
+so a graph replays exactly the eager products (same kernels, same rounding). It also costs
+less host time than CuPy's ``@`` (no array wrapping or dispatch in Python).
 
-Accumulation is in the operands' precision with cuBLAS's default math mode (no TF32),
-as before with CuPy's ``@``.
+Accumulation is in the operands' precision for float32 and float64 with cuBLAS's default
+math mode (no TF32), as before with CuPy's ``@``. float16 and bfloat16 products accumulate
+in float32 (``CUBLAS_COMPUTE_32F``, alpha and beta as float32; cuBLAS docs, "cublasGemmEx")
+and are rounded to the operands' type when written, as PyTorch's half-precision ``mm`` does
+by default (PyTorch also leaves cuBLAS free to use its reduced-precision split-K reductions,
+``allow_fp16/bf16_reduced_precision_reduction``; so does this handle's default math mode).
+The strided-batched :func:`matmul` stays float32/float64.
 """
 import ctypes
 import ctypes.util
@@ -20,10 +25,17 @@ import ctypes.util
 import numpy
 
 from .. import backend
+from ..dtypes import bfloat16
 from ..errors import BackendError
 
 WORKSPACE = 32 << 20
 _OP_N, _OP_T = 0, 1
+# cublasGemmEx's enums (cuBLAS/CUDA headers): cudaDataType_t of the half types (CUDA_R_16F,
+# CUDA_R_16BF), the float32 compute type (CUBLAS_COMPUTE_32F) and CUBLAS_GEMM_DEFAULT
+_CUDA_R_16F, _CUDA_R_16BF = 2, 14
+_COMPUTE_32F = 68
+_GEMM_DEFAULT = -1
+_HALF_TYPES = {numpy.dtype(numpy.float16): _CUDA_R_16F, bfloat16: _CUDA_R_16BF}
 _state: dict = {"lib": None, "handles": {}}
 
 
@@ -44,7 +56,7 @@ def _library():
             raise BackendError("cublas: libcublas is not loaded by CuPy and not found on the library path")
         lib = ctypes.CDLL(path)
         for name in ("cublasCreate_v2", "cublasSetStream_v2", "cublasSetWorkspace_v2", "cublasSgemm_v2",
-                     "cublasDgemm_v2", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched"):
+                     "cublasDgemm_v2", "cublasGemmEx", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched"):
             getattr(lib, name).restype = ctypes.c_int
         _state["lib"] = lib
     return _state["lib"]
@@ -64,8 +76,12 @@ class _Handle:
         _check(lib.cublasCreate_v2(ctypes.byref(self.ptr)), "cublasCreate")
         self.workspace = cp.cuda.Memory(WORKSPACE)  # its own allocation, outside every memory pool
         self.stream = None
-        self.alpha = {numpy.dtype(numpy.float32): ctypes.c_float(1.0), numpy.dtype(numpy.float64): ctypes.c_double(1.0)}
-        self.beta = {numpy.dtype(numpy.float32): ctypes.c_float(0.0), numpy.dtype(numpy.float64): ctypes.c_double(0.0)}
+        # alpha and beta in the compute type: float32 for float32 and the half types' COMPUTE_32F
+        f32, f64 = numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)
+        self.alpha = {f32: ctypes.c_float(1.0), f64: ctypes.c_double(1.0)}
+        self.beta = {f32: ctypes.c_float(0.0), f64: ctypes.c_double(0.0)}
+        for half in _HALF_TYPES:
+            self.alpha[half], self.beta[half] = self.alpha[f32], self.beta[f32]
 
     def bind(self, stream):
         if stream != self.stream:  # setting a stream resets the workspace to cuBLAS's own: set it again
@@ -85,10 +101,17 @@ def _handle(cp):
 
 
 def gemm(a, b, trans_a=False, trans_b=False):
-    """``op(a) @ op(b)`` for C-contiguous 2-D float32/float64 CuPy arrays of one dtype.
+    """``op(a) @ op(b)`` for C-contiguous 2-D CuPy arrays of one dtype: float32 and float64
+    through ``cublas{S,D}gemm_v2`` (accumulated in that dtype), float16 and bfloat16 through
+    ``cublasGemmEx`` with float32 accumulation (``CUBLAS_COMPUTE_32F``), rounded once to the
+    dtype. ``op`` transposes the stored array when ``trans_*`` is set: ``a`` is (M, K) or,
+    transposed, (K, M); ``b`` is (K, N) or (N, K).
 
     Row-major ``C (M, N) = op(A) op(B)`` is column-major ``C^T = op(B)^T op(A)^T``, so
-    the call passes B first. Returns a new C-contiguous (M, N) array.
+    the call passes B first. Returns a new C-contiguous (M, N) array of ``a``'s dtype.
+
+    Raises:
+        BackendError: libcublas cannot be found, or a cuBLAS call returns an error status.
     """
     cp = backend.cupy
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
@@ -98,10 +121,18 @@ def gemm(a, b, trans_a=False, trans_b=False):
         out.fill(0)
         return out
     h = _handle(cp)
+    ops = (_OP_T if trans_b else _OP_N, _OP_T if trans_a else _OP_N, n, m, k)
+    lda, ldb = m if trans_a else k, k if trans_b else n
+    alpha, beta = ctypes.byref(h.alpha[a.dtype]), ctypes.byref(h.beta[a.dtype])
+    half = _HALF_TYPES.get(a.dtype)
+    if half is not None:  # B, A and C stored in the half type, the sums in float32
+        status = h.lib.cublasGemmEx(h.ptr, *ops, alpha, ctypes.c_void_p(b.data.ptr), half, ldb,
+                                    ctypes.c_void_p(a.data.ptr), half, lda, beta, ctypes.c_void_p(out.data.ptr),
+                                    half, n, _COMPUTE_32F, _GEMM_DEFAULT)
+        _check(status, "gemm (GemmEx)")
+        return out
     fn = h.lib.cublasSgemm_v2 if a.dtype == numpy.float32 else h.lib.cublasDgemm_v2
-    status = fn(h.ptr, _OP_T if trans_b else _OP_N, _OP_T if trans_a else _OP_N, n, m, k,
-                ctypes.byref(h.alpha[a.dtype]), ctypes.c_void_p(b.data.ptr), k if trans_b else n,
-                ctypes.c_void_p(a.data.ptr), m if trans_a else k, ctypes.byref(h.beta[a.dtype]),
+    status = fn(h.ptr, *ops, alpha, ctypes.c_void_p(b.data.ptr), ldb, ctypes.c_void_p(a.data.ptr), lda, beta,
                 ctypes.c_void_p(out.data.ptr), n)
     _check(status, "gemm")
     return out

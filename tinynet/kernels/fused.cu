@@ -1,8 +1,8 @@
 #include "half.cuh"
 
 // Small fused kernels on the hot path: per-channel bias gradient and bias add, ReLU
-// forward/backward on contiguous arrays, and multi-tensor optimizer updates (SGD, Adam/AdamW, Adagrad,
-// Adadelta, RMSprop without centering; one launch for up to 16 tensors;
+// forward/backward on contiguous arrays, and multi-tensor optimizer updates (SGD, Adam/AdamW with
+// AMSGrad, NAdam, RAdam, Adagrad, Adadelta, RMSprop; one launch for up to 16 tensors;
 // the pointer table is passed by value as a struct, so no host->device copy is needed).
 
 // Bias gradient of (N, C, L) memory in two deterministic stages (no atomics).
@@ -50,7 +50,7 @@ __device__ void bias_grad(const P* g, T* out, int N, int C, long long L) {
 
 #define MAXT 16
 struct Tensors {
-    unsigned long long p[MAXT], g[MAXT], a[MAXT], b[MAXT];  // param, grad, state buffers
+    unsigned long long p[MAXT], g[MAXT], a[MAXT], b[MAXT], c[MAXT];  // param, grad, state buffers
     long long start[MAXT + 1];                              // element offsets, start[n] = total
 };
 
@@ -65,19 +65,19 @@ __device__ __forceinline__ bool locate(const Tensors& t, int n, int* k, long lon
     return true;
 }
 
-// SGD (PyTorch's form): d = g + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
+// SGD (PyTorch's form): d = (maximize ? -g : g) + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
 // step = nesterov ? d + mom*buf : buf (buf absent when mom == 0: step = d); p -= lr*step.
 // The SGD and Adam launchers take a last argument `c`: 0 for eager launches (the settings come
 // by value), or, inside a CUDA graph, device cells holding them that each replay rewrites
 // (tinynet/capture.py), so a scheduler's learning rate and Adam's bias corrections move.
 template <typename T>
-__device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first) {
+__device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first, int maximize) {
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
     T* p = (T*)t.p[k];
     const T* g = (const T*)t.g[k];
-    T d = g[j] + wd * p[j];
+    T d = (maximize ? -g[j] : g[j]) + wd * p[j];
     if (mom != (T)0) {
         T* buf = (T*)t.a[k];
         T v = first ? d : mom * buf[j] + ((T)1 - damp) * d;
@@ -102,9 +102,11 @@ __device__ void unscale_multi(Tensors t, int n, const float* inv_scale, float* f
     g[j] = v * (T)(*inv_scale);
 }
 
-// Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas.
+// Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas. maximize uses -g;
+// amsgrad keeps the running maximum of v in the third state buffer (c) and divides by it.
 template <typename T>
-__device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, T bc1, T sqrt_bc2) {
+__device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, T bc1, T sqrt_bc2,
+                           int amsgrad, int maximize) {
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
@@ -112,13 +114,73 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
     const T* g = (const T*)t.g[k];
     T* m = (T*)t.a[k];
     T* v = (T*)t.b[k];
-    T gg = g[j];
+    T gg = maximize ? -g[j] : g[j];
     if (decoupled) p[j] *= (T)1 - lr * wd; else gg += wd * p[j];
     T mj = b1 * m[j] + ((T)1 - b1) * gg;
     T vj = b2 * v[j] + ((T)1 - b2) * gg * gg;
     m[j] = mj;
     v[j] = vj;
+    if (amsgrad) {
+        T* vmax = (T*)t.c[k];
+        T old = vmax[j];
+        vj = (vj != vj || vj > old) ? vj : old;  // NumPy's maximum: a NaN wins
+        vmax[j] = vj;
+    }
     p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
+}
+
+// The gradient the Adam family steps with: -g under maximize, then the weight decay, L2
+// (g + wd*p) or decoupled (p *= 1 - lr*wd, applied here to the parameter).
+template <typename T>
+__device__ __forceinline__ T decayed_grad(T* p, T gj, T lr, T wd, int decoupled, int maximize) {
+    T d = maximize ? -gj : gj;
+    if (wd != (T)0) {
+        if (decoupled) *p *= (T)1 - lr * wd; else d += wd * *p;
+    }
+    return d;
+}
+
+// NAdam (tinynet/optim/adam_variants.py): m and v as in Adam, denom = sqrt(v / bc2) + eps,
+// p += cg*d/denom + cm*m/denom with cg = -lr (1-mu_t)/(1-P_t) and cm = -lr mu_{t+1}/(1 - P_t mu_{t+1})
+// computed on the host from the momentum schedule.
+template <typename T>
+__device__ void nadam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
+                            T bc2, T cg, T cm) {
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
+    T* p = (T*)t.p[k];
+    T* m = (T*)t.a[k];
+    T* v = (T*)t.b[k];
+    T d = decayed_grad<T>(p + j, ((const T*)t.g[k])[j], lr, wd, decoupled, maximize);
+    T mj = b1 * m[j] + ((T)1 - b1) * d;
+    T vj = b2 * v[j] + ((T)1 - b2) * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    T denom = sqrt(vj / bc2) + eps;
+    T w = p[j] + cg * d / denom;
+    p[j] = w + cm * mj / denom;
+}
+
+// RAdam (tinynet/optim/adam_variants.py): m and v as in Adam; with the rectification rect > 0
+// (rho_t > 5) p -= lr (m/bc1) sqrt(bc2)/(sqrt(v)+eps) rect, else p -= lr m/bc1 (SGD with momentum).
+template <typename T>
+__device__ void radam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
+                            T bc1, T sqrt_bc2, T rect) {
+    int k;
+    long long j;
+    if (!locate(t, n, &k, &j)) return;
+    T* p = (T*)t.p[k];
+    T* m = (T*)t.a[k];
+    T* v = (T*)t.b[k];
+    T d = decayed_grad<T>(p + j, ((const T*)t.g[k])[j], lr, wd, decoupled, maximize);
+    T mj = b1 * m[j] + ((T)1 - b1) * d;
+    T vj = b2 * v[j] + ((T)1 - b2) * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    T corrected = mj / bc1;
+    if (rect > (T)0) p[j] -= corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
+    else p[j] -= corrected * lr;
 }
 
 // Adagrad: d = (maximize ? -g : g) + wd*p; sum += d*d; p -= clr*d / (sqrt(sum) + eps), clr the
@@ -158,10 +220,11 @@ __device__ void adadelta_multi(Tensors t, int n, T lr, T rho, T eps, T wd, int m
     p[j] -= lr * delta;
 }
 
-// RMSprop, not centered: d = (maximize ? -g : g) + wd*p; v = alpha*v + (1-alpha)*d*d;
+// RMSprop: d = (maximize ? -g : g) + wd*p; v = alpha*v + (1-alpha)*d*d; centered: the mean
+// gradient a = alpha*a + (1-alpha)*d (third state buffer, c) and avg = sqrt(v - a*a) + eps, else
 // avg = sqrt(v) + eps; with momentum buf = mom*buf + d/avg and p -= lr*buf, else p -= lr*d/avg.
 template <typename T>
-__device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mom, int maximize) {
+__device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mom, int maximize, int centered) {
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
@@ -172,7 +235,15 @@ __device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mo
     if (wd != (T)0) d += wd * p[j];
     T vj = alpha * v[j] + ((T)1 - alpha) * d * d;
     v[j] = vj;
-    T avg = sqrt(vj) + eps;
+    T avg;
+    if (centered) {
+        T* a = (T*)t.c[k];
+        T aj = alpha * a[j] + ((T)1 - alpha) * d;
+        a[j] = aj;
+        avg = sqrt(vj - aj * aj) + eps;
+    } else {
+        avg = sqrt(vj) + eps;
+    }
     if (mom > (T)0) {
         T* buf = (T*)t.b[k];
         T bj = mom * buf[j] + d / avg;
@@ -198,22 +269,29 @@ extern "C" __global__ void tinynet_relu_bwd_##S(const T* y, const T* gy, T* gx, 
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) gx[i] = y[i] > (T)0 ? gy[i] : (T)0; }                                                 \
 extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T mom, T damp, T wd,    \
-        int nesterov, int first, const double* c) {                                                  \
+        int nesterov, int first, int maximize, const double* c) {                                    \
     if (c) { lr = (T)c[0]; mom = (T)c[1]; damp = (T)c[2]; wd = (T)c[3]; }                            \
-    sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first); }                                         \
+    sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first, maximize); }                               \
 extern "C" __global__ void tinynet_unscale_multi_fwd_##S(Tensors t, int n, const float* inv_scale,    \
         float* found) { unscale_multi<T>(t, n, inv_scale, found); }                                 \
 extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
-        T wd, int decoupled, T bc1, T sqrt_bc2, const double* c) {                                   \
+        T wd, int decoupled, T bc1, T sqrt_bc2, int amsgrad, int maximize, const double* c) {         \
     if (c) { lr = (T)c[0]; b1 = (T)c[1]; b2 = (T)c[2]; eps = (T)c[3]; wd = (T)c[4];                  \
              bc1 = (T)c[5]; sqrt_bc2 = (T)c[6]; }                                                    \
-    adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2); }                             \
+    adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2, amsgrad, maximize); }          \
+extern "C" __global__ void tinynet_nadam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
+        T wd, int decoupled, int maximize, T bc2, T cg, T cm) {                                      \
+    nadam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc2, cg, cm); }                    \
+extern "C" __global__ void tinynet_radam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
+        T wd, int decoupled, int maximize, T bc1, T sqrt_bc2, T rect) {                              \
+    radam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc1, sqrt_bc2, rect); }            \
 extern "C" __global__ void tinynet_adagrad_multi_fwd_##S(Tensors t, int n, T clr, T eps, T wd,       \
         int maximize) { adagrad_multi<T>(t, n, clr, eps, wd, maximize); }                            \
 extern "C" __global__ void tinynet_adadelta_multi_fwd_##S(Tensors t, int n, T lr, T rho, T eps,      \
         T wd, int maximize) { adadelta_multi<T>(t, n, lr, rho, eps, wd, maximize); }                 \
 extern "C" __global__ void tinynet_rmsprop_multi_fwd_##S(Tensors t, int n, T lr, T alpha, T eps,     \
-        T wd, T mom, int maximize) { rmsprop_multi<T>(t, n, lr, alpha, eps, wd, mom, maximize); }
+        T wd, T mom, int maximize, int centered) {                                                   \
+    rmsprop_multi<T>(t, n, lr, alpha, eps, wd, mom, maximize, centered); }
 
 FUSED_KERNELS(float, f32)
 FUSED_KERNELS(double, f64)

@@ -1,7 +1,8 @@
 """Matrix products on the GPU: tinynet's tiled GEMM kernel (``gemm.cu``, with split-K and the
 bias in the same launch) for small products, cuBLAS called directly (:mod:`tinynet.kernels.cublas`)
 for large ones. Both are capturable in CUDA graphs (CuPy's ``@`` is not); the choice depends only
-on the shape, so eager and graphed steps give the same bits.
+on the shape, so eager and graphed steps give the same bits. float32 and float64 accumulate in
+their own precision; float16 and bfloat16 in float32, rounded once to the half type at the end.
 """
 import functools
 
@@ -15,7 +16,7 @@ SMALL_GEMM = 1 << 24  # M*N*K up to which a product runs in tinynet_gemm_fwd rat
 GEMM_TILE = 16
 SPLIT_MIN_K = 64          # each split of a split-K product sums at least 4 slabs of K
 SPLIT_MAX = 32
-SPLIT_WORK = 1 << 20      # partial-product elements of the split-K workspace (8 MiB, any dtype)
+SPLIT_WORK = 1 << 20      # partial-product elements of the split-K workspace (8 MiB: float64 or float32 partials)
 SPLIT_COUNTERS = 1024     # tiles a split product may have (it splits only below 2 blocks per SM)
 _split_state: dict = {}   # device -> (workspace, counters, blocks to aim for, the launch's (pointers, blocks))
 
@@ -51,8 +52,10 @@ def _gemm_splits(m, n, k, target):
 
 
 def matmul(a, b, trans_a=False, trans_b=False, bias=None):
-    """``op(a) @ op(b) [+ bias]`` for C-contiguous 2-D CuPy arrays of one float dtype;
-    ``op`` transposes when ``trans_*`` is set, ``bias`` (N,) is added to every row.
+    """``op(a) @ op(b) [+ bias]`` for C-contiguous 2-D CuPy arrays of one dtype, float32,
+    float64, float16 or bfloat16: ``a`` is (M, K) or, with ``trans_a``, a stored (K, M)
+    read transposed; ``b`` is (K, N) or, with ``trans_b``, a stored (N, K); ``bias`` (N,),
+    of the same dtype, is added to every row.
 
     Products of up to ``SMALL_GEMM`` multiply-adds (the reference convnet's linear layers
     up to batch 1024; the reference MLP's first layer up to batch 64, its second at every
@@ -62,8 +65,13 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     called directly (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike
     CuPy's ``@``), whose kernels win once the GPU time dominates. The choice depends only
     on the shape, so eager and graphed steps run the same kernels and give the same bits.
-    Both accumulate in the operands' precision (no TF32). A tiled product with fewer
-    output tiles than two blocks per SM and a long K is split along K (``_gemm_splits``):
+    Both accumulate float32 and float64 in the operands' precision (no TF32); float16 and
+    bfloat16 in float32 (the tiled kernel widens each value as it stages it, cuBLAS runs
+    ``cublasGemmEx`` with ``CUBLAS_COMPUTE_32F``, as PyTorch's half ``mm``), rounded once
+    to the half type when the result is written; with the bias, the tiled kernel adds it
+    before that rounding, the cuBLAS path after it (``gpu_ops.bias_add``: in float32,
+    rounded again). A tiled product with fewer output tiles than two blocks per SM and a
+    long K is split along K (``_gemm_splits``; the partials are float32 for the half types):
     the splits' partial sums are added in a fixed order by the tile's last block, in the
     same launch, so results stay deterministic.
 
@@ -72,7 +80,12 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     but eager steps 11-14 % slower, because a cuBLAS call here costs more host time than
     the tiled kernel's launch.
 
-    Returns a new C-contiguous (M, N) array of ``a``'s dtype.
+    Returns a new C-contiguous (M, N) array of ``a``'s dtype. Dtypes and shapes are the
+    caller's to check (``ops.linear`` does, with ``cuda.supported(..., half=True)``).
+
+    Raises:
+        BackendError: from :func:`tinynet.kernels.cublas.gemm` (libcublas missing, or an
+            error status) for a large product.
     """
     cp = backend.cupy
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape

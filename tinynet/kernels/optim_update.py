@@ -16,7 +16,7 @@ NULL = numpy.uint64(0)  # the cells argument of an eager launch (a null pointer)
 
 MAXT = 16
 _TENSORS = numpy.dtype([("p", "<u8", (MAXT,)), ("g", "<u8", (MAXT,)), ("a", "<u8", (MAXT,)),
-                        ("b", "<u8", (MAXT,)), ("start", "<i8", (MAXT + 1,))])
+                        ("b", "<u8", (MAXT,)), ("c", "<u8", (MAXT,)), ("start", "<i8", (MAXT + 1,))])
 
 
 def usable(params, grads):
@@ -29,7 +29,8 @@ def usable(params, grads):
 
 
 def _launch(name, items, scalars):
-    """items: list of (p, g, a, b) CuPy arrays (a/b may be None); one launch per chunk."""
+    """items: list of (p, g, a, b) or (p, g, a, b, c) CuPy arrays (the state buffers a, b, c
+    may be None); one launch per chunk of ``MAXT``."""
     cp = backend.cupy
     for lo in range(0, len(items), MAXT):
         chunk = [it for it in items[lo:lo + MAXT] if it[0].size]
@@ -37,10 +38,11 @@ def _launch(name, items, scalars):
             continue
         pack = numpy.zeros((), dtype=_TENSORS)
         total = 0
-        for k, (p, g, a, b) in enumerate(chunk):
+        for k, (p, g, a, b, *c) in enumerate(chunk):
             pack["p"][k], pack["g"][k] = p.data.ptr, cp.ascontiguousarray(g).data.ptr
             pack["a"][k] = a.data.ptr if a is not None else 0
             pack["b"][k] = b.data.ptr if b is not None else 0
+            pack["c"][k] = c[0].data.ptr if c and c[0] is not None else 0
             pack["start"][k] = total
             total += p.size
         pack["start"][len(chunk):] = total
@@ -48,8 +50,9 @@ def _launch(name, items, scalars):
         cuda.launch(fn, total, (pack[()], numpy.int32(len(chunk))) + scalars)
 
 
-def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, group=None):
-    """One SGD step for lists of parameters/gradients/state dicts (momentum buffers).
+def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, group=None, maximize=False):
+    """One SGD step for lists of parameters/gradients/state dicts (momentum buffers);
+    ``maximize`` steps along ``-grad``.
 
     During a CUDA graph capture the kernel reads lr, momentum, dampening and weight_decay
     from device cells that each replay refills from ``group`` (the param group dict), so a
@@ -78,7 +81,8 @@ def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, 
     for first, items in groups.items():
         if items:
             _launch("tinynet_sgd_multi_fwd", items, (t(lr), t(momentum), t(dampening), t(weight_decay),
-                                                     numpy.int32(bool(nesterov)), numpy.int32(first), _ptr(cells)))
+                                                     numpy.int32(bool(nesterov)), numpy.int32(first),
+                                                     numpy.int32(bool(maximize)), _ptr(cells)))
     return True
 
 
@@ -86,8 +90,11 @@ def _ptr(cells):
     return cells if cells is NULL else numpy.uint64(cells.data.ptr)
 
 
-def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=None):
+def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=None, amsgrad=False,
+         maximize=False):
     """One Adam/AdamW step; parameters are grouped by their step count (bias corrections).
+    With ``amsgrad`` the state's ``max_exp_avg_sq`` is the kernel's third buffer; ``maximize``
+    steps along ``-grad``.
 
     During a CUDA graph capture lr, betas, eps, weight_decay and the bias corrections come
     from device cells that each replay refills from ``group`` and the states' step counts
@@ -96,13 +103,15 @@ def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=
     t = params[0].dtype.type
     by_step = {}
     for p, g, st in zip(params, grads, states):
-        by_step.setdefault(st["step"], []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
+        by_step.setdefault(st["step"], []).append((p, g, st["exp_avg"], st["exp_avg_sq"],
+                                                   st["max_exp_avg_sq"] if amsgrad else None))
     cap = capture.current()
     for step, items in by_step.items():
         bc1, bc2 = 1 - b1 ** step, 1 - b2 ** step
         cells = NULL if cap is None else cap.cells(7, _adam_cells(group, [st for st in states if st["step"] == step]))
         _launch("tinynet_adam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
-                                                  numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5), _ptr(cells)))
+                                                  numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5),
+                                                  numpy.int32(bool(amsgrad)), numpy.int32(bool(maximize)), _ptr(cells)))
     return True
 
 
@@ -136,17 +145,47 @@ def adadelta(params, grads, states, lr, rho, eps, weight_decay, maximize):
     return True
 
 
-def rmsprop(params, grads, states, lr, alpha, eps, weight_decay, momentum, maximize):
-    """One RMSprop step without centering (state: ``square_avg``, ``momentum_buffer`` when
-    momentum > 0); returns False for ``centered`` state, which the kernel does not cover, and for
-    a momentum buffer missing (momentum set after the first step: the generic code raises)."""
-    if any("grad_avg" in st or (momentum > 0 and "momentum_buffer" not in st) for st in states):
+def rmsprop(params, grads, states, lr, alpha, eps, weight_decay, momentum, maximize, centered=False):
+    """One RMSprop step (state: ``square_avg``, ``momentum_buffer`` when momentum > 0,
+    ``grad_avg`` when centered); returns False when a buffer the options need is missing
+    (momentum or centered set after the first step: the generic code raises)."""
+    if any((momentum > 0 and "momentum_buffer" not in st) or (centered and "grad_avg" not in st) for st in states):
         return False
     t = params[0].dtype.type
-    items = [(p, g, st["square_avg"], st.get("momentum_buffer") if momentum > 0 else None)
-             for p, g, st in zip(params, grads, states)]
+    items = [(p, g, st["square_avg"], st.get("momentum_buffer") if momentum > 0 else None,
+              st["grad_avg"] if centered else None) for p, g, st in zip(params, grads, states)]
     _launch("tinynet_rmsprop_multi_fwd", items, (t(lr), t(alpha), t(eps), t(weight_decay), t(momentum),
-                                                 numpy.int32(bool(maximize))))
+                                                 numpy.int32(bool(maximize)), numpy.int32(bool(centered))))
+    return True
+
+
+def nadam(params, grads, states, coefficients, lr, b1, b2, eps, weight_decay, decoupled, maximize):
+    """One NAdam step on the state's ``exp_avg`` and ``exp_avg_sq``; ``coefficients[i]`` is
+    parameter i's ``(bc2, cg, cm)`` from the momentum schedule (computed on the host, see
+    ``tinynet.optim.adam_variants``); parameters with equal coefficients share a launch."""
+    t = params[0].dtype.type
+    by_coef = {}
+    for p, g, st, coef in zip(params, grads, states, coefficients):
+        by_coef.setdefault(coef, []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
+    for (bc2, cg, cm), items in by_coef.items():
+        _launch("tinynet_nadam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
+                                                   numpy.int32(bool(decoupled)), numpy.int32(bool(maximize)),
+                                                   t(bc2), t(cg), t(cm)))
+    return True
+
+
+def radam(params, grads, states, coefficients, lr, b1, b2, eps, weight_decay, decoupled, maximize):
+    """One RAdam step on the state's ``exp_avg`` and ``exp_avg_sq``; ``coefficients[i]`` is
+    parameter i's ``(bc1, sqrt(bc2), rect)``, ``rect`` 0 for the un-rectified (SGD with
+    momentum) steps; parameters with equal coefficients share a launch."""
+    t = params[0].dtype.type
+    by_coef = {}
+    for p, g, st, coef in zip(params, grads, states, coefficients):
+        by_coef.setdefault(coef, []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
+    for (bc1, sqrt_bc2, rect), items in by_coef.items():
+        _launch("tinynet_radam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
+                                                   numpy.int32(bool(decoupled)), numpy.int32(bool(maximize)),
+                                                   t(bc1), t(sqrt_bc2), t(rect)))
     return True
 
 

@@ -38,6 +38,7 @@ class _Activation(Op):
 
 class ReLU(_Activation):
     name = "relu"
+    bf16_kernel_gpu = True  # tinynet_relu_fwd/bwd_bf16 (fused.cu)
 
     def forward(self, xp, x):
         y = xp.maximum(x, 0)
@@ -57,9 +58,9 @@ class ReLU(_Activation):
 
     def backward_gpu(self, xp, gy):
         (y,) = self.saved
-        if not cuda.supported(gy, y, half=True) or gy.dtype != y.dtype:
+        if not cuda.supported(gy, y, half=True):
             return self.backward(xp, gy)
-        return (gpu_ops.relu_bwd(y, gy),)
+        return (gpu_ops.relu_bwd(y, gy.astype(y.dtype, copy=False)),)
 
 
 class BiasReLU(_Activation):

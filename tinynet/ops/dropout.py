@@ -23,6 +23,7 @@ class Dropout(Op):
     name = "dropout"
     twice_differentiable = True
     gpu_saves_generic = True
+    bf16_kernel_gpu = True  # tinynet_dropout_fwd/bwd_bf16 (dropout.cu)
 
     def __init__(self, p, mask_shape):
         self.p, self.mask_shape = p, mask_shape
@@ -51,13 +52,14 @@ class Dropout(Op):
             return self.forward(xp, x)
         y, mask, scale = gpu_ops.dropout_fwd(x, self.p, self.mask_shape)
         self.save_for_backward(mask, scale)
+        self.dtype = x.dtype  # the kernel's type (its scale argument is of it, float32 for the half types)
         return y
 
     def backward_gpu(self, xp, gy):
         mask, scale = self.saved
         if mask.dtype != xp.uint8:  # forward fell back to the generic path
             return self.backward(xp, gy)
-        return (gpu_ops.dropout_bwd(gy, mask, scale),)
+        return (gpu_ops.dropout_bwd(gy.astype(self.dtype, copy=False), mask, scale),)
 
 
 def _scale(xp, x, mask):

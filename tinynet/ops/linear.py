@@ -4,7 +4,9 @@
 large product is split over tinynet's threads (:func:`tinynet.parallel.matmul`); on the
 GPU the products go through :func:`tinynet.kernels.gemm.matmul` (tinynet's tiled
 kernel with the bias fused for small layers, cuBLAS for large ones) and the bias
-gradient through the per-channel reduction kernel.
+gradient through the per-channel reduction kernel, in float32, float64, float16 and
+bfloat16 (the half types accumulated in float32 and rounded once, as PyTorch's CUDA
+``linear``).
 """
 import math
 
@@ -30,10 +32,12 @@ class Linear(Op):
     On the CPU a large product is split over tinynet's threads (``parallel.matmul``).
     On the GPU the products go through ``gemm.matmul`` (tinynet's tiled kernel with
     the bias fused for small layers, cuBLAS for large ones) and the bias gradient through
-    the per-channel reduction kernel.
+    the per-channel reduction kernel, for float32/float64 and for float16/bfloat16 (which
+    autocast makes), the latter accumulated in float32; both paths are capturable in CUDA
+    graphs. Other dtypes and empty arrays take the generic code (CuPy's ``@``).
     """
     name = "linear"
-    bf16_native_gpu = True  # cuBLAS multiplies bfloat16 with float32 accumulation (CuPy with bfloat16)
+    bf16_native_gpu = True  # gemm.matmul multiplies bfloat16 with float32 accumulation (CuPy with bfloat16)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -68,10 +72,11 @@ class Linear(Op):
         return gx, gw, gb
 
     def forward_gpu(self, xp, x, w, b):
-        # gemm.matmul: one launch with the bias for small layers; anything the kernels
-        # do not cover (dtypes, empty arrays) takes the generic forward
-        self.direct = (cuda.supported(x, w) and x.dtype == w.dtype and x.size > 0 and w.size > 0
-                       and (b is None or (cuda.supported(b) and b.dtype == x.dtype)))
+        # gemm.matmul: one launch with the bias for small layers, float32/64 and the half
+        # types; anything the kernels do not cover (other dtypes, empty arrays) takes the
+        # generic forward
+        self.direct = (cuda.supported(x, w, half=True) and x.dtype == w.dtype and x.size > 0 and w.size > 0
+                       and (b is None or (cuda.supported(b, half=True) and b.dtype == x.dtype)))
         if not self.direct:
             return self.forward(xp, x, w, b)
         need_x, need_w = self.needs_input_grad[:2]

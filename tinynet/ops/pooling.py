@@ -96,6 +96,8 @@ class MaxPool2d(Op):
         tiles = all(d == 1 and s == k and o * k == size for k, s, d, o, size in dims)
         return overlap, tiles
 
+    bf16_kernel_gpu = True  # tinynet_max_pool2d_*_bf16 (pool.cu)
+
     def forward_gpu(self, xp, x):
         if not cuda.supported(x, half=True):  # float16 too (autocast keeps pooling in the input's dtype)
             self.gpu_path = False

@@ -19,12 +19,15 @@ With ``t`` the step count, ``m = b1 m + (1-b1) g`` and ``v = b2 v + (1-b2) g^2``
 * Adamax (Kingma & Ba 2015, section 7.1): ``u = max(b2 u, |g| + eps)``;
   ``p -= lr / (1-b1^t) * m / u``.
 
-The update runs on NumPy and CuPy arrays alike (the arrays' own module).
+The update runs on NumPy and CuPy arrays alike (the arrays' own module); on the GPU NAdam and
+RAdam run as fused multi-tensor kernels (``tinynet.kernels.optim_update``, ``fused.cu``), with
+the per-step numbers (bias corrections, momentum schedule, rectification) computed here.
 """
 import numpy
 
 from .. import backend, dtypes
 from ..autograd import no_grad
+from ..kernels import optim_update
 from .optimizer import Optimizer, check, check_betas, check_numbers, closure_loss, lerp_
 
 
@@ -93,30 +96,39 @@ class NAdam(Optimizer):
         loss = closure_loss(closure)
         for g in self.param_groups:
             lr, (b1, b2), eps, psi = g["lr"], g["betas"], g["eps"], g["momentum_decay"]
-            for p in self._live(g):
-                w, grad = p.array, p.grad.array
-                xp = backend.array_module(w)
+            live = self._live(g)
+            states, coefficients = [], []
+            for p in live:
                 st = _moments_state(self, p, "exp_avg_sq", mu_product=1.0)
                 st["step"] += 1
                 t = st["step"]
-                if g["maximize"]:
-                    grad = -grad
-                grad = _decay(g, w, grad)
-                bc2 = 1 - b2 ** t
                 mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
                 mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
                 if dtypes.get_default_dtype() == numpy.float64:
                     st["mu_product"] = mu_product = st["mu_product"] * mu
                 else:  # a float32 multiply, as PyTorch's float32 scalar state does
                     st["mu_product"] = mu_product = float(numpy.float32(st["mu_product"]) * numpy.float32(mu))
+                states.append(st)
+                coefficients.append((1 - b2 ** t, -lr * (1.0 - mu) / (1.0 - mu_product),
+                                     (-lr * mu_next) / (1.0 - mu_product * mu_next)))
+            datas, grads = [p.array for p in live], [p.grad.array for p in live]
+            if optim_update.usable(datas, grads):
+                optim_update.nadam(datas, grads, states, coefficients, lr, b1, b2, eps, g["weight_decay"],
+                                   g.get("decoupled_weight_decay", False), g["maximize"])
+                continue
+            for w, grad, st, (bc2, cg, cm) in zip(datas, grads, states, coefficients):
+                xp = backend.array_module(w)
+                if g["maximize"]:
+                    grad = -grad
+                grad = _decay(g, w, grad)
                 m, v = st["exp_avg"], st["exp_avg_sq"]
                 lerp_(m, grad, 1 - b1)
                 v *= b2
                 v += (1 - b2) * grad * grad
                 denom = xp.sqrt(v / bc2)
                 denom += eps
-                w += ((-lr * (1.0 - mu) / (1.0 - mu_product)) * grad) / denom
-                w += ((-lr * mu_next) / (1.0 - mu_product * mu_next) * m) / denom
+                w += (cg * grad) / denom
+                w += (cm * m) / denom
         return loss
 
 
@@ -151,12 +163,19 @@ class RAdam(Optimizer):
         loss = closure_loss(closure)
         for g in self.param_groups:
             lr, (b1, b2), eps = g["lr"], g["betas"], g["eps"]
-            for p in self._live(g):
-                w, grad = p.array, p.grad.array
-                xp = backend.array_module(w)
-                st = _moments_state(self, p, "exp_avg_sq")
+            live = self._live(g)
+            states = [_moments_state(self, p, "exp_avg_sq") for p in live]
+            coefficients = []
+            for st in states:
                 st["step"] += 1
-                t = st["step"]
+                coefficients.append(_radam_coefficients(st["step"], b1, b2))
+            datas, grads = [p.array for p in live], [p.grad.array for p in live]
+            if optim_update.usable(datas, grads):
+                optim_update.radam(datas, grads, states, coefficients, lr, b1, b2, eps, g["weight_decay"],
+                                   g.get("decoupled_weight_decay", False), g["maximize"])
+                continue
+            for w, grad, st, (bc1, sqrt_bc2, rect) in zip(datas, grads, states, coefficients):
+                xp = backend.array_module(w)
                 if g["maximize"]:
                     grad = -grad
                 grad = _decay(g, w, grad)
@@ -164,16 +183,23 @@ class RAdam(Optimizer):
                 lerp_(m, grad, 1 - b1)
                 v *= b2
                 v += (1 - b2) * grad * grad
-                bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
                 corrected = m / bc1
-                rho_inf = 2 / (1 - b2) - 1
-                rho_t = rho_inf - 2 * t * (b2 ** t) / bc2
-                if rho_t > 5.0:
-                    rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
-                    w -= corrected * lr * (bc2 ** 0.5 / (xp.sqrt(v) + eps)) * rect
+                if rect:
+                    w -= corrected * lr * (sqrt_bc2 / (xp.sqrt(v) + eps)) * rect
                 else:
                     w -= corrected * lr
         return loss
+
+
+def _radam_coefficients(t, b1, b2):
+    """RAdam's per-step numbers at step ``t``: ``(1 - b1^t, sqrt(1 - b2^t), r_t)``, with
+    ``r_t`` 0 while ``rho_t <= 5`` (the un-rectified steps)."""
+    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    rho_inf = 2 / (1 - b2) - 1
+    rho_t = rho_inf - 2 * t * (b2 ** t) / bc2
+    if rho_t <= 5.0:
+        return bc1, bc2 ** 0.5, 0.0
+    return bc1, bc2 ** 0.5, ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5
 
 
 class Adamax(Optimizer):

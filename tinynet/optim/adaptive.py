@@ -13,7 +13,7 @@ Every optimizer takes ``weight_decay`` (L2: ``g = grad + wd * p``) and ``maximiz
   with momentum ``b = momentum b + g / d`` and ``p -= lr b``, else ``p -= lr g / d``.
 
 The update runs on NumPy and CuPy arrays alike (the arrays' own module); on the GPU, Adadelta,
-Adagrad and RMSprop without ``centered`` run as fused multi-tensor kernels
+Adagrad and RMSprop (centered or not) run as fused multi-tensor kernels
 (``tinynet.kernels.optim_update``, ``fused.cu``).
 """
 from .. import backend
@@ -197,8 +197,8 @@ class RMSprop(Optimizer):
             live = self._live(g)
             states = [self._state(p, g) for p in live]
             datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if not g["centered"] and optim_update.usable(datas, grads) and \
-                    optim_update.rmsprop(datas, grads, states, lr, alpha, eps, wd, mom, g["maximize"]):
+            if optim_update.usable(datas, grads) and \
+                    optim_update.rmsprop(datas, grads, states, lr, alpha, eps, wd, mom, g["maximize"], g["centered"]):
                 continue
             for w, grad, st in zip(datas, grads, states):
                 xp = backend.array_module(w)

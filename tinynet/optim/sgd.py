@@ -65,8 +65,8 @@ class SGD(Optimizer):
             datas, grads = [p.array for p in live], [p.grad.array for p in live]
             # PyTorch keeps state (the momentum buffer) only when there is momentum
             states = [self.state.setdefault(id(p), {}) if mom != 0 else {} for p in live]
-            if not g["maximize"] and optim_update.usable(datas, grads):
-                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest, group=g)
+            if optim_update.usable(datas, grads):
+                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest, group=g, maximize=g["maximize"])
                 continue
             self._graph_generic(g)
             for p, grad, st in zip(datas, grads, states):
@@ -143,8 +143,9 @@ class Adam(Optimizer):
                         st["max_exp_avg_sq"] = xp.zeros_like(p.array)
                 st["step"] += 1
                 states.append(st)
-            if not (g["amsgrad"] or g["maximize"]) and optim_update.usable(datas, grads):
-                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled, group=g)
+            if optim_update.usable(datas, grads) and (not g["amsgrad"] or all("max_exp_avg_sq" in st for st in states)):
+                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled, group=g,
+                                  amsgrad=g["amsgrad"], maximize=g["maximize"])
                 continue
             self._graph_generic(g, per_step=True)
             for p, grad, st in zip(datas, grads, states):
