@@ -173,47 +173,6 @@ def nll_bwd(gy, x_shape, dtype, target, weight, out, ignore_index, reduction, x=
     return gx
 
 
-# ---- batch norm ----------------------------------------------------------------------------
-def _ncl(x):
-    n, c = x.shape[:2]
-    length = x.size // (n * c) if n * c else 0
-    return n, c, length
-
-
-def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
-    cp = _cp()
-    x = cp.ascontiguousarray(x)
-    n, c, length = _ncl(x)
-    if training:
-        mean, invstd = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
-        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_fwd", x.dtype)(
-            (c,), (256,), (x, mean, invstd, running_mean, running_var, cp.int32(n), cp.int32(c),
-                           cp.int32(length), cuda.scalar(x.dtype, eps), cuda.scalar(x.dtype, momentum)))
-    else:
-        mean = running_mean.astype(x.dtype, copy=False)
-        invstd = 1 / cp.sqrt(running_var.astype(x.dtype, copy=False) + eps)
-    y = cp.empty_like(x)
-    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd", x.dtype), x.size,
-                (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
-    return y, mean, invstd
-
-
-def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
-    cp = _cp()
-    gy = cp.ascontiguousarray(gy)
-    n, c, length = _ncl(x)
-    sum_gy, sum_gy_xhat = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
-    if training or need_params:
-        cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_bwd", x.dtype)(
-            (c,), (256,), (x, gy, mean, invstd, sum_gy, sum_gy_xhat, cp.int32(n), cp.int32(c),
-                           cp.int32(length)))
-    gx = cp.empty_like(gy)
-    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd", x.dtype), x.size,
-                (x, gy, mean, invstd, weight, sum_gy, sum_gy_xhat, gx, cp.int64(x.size), cp.int32(c),
-                 cp.int32(length), cp.int64(n * length), cp.int32(int(training))))
-    return gx, sum_gy_xhat, sum_gy
-
-
 # ---- im2col / col2im ---------------------------------------------------------------------
 def _conv_args(xshape, groups, out, kernel, stride, padding, dilation):
     cp = _cp()

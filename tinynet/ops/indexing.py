@@ -47,8 +47,8 @@ class GetItem(Op):
     gpu_saves_generic = True
 
     def __init__(self, index):
-        if type(index) is slice:  # x[a:b], the batch slice of every training step
-            self.is_view, self.index = True, (index, Ellipsis)
+        if type(index) is slice:  # x[a:b], the batch slice of every training step: always a view
+            self.is_view, self.index = True, index  # (a bare slice: CuPy's fast path, no tuple parsing)
             return
         self.is_view = _is_basic(index)
         if self.is_view:  # a trailing Ellipsis makes NumPy return a 0-d view, not a scalar copy

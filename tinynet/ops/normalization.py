@@ -11,7 +11,7 @@ import numpy
 
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
-from ..kernels import cuda, gpu_ops
+from ..kernels import batchnorm, cuda
 from ..tensor import Tensor
 from .util import check_flag, check_number
 
@@ -61,7 +61,7 @@ class BatchNorm(Op):
         if not cuda.supported(x, *params) or any(a.dtype != x.dtype for a in params) or \
                 (self.training and self.momentum is None):
             return self.forward(xp, x, weight, bias)
-        y, mean, invstd = gpu_ops.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
+        y, mean, invstd = batchnorm.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
                                                  self.training, self.momentum, self.eps)
         self.save_for_backward(x, mean, invstd, weight)
         self.kernel = True
@@ -72,7 +72,7 @@ class BatchNorm(Op):
             return self.backward(xp, gy)
         x, mean, invstd, weight = self.saved
         need = self.needs_input_grad[1] or self.needs_input_grad[2]
-        gx, gw, gb = gpu_ops.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)
+        gx, gw, gb = batchnorm.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)
         return (gx if self.needs_input_grad[0] else None, gw if self.needs_input_grad[1] else None,
                 gb if self.needs_input_grad[2] else None)
 

@@ -1,0 +1,105 @@
+"""Launchers of ``batchnorm.cu``: batch normalisation's statistics, apply and backward on
+C-contiguous (N, C, *) CuPy arrays of float32 or float64, called by
+``tinynet.ops.normalization.BatchNorm`` from its ``forward_gpu``/``backward_gpu``.
+
+The two per-channel reductions (the batch statistics; the backward's sums of ``gy`` and
+``gy * xhat``) of rows of at least 32 values run on a (C, parts) grid in one launch, the last
+block of each channel merging the parts in a fixed order (deterministic); they need a few
+per-channel counters of their own, kept per GPU outside every memory pool and zeroed once (the
+kernels leave them at zero), as the split-K GEMM's (:mod:`tinynet.kernels.gemm`). Short rows,
+more than ``COUNTERS`` channels, or a capture that starts before any counters exist take the
+one-block-per-channel kernels.
+"""
+import numpy
+
+from .. import backend, capture
+from . import cuda
+
+ROW_BLOCKS = 512   # blocks the (C, parts) grid aims for (an H200 has 132 SMs)
+MIN_ROW = 32       # shorter rows take one block per channel
+COUNTERS = 8192    # channels the (C, parts) kernels can count
+_counters: dict = {}  # device -> its zeroed counters (a cupy.cuda.Memory)
+
+
+def _channel_counters(cp):
+    """The current GPU's counters, or None while a capture is in progress and none exist yet
+    (the zeroing would be recorded into the graph, not run)."""
+    dev = cp.cuda.runtime.getDevice()
+    mem = _counters.get(dev)
+    if mem is None:
+        if capture.current() is not None:
+            return None
+        mem = _counters[dev] = cp.cuda.Memory(COUNTERS * 4)
+        cp.cuda.runtime.memset(mem.ptr, 0, COUNTERS * 4)
+    return mem
+
+
+def _grid(cp, n, c, length):
+    """``(parts, threads, counters)`` of the (C, parts) kernels, or None for one block per channel."""
+    parts = min(n, max(1, ROW_BLOCKS // max(c, 1)))
+    if length < MIN_ROW or parts == 1 or c > COUNTERS:
+        return None
+    counters = _channel_counters(cp)
+    if counters is None:
+        return None
+    # threads: a power of two for the trees; the counters go by address (a kernel argument)
+    return parts, min(256, 1 << (int(length) - 1).bit_length()), numpy.uint64(counters.ptr)
+
+
+def _ncl(x):
+    n, c = x.shape[:2]
+    length = x.size // (n * c) if n * c else 0
+    return n, c, length
+
+
+def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``(y, mean, invstd)`` of batch normalisation over every dim but 1 of ``x``; in training
+    the batch statistics (biased variance for ``invstd``; the running variance gets the
+    unbiased one) and the running statistics updated in place, else the running ones."""
+    cp = backend.cupy
+    x = cp.ascontiguousarray(x)
+    n, c, length = _ncl(x)
+    if training:
+        mean, invstd = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
+        tail = (running_mean, running_var, cp.int32(n), cp.int32(c), cp.int32(length), cuda.scalar(x.dtype, eps),
+                cuda.scalar(x.dtype, momentum))
+        grid = _grid(cp, n, c, length)
+        if grid is None:
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_fwd", x.dtype)((c,), (256,), (x, mean, invstd) + tail)
+        else:
+            parts, threads, counters = grid
+            part = cp.empty(2 * c * parts, dtype=x.dtype)
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_rows_fwd", x.dtype)(
+                (c, parts), (threads,), (x, part, counters, mean, invstd) + tail)
+    else:
+        mean = running_mean.astype(x.dtype, copy=False)
+        invstd = 1 / cp.sqrt(running_var.astype(x.dtype, copy=False) + eps)
+    y = cp.empty_like(x)
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd", x.dtype), x.size,
+                (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
+    return y, mean, invstd
+
+
+def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
+    """``(gx, grad of weight, grad of bias)``: the per-channel sums of ``gy * xhat`` and ``gy``
+    (when training or the parameters need them) and the input gradient."""
+    cp = backend.cupy
+    gy = cp.ascontiguousarray(gy)
+    n, c, length = _ncl(x)
+    sum_gy, sum_gy_xhat = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
+    if training or need_params:
+        grid = _grid(cp, n, c, length)
+        tail = (sum_gy, sum_gy_xhat, cp.int32(n), cp.int32(c), cp.int32(length))
+        if grid is None:
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_bwd", x.dtype)(
+                (c,), (256,), (x, gy, mean, invstd) + tail)
+        else:
+            parts, threads, counters = grid
+            part = cp.empty(2 * c * parts, dtype=x.dtype)
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_rows_bwd", x.dtype)(
+                (c, parts), (threads,), (x, gy, mean, invstd, part, counters) + tail)
+    gx = cp.empty_like(gy)
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd", x.dtype), x.size,
+                (x, gy, mean, invstd, weight, sum_gy, sum_gy_xhat, gx, cp.int64(x.size), cp.int32(c),
+                 cp.int32(length), cp.int64(n * length), cp.int32(int(training))))
+    return gx, sum_gy_xhat, sum_gy
