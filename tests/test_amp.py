@@ -341,3 +341,26 @@ def test_cuda_table_follows_pytorch_lists():
             assert listed[name] == policy, name
     composites = {"cross_entropy", "softmin", "normalize", "binary_cross_entropy"}  # decomposed or banned
     assert {n for n in autocast_lists.CUDA if n not in listed} <= composites
+
+
+def test_bfloat16_views_share_memory_with_their_base(device):
+    """Writable views of a bfloat16 tensor (slice, view, transpose, split, basic indexing)
+    stay bfloat16 and share its memory, as PyTorch's do: an in-place change through the view
+    reaches the base (they were float32 copies before, so the change was lost), and the
+    gradient through views comes back bfloat16 with PyTorch's values."""
+    views = (lambda a: a[1:3], lambda a: a.view(2, 3), lambda a: a.view(2, 3).t(), lambda a: a.split(4)[1],
+             lambda a: a[None, 2:])
+    x, t = tinynet.zeros(6, dtype=tinynet.bfloat16, device=device), torch.zeros(6, dtype=torch.bfloat16)
+    for k, fn in enumerate(views):
+        v, w = fn(x), fn(t)
+        assert v.dtype == tinynet.bfloat16 and v._base is x
+        v.add_(k + 1)
+        w.add_(k + 1)
+        assert x.float().tolist() == t.float().tolist()
+    y = tinynet.ones(6, dtype=tinynet.bfloat16, device=device, requires_grad=True)
+    z = torch.ones(6, dtype=torch.bfloat16, requires_grad=True)
+    for a, lib in ((y, tinynet), (z, torch)):
+        parts = a.view(2, 3).t().split(2)
+        (parts[0].sum() * 3 + (parts[1] * 2).sum() + a[1:4].sum()).backward()
+    assert y.grad.dtype == tinynet.bfloat16
+    assert y.grad.float().tolist() == z.grad.float().tolist()

@@ -85,8 +85,9 @@ class Op:
             needs; if False, a ``create_graph`` backward first reruns the generic forward.
         is_view (bool): the output shares the input's memory (views share the version
             counter of their base).
-        bf16_native (bool): the op runs on bfloat16 arrays as they are (views, copies,
-            casts). Every other op computes on bfloat16 inputs in float32 and rounds its
+        bf16_native (bool): the op runs on bfloat16 arrays as they are (copies, casts, and
+            the writable views: reshape, permute, split, basic indexing, whose widened copy
+            would cut the view from its base). Every other op computes on bfloat16 inputs in float32 and rounds its
             float32 outputs back to bfloat16 when all its float inputs were bfloat16 (as
             PyTorch's CPU kernels do), through :func:`_bf16_in` / :func:`_bf16_out`.
         bf16_native_gpu (bool): the same on CuPy arrays only (cuBLAS and cuDNN take

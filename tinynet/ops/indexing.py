@@ -20,6 +20,7 @@ import numpy
 from ..dtypes import is_floating
 from .. import backend, determinism
 from ..autograd import Op
+from ..autograd.anomaly import STATE as _anomaly
 from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .util import check_tensor, dim_index, is_graph, unbroadcast
@@ -48,9 +49,12 @@ class GetItem(Op):
 
     def __init__(self, index):
         if type(index) is slice:  # x[a:b], the batch slice of every training step: always a view
-            self.is_view, self.index = True, index  # (a bare slice: CuPy's fast path, no tuple parsing)
+            self.is_view = self.bf16_native = True
+            self.index = index  # a bare slice: CuPy's fast path, no tuple parsing
             return
-        self.is_view = _is_basic(index)
+        # basic indexing gives a view: bfloat16 stays bfloat16 (a widened copy would not share
+        # memory), its backward places the gradient (no arithmetic)
+        self.is_view = self.bf16_native = _is_basic(index)
         if self.is_view:  # a trailing Ellipsis makes NumPy return a 0-d view, not a scalar copy
             items = index if isinstance(index, tuple) else (index,)
             index = items if any(i is Ellipsis for i in items) else items + (Ellipsis,)
@@ -179,7 +183,16 @@ def getitem(input, index):
         IndexOutOfRangeError: an index is out of range (names the shape).
         DTypeError: a float tensor used as an index.
     """
-    if type(index) is slice or type(index) is int:  # x[a:b], x[i]: nothing to convert
+    if type(index) is slice:  # x[a:b], the batch slice of every training step
+        array = input.array
+        if not input.requires_grad and array.ndim and not _anomaly[0]:
+            # nothing to record: the view made here directly, with the fields Op.apply gives a view
+            out = Tensor._wrap(array[index])
+            out._vc = input._vc
+            out._base = input._base if input._base is not None else input
+            return out
+        idx = index
+    elif type(index) is int:  # x[i]: nothing to convert
         idx = index
     else:
         idx = to_index(index, backend.array_module(input.array))

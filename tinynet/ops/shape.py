@@ -23,6 +23,7 @@ class Reshape(Op):
     name = "reshape"
     twice_differentiable = True
     gpu_saves_generic = True
+    bf16_native = True  # moves data only (a view, or one copy), forward and backward
 
     def __init__(self, shape):
         self.shape = shape
@@ -52,6 +53,7 @@ class Permute(Op):
     twice_differentiable = True
     gpu_saves_generic = True
     is_view = True
+    bf16_native = True  # a view: bfloat16 stays bfloat16 (a widened copy would not share memory)
 
     def __init__(self, dims):
         self.dims = dims

@@ -39,6 +39,7 @@ class Split(Op):
     twice_differentiable = True
     gpu_saves_generic = True
     is_view = True
+    bf16_native = True  # views; backward stacks, joins or places the pieces (no arithmetic)
 
     def __init__(self, axis, bounds, name="split"):
         self.axis, self.bounds, self.name = axis, bounds, name
