@@ -30,7 +30,7 @@ TINY = {"float16": 2.0 ** -25, "bfloat16": 0.0}  # half the spacing of float16's
 _ACC = 2.0 ** -20
 TILED = [(37, 29, 50), (300, 200, 100)]      # (M, N, K): K too short to split, or enough tiles
 SPLIT = [(64, 10, 784), (33, 17, 3000)]      # few output tiles and a long K: split-K
-CUBLAS = [(256, 256, 512), (300, 130, 520)]  # M*N*K > SMALL_GEMM (2^24): cublasGemmEx
+CUBLAS = [(256, 256, 512), (300, 130, 520)]  # M*N*K > SMALL_GEMM (14 x 2^20): cublasGemmEx
 CASES = [("tiled", s) for s in TILED] + [("split", s) for s in SPLIT] + [("cublas", s) for s in CUBLAS]
 
 

@@ -12,7 +12,11 @@ from .. import backend, capture
 from . import cublas, cuda
 from .gpu_ops import bias_add
 
-SMALL_GEMM = 1 << 24  # M*N*K up to which a product runs in tinynet_gemm_fwd rather than cuBLAS
+# M*N*K up to which a product runs in tinynet_gemm_fwd rather than cuBLAS: between the reference
+# MLP's batch-64 products (12.8M multiply-adds; the step is bound by host time, where one RawKernel
+# launch is cheapest) and the reference convnet's batch-1024 fc1 products (16.4M; the step is bound by
+# the GPU, where cuBLAS's kernels win: graphed step 0.55 against 0.57 ms on the H200, 2026-11-27)
+SMALL_GEMM = 14 << 20
 GEMM_TILE = 16
 SPLIT_MIN_K = 64          # each split of a split-K product sums at least 4 slabs of K
 SPLIT_MAX = 32
@@ -57,9 +61,9 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     read transposed; ``b`` is (K, N) or, with ``trans_b``, a stored (N, K); ``bias`` (N,),
     of the same dtype, is added to every row.
 
-    Products of up to ``SMALL_GEMM`` multiply-adds (the reference convnet's linear layers
-    up to batch 1024; the reference MLP's first layer up to batch 64, its second at every
-    batch) run in tinynet's tiled kernel (``gemm.cu``), with the bias in the same launch:
+    Products of up to ``SMALL_GEMM`` (14 x 2^20) multiply-adds (the reference convnet's
+    linear layers up to batch 512; the reference MLP's first layer up to batch 64, its second
+    at every batch) run in tinynet's tiled kernel (``gemm.cu``), with the bias in the same launch:
     at these sizes an eager training step is bound by host time, and one RawKernel launch
     costs less of it than a cuBLAS call plus a bias launch. Larger products go to cuBLAS,
     called directly (:mod:`tinynet.kernels.cublas`: capturable by CUDA graphs, unlike
@@ -75,10 +79,12 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     the splits' partial sums are added in a fixed order by the tile's last block, in the
     same launch, so results stay deterministic.
 
-    Measured trade-off (H200, ``benchmarks/NOTES.md`` row 13): a threshold of 2^20 makes
-    graphed steps faster (MLP at batch 64: 0.050 against 0.082 ms of GPU time per step)
-    but eager steps 11-14 % slower, because a cuBLAS call here costs more host time than
-    the tiled kernel's launch.
+    Measured trade-off (H200, ``benchmarks/NOTES.md`` rows 13 and 17): before split-K a
+    threshold of 2^20 made graphed steps faster (MLP at batch 64: 0.050 against 0.082 ms of
+    GPU time per step) but eager steps 11-14 % slower, because a cuBLAS call here costs more
+    host time than the tiled kernel's launch; with split-K, 2^23 took the convnet's graphed
+    batch-1024 step from 0.57 to 0.55 ms but the MLP's eager batch-64 step from 0.58 to
+    1.01 ms, hence a threshold between their products' sizes.
 
     Returns a new C-contiguous (M, N) array of ``a``'s dtype. Dtypes and shapes are the
     caller's to check (``ops.linear`` does, with ``cuda.supported(..., half=True)``).
