@@ -129,15 +129,24 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
     p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
 }
 
-// The gradient the Adam family steps with: -g under maximize, then the weight decay, L2
-// (g + wd*p) or decoupled (p *= 1 - lr*wd, applied here to the parameter).
+// The Adam family's common first half at element j of tensor k: the gradient d (-g under maximize,
+// then the weight decay: L2, d += wd*p, or decoupled, p *= 1 - lr*wd), and the moments
+// m = b1*m + (1-b1)*d, v = b2*v + (1-b2)*d*d written back to the state buffers a and b.
 template <typename T>
-__device__ __forceinline__ T decayed_grad(T* p, T gj, T lr, T wd, int decoupled, int maximize) {
-    T d = maximize ? -gj : gj;
+__device__ __forceinline__ void adam_moments(const Tensors& t, int k, long long j, T lr, T b1, T b2, T wd,
+                                             int decoupled, int maximize, T& d, T& mj, T& vj) {
+    T* p = (T*)t.p[k];
+    T* m = (T*)t.a[k];
+    T* v = (T*)t.b[k];
+    d = ((const T*)t.g[k])[j];
+    if (maximize) d = -d;
     if (wd != (T)0) {
-        if (decoupled) *p *= (T)1 - lr * wd; else d += wd * *p;
+        if (decoupled) p[j] *= (T)1 - lr * wd; else d += wd * p[j];
     }
-    return d;
+    mj = b1 * m[j] + ((T)1 - b1) * d;
+    vj = b2 * v[j] + ((T)1 - b2) * d * d;
+    m[j] = mj;
+    v[j] = vj;
 }
 
 // NAdam (tinynet/optim/adam_variants.py): m and v as in Adam, denom = sqrt(v / bc2) + eps,
@@ -149,14 +158,9 @@ __device__ void nadam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
+    T d, mj, vj;
+    adam_moments<T>(t, k, j, lr, b1, b2, wd, decoupled, maximize, d, mj, vj);
     T* p = (T*)t.p[k];
-    T* m = (T*)t.a[k];
-    T* v = (T*)t.b[k];
-    T d = decayed_grad<T>(p + j, ((const T*)t.g[k])[j], lr, wd, decoupled, maximize);
-    T mj = b1 * m[j] + ((T)1 - b1) * d;
-    T vj = b2 * v[j] + ((T)1 - b2) * d * d;
-    m[j] = mj;
-    v[j] = vj;
     T denom = sqrt(vj / bc2) + eps;
     T w = p[j] + cg * d / denom;
     p[j] = w + cm * mj / denom;
@@ -170,14 +174,9 @@ __device__ void radam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
+    T d, mj, vj;
+    adam_moments<T>(t, k, j, lr, b1, b2, wd, decoupled, maximize, d, mj, vj);
     T* p = (T*)t.p[k];
-    T* m = (T*)t.a[k];
-    T* v = (T*)t.b[k];
-    T d = decayed_grad<T>(p + j, ((const T*)t.g[k])[j], lr, wd, decoupled, maximize);
-    T mj = b1 * m[j] + ((T)1 - b1) * d;
-    T vj = b2 * v[j] + ((T)1 - b2) * d * d;
-    m[j] = mj;
-    v[j] = vj;
     T corrected = mj / bc1;
     if (rect > (T)0) p[j] -= corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
     else p[j] -= corrected * lr;

@@ -163,29 +163,28 @@ def nadam(params, grads, states, coefficients, lr, b1, b2, eps, weight_decay, de
     """One NAdam step on the state's ``exp_avg`` and ``exp_avg_sq``; ``coefficients[i]`` is
     parameter i's ``(bc2, cg, cm)`` from the momentum schedule (computed on the host, see
     ``tinynet.optim.adam_variants``); parameters with equal coefficients share a launch."""
-    t = params[0].dtype.type
-    by_coef = {}
-    for p, g, st, coef in zip(params, grads, states, coefficients):
-        by_coef.setdefault(coef, []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
-    for (bc2, cg, cm), items in by_coef.items():
-        _launch("tinynet_nadam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
-                                                   numpy.int32(bool(decoupled)), numpy.int32(bool(maximize)),
-                                                   t(bc2), t(cg), t(cm)))
-    return True
+    return _adam_like("tinynet_nadam_multi_fwd", params, grads, states, coefficients, lr, b1, b2, eps,
+                      weight_decay, decoupled, maximize)
 
 
 def radam(params, grads, states, coefficients, lr, b1, b2, eps, weight_decay, decoupled, maximize):
     """One RAdam step on the state's ``exp_avg`` and ``exp_avg_sq``; ``coefficients[i]`` is
     parameter i's ``(bc1, sqrt(bc2), rect)``, ``rect`` 0 for the un-rectified (SGD with
     momentum) steps; parameters with equal coefficients share a launch."""
+    return _adam_like("tinynet_radam_multi_fwd", params, grads, states, coefficients, lr, b1, b2, eps,
+                      weight_decay, decoupled, maximize)
+
+
+def _adam_like(name, params, grads, states, coefficients, lr, b1, b2, eps, weight_decay, decoupled, maximize):
+    """Launch ``name`` (NAdam's or RAdam's kernel: the settings, then three per-step numbers)
+    once per group of parameters with equal per-step numbers."""
     t = params[0].dtype.type
     by_coef = {}
     for p, g, st, coef in zip(params, grads, states, coefficients):
         by_coef.setdefault(coef, []).append((p, g, st["exp_avg"], st["exp_avg_sq"]))
-    for (bc1, sqrt_bc2, rect), items in by_coef.items():
-        _launch("tinynet_radam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
-                                                   numpy.int32(bool(decoupled)), numpy.int32(bool(maximize)),
-                                                   t(bc1), t(sqrt_bc2), t(rect)))
+    settings = (t(lr), t(b1), t(b2), t(eps), t(weight_decay), numpy.int32(bool(decoupled)), numpy.int32(bool(maximize)))
+    for coef, items in by_coef.items():
+        _launch(name, items, settings + tuple(t(c) for c in coef))
     return True
 
 

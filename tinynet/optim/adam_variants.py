@@ -61,6 +61,20 @@ def _decay(g, w, grad):
     return grad
 
 
+def _moments(g, w, grad, st, b1, b2):
+    """The generic first half of NAdam's and RAdam's update: the gradient to use (``-grad``
+    under maximize, then the weight decay) and the moments ``exp_avg``, ``exp_avg_sq``
+    updated in place; returns ``(gradient, exp_avg, exp_avg_sq)``."""
+    if g["maximize"]:
+        grad = -grad
+    grad = _decay(g, w, grad)
+    m, v = st["exp_avg"], st["exp_avg_sq"]
+    lerp_(m, grad, 1 - b1)
+    v *= b2
+    v += (1 - b2) * grad * grad
+    return grad, m, v
+
+
 class NAdam(Optimizer):
     """NAdam.
 
@@ -118,13 +132,7 @@ class NAdam(Optimizer):
                 continue
             for w, grad, st, (bc2, cg, cm) in zip(datas, grads, states, coefficients):
                 xp = backend.array_module(w)
-                if g["maximize"]:
-                    grad = -grad
-                grad = _decay(g, w, grad)
-                m, v = st["exp_avg"], st["exp_avg_sq"]
-                lerp_(m, grad, 1 - b1)
-                v *= b2
-                v += (1 - b2) * grad * grad
+                grad, m, v = _moments(g, w, grad, st, b1, b2)
                 denom = xp.sqrt(v / bc2)
                 denom += eps
                 w += (cg * grad) / denom
@@ -176,13 +184,7 @@ class RAdam(Optimizer):
                 continue
             for w, grad, st, (bc1, sqrt_bc2, rect) in zip(datas, grads, states, coefficients):
                 xp = backend.array_module(w)
-                if g["maximize"]:
-                    grad = -grad
-                grad = _decay(g, w, grad)
-                m, v = st["exp_avg"], st["exp_avg_sq"]
-                lerp_(m, grad, 1 - b1)
-                v *= b2
-                v += (1 - b2) * grad * grad
+                grad, m, v = _moments(g, w, grad, st, b1, b2)
                 corrected = m / bc1
                 if rect:
                     w -= corrected * lr * (sqrt_bc2 / (xp.sqrt(v) + eps)) * rect
