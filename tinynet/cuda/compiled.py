@@ -90,17 +90,31 @@ class _Entry:
         self.eager = False
 
 
-def _key(args, kwargs):
-    def one(a):
+def _signature(args, kwargs):
+    """``(tensor arguments in order, all of them on the GPU, the cache key)`` of a call, in one
+    pass (this runs at every replay). The key holds each tensor's shape, dtype, device and
+    ``requires_grad``, and every other argument's value (its identity when unhashable)."""
+    gpu_array = backend._CUPY_NDARRAY
+    tensors, key, on_gpu = [], [], True
+    items = args if not kwargs else list(args) + [kwargs[k] for k in sorted(kwargs)]
+    for a in items:
         if isinstance(a, Tensor):
             arr = a.array
-            return ("T", arr.shape, arr.dtype, arr.device.id, a.requires_grad)
-        try:
-            hash(a)
-            return ("v", a)
-        except TypeError:
-            return ("id", id(a))
-    return tuple(one(a) for a in args) + tuple((k, one(v)) for k, v in sorted(kwargs.items()))
+            tensors.append(a)
+            if type(arr) is gpu_array or isinstance(arr, gpu_array):
+                key.append(("T", arr.shape, arr.dtype, arr.device.id, a.requires_grad))
+            else:
+                on_gpu = False
+                key.append(("T", arr.shape, arr.dtype, -1, a.requires_grad))
+        else:
+            try:
+                hash(a)
+                key.append(("v", a))
+            except TypeError:
+                key.append(("id", id(a)))
+    if kwargs:
+        key.append(tuple(sorted(kwargs)))
+    return tensors, (on_gpu if tensors else backend.name == "cupy"), tuple(key)
 
 
 class GraphedStep:
@@ -116,11 +130,9 @@ class GraphedStep:
         self.captures = 0
 
     def __call__(self, *args, **kwargs):
-        tensors = _tensor_slots(args, kwargs)
-        on_gpu = all(backend.is_gpu_array(t.array) for t in tensors) if tensors else backend.name == "cupy"
+        tensors, on_gpu, key = _signature(args, kwargs)
         if not on_gpu:
             return self.fn(*args, **kwargs)  # NumPy backend or CPU tensors: eager, same results
-        key = _key(args, kwargs)
         entry = self._cache.get(key)
         if entry is None:
             entry = self._cache[key] = _Entry()
@@ -181,10 +193,6 @@ def _copy_in(static, tensors):
                                             cp.cuda.runtime.memcpyDeviceToDevice, stream)
         else:
             dst[...] = src
-
-
-def _tensor_slots(args, kwargs):
-    return [a for a in list(args) + [kwargs[k] for k in sorted(kwargs)] if isinstance(a, Tensor)]
 
 
 def _static_copies(args, kwargs):
