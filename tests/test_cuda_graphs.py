@@ -76,6 +76,28 @@ def test_compile_runs_eagerly_on_cpu_with_identical_results():
     _same(_train("cpu", False, "adam", steps=12), _train("cpu", True, "adam", steps=12))
 
 
+def test_compile_signature_keys_calls_by_tensor_specs_and_values():
+    """tinynet.compile's cache key (one pass over the call's arguments): the tensors in call
+    order (positional, then keywords by name), whether all are on the GPU, and a key that
+    is equal exactly when shapes, dtypes, devices, requires_grad, the other arguments'
+    values and the keyword names are."""
+    from tinynet.cuda.compiled import _signature
+    a, b = tinynet.zeros(2, 3), tinynet.ones(4)
+    tensors, on_gpu, key = _signature((a, 0.5), {"y": b, "mode": "x"})
+    assert [t is u for t, u in zip(tensors, (a, b))] == [True, True] and not on_gpu
+    same = _signature((tinynet.ones(2, 3), 0.5), {"mode": "x", "y": tinynet.zeros(4)})[2]
+    assert same == key
+    for args, kwargs in [((tinynet.zeros(2, 4), 0.5), {"y": b, "mode": "x"}),      # shape
+                         ((a.double(), 0.5), {"y": b, "mode": "x"}),                # dtype
+                         ((a.clone().requires_grad_(), 0.5), {"y": b, "mode": "x"}),  # requires_grad
+                         ((a, 0.25), {"y": b, "mode": "x"}),                        # a value
+                         ((a, 0.5), {"z": b, "mode": "x"})]:                        # a keyword name
+        assert _signature(args, kwargs)[2] != key
+    unhashable = [1]
+    assert _signature((a, unhashable), {})[2] == _signature((a, unhashable), {})[2]
+    assert _signature((a, unhashable), {})[2] != _signature((a, [1]), {})[2]  # by identity
+
+
 def test_compile_arguments():
     f = tinynet.compile(lambda x: x)
     assert f(tinynet.ones(2)).tolist() == [1.0, 1.0]
