@@ -1,3 +1,4 @@
+#include "half.cuh"
 // Batch normalisation over (N, C, L) memory (L = H*W, 1 for (N, C) input). The statistics
 // and the backward's two sums are per-channel reductions of N*L values, in one launch each:
 //   - rows of >= 32 values (convolution outputs): a (C, parts) grid, block (c, p) reducing the
@@ -10,6 +11,12 @@
 // The statistics merge Welford states (count, mean, sum of squared deviations) with Chan,
 // Golub & LeVeque's pairwise formula (1979), so x is read once without cancellation.
 // The running statistics are updated on the device; the elementwise kernels apply / differentiate.
+//
+// Types: T is the data's (x, y, gy, gx), P the parameters' (weight, bias, running statistics):
+// P = T, or float32 for float16 data under autocast (float32 parameters, as PyTorch's batch
+// norm takes them). bfloat16 has no kernels here: Op.apply widens it to float32 first. Arithmetic, the batch statistics, the sums and the parts run in
+// A = Acc<T>::type (half.cuh): T for float32/float64, float32 for float16/bfloat16, read through
+// load() and written through store() (one rounding).
 
 template <typename T>
 __device__ T block_sum(T v, T* sh) {
@@ -24,53 +31,63 @@ __device__ T block_sum(T v, T* sh) {
     return r;
 }
 
-template <typename T>
-__device__ void bn_stats(const T* x, T* mean, T* invstd, T* rmean, T* rvar, int N, int C, int L,
-                         T eps, T momentum) {
-    __shared__ T sh[256];
+// The running statistics, updated by thread 0 of channel c's last block.
+template <typename P, typename A>
+__device__ void bn_running(P* rmean, P* rvar, int c, A mu, A var_unbiased, A momentum) {
+    if (!rmean) return;
+    store(rmean, c, ((A)1 - momentum) * (A)load(rmean, c) + momentum * mu);
+    store(rvar, c, ((A)1 - momentum) * (A)load(rvar, c) + momentum * var_unbiased);
+}
+
+template <typename T, typename P>
+__device__ void bn_stats(const T* x, typename Acc<T>::type* mean, typename Acc<T>::type* invstd, P* rmean,
+                         P* rvar, int N, int C, int L, typename Acc<T>::type eps, typename Acc<T>::type momentum) {
+    typedef typename Acc<T>::type A;
+    __shared__ A sh[256];
     int c = blockIdx.x;
     long long m = (long long)N * L;
-    T s = 0;
-    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += x[(j / L) * C * L + (long long)c * L + j % L];
-    T mu = block_sum(s, sh) / (T)m;
-    T q = 0;
+    A s = 0;
+    for (long long j = threadIdx.x; j < m; j += blockDim.x) s += load(x, (j / L) * C * L + (long long)c * L + j % L);
+    A mu = block_sum(s, sh) / (A)m;
+    A q = 0;
     for (long long j = threadIdx.x; j < m; j += blockDim.x) {
-        T d = x[(j / L) * C * L + (long long)c * L + j % L] - mu;
+        A d = load(x, (j / L) * C * L + (long long)c * L + j % L) - mu;
         q += d * d;
     }
-    T var = block_sum(q, sh) / (T)m;
+    A var = block_sum(q, sh) / (A)m;
     if (threadIdx.x == 0) {
         mean[c] = mu;
-        invstd[c] = (T)1 / sqrt(var + eps);
-        if (rmean) {
-            rmean[c] = ((T)1 - momentum) * rmean[c] + momentum * mu;
-            rvar[c] = ((T)1 - momentum) * rvar[c] + momentum * var * (T)m / (T)(m > 1 ? m - 1 : 1);
-        }
+        invstd[c] = (A)1 / sqrt(var + eps);
+        bn_running<P, A>(rmean, rvar, c, mu, var * (A)m / (A)(m > 1 ? m - 1 : 1), momentum);
     }
 }
 
-template <typename T>
-__device__ void bn_apply(const T* x, const T* mean, const T* invstd, const T* w, const T* b, T* y,
-                         long long n, int C, int L) {
+template <typename T, typename P>
+__device__ void bn_apply(const T* x, const typename Acc<T>::type* mean, const typename Acc<T>::type* invstd,
+                         const P* w, const P* b, T* y, long long n, int C, int L) {
+    typedef typename Acc<T>::type A;
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     int c = (i / L) % C;
-    T v = (x[i] - mean[c]) * invstd[c];
-    y[i] = v * (w ? w[c] : (T)1) + (b ? b[c] : (T)0);
+    A v = (load(x, i) - mean[c]) * invstd[c];
+    store(y, i, v * (w ? (A)load(w, c) : (A)1) + (b ? (A)load(b, c) : (A)0));
 }
 
 // Per channel: sum(gy) and sum(gy * xhat).
 template <typename T>
-__device__ void bn_grad_sums(const T* x, const T* gy, const T* mean, const T* invstd, T* sum_gy,
-                             T* sum_gy_xhat, int N, int C, int L) {
-    __shared__ T sh[256];
+__device__ void bn_grad_sums(const T* x, const T* gy, const typename Acc<T>::type* mean,
+                             const typename Acc<T>::type* invstd, typename Acc<T>::type* sum_gy,
+                             typename Acc<T>::type* sum_gy_xhat, int N, int C, int L) {
+    typedef typename Acc<T>::type A;
+    __shared__ A sh[256];
     int c = blockIdx.x;
     long long m = (long long)N * L;
-    T a = 0, b = 0;
+    A a = 0, b = 0;
     for (long long j = threadIdx.x; j < m; j += blockDim.x) {
         long long k = (j / L) * C * L + (long long)c * L + j % L;
-        a += gy[k];
-        b += gy[k] * (x[k] - mean[c]) * invstd[c];
+        A g = load(gy, k);
+        a += g;
+        b += g * (load(x, k) - mean[c]) * invstd[c];
     }
     a = block_sum(a, sh);
     b = block_sum(b, sh);
@@ -78,17 +95,19 @@ __device__ void bn_grad_sums(const T* x, const T* gy, const T* mean, const T* in
 }
 
 // training: gx = w*invstd*(gy - sum_gy/m - xhat*sum_gy_xhat/m); eval: gx = gy*w*invstd.
-template <typename T>
-__device__ void bn_grad_input(const T* x, const T* gy, const T* mean, const T* invstd, const T* w,
-                              const T* sum_gy, const T* sum_gy_xhat, T* gx, long long n, int C, int L,
+template <typename T, typename P>
+__device__ void bn_grad_input(const T* x, const T* gy, const typename Acc<T>::type* mean,
+                              const typename Acc<T>::type* invstd, const P* w, const typename Acc<T>::type* sum_gy,
+                              const typename Acc<T>::type* sum_gy_xhat, T* gx, long long n, int C, int L,
                               long long m, int training) {
+    typedef typename Acc<T>::type A;
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     int c = (i / L) % C;
-    T scale = (w ? w[c] : (T)1) * invstd[c];
-    if (!training) { gx[i] = gy[i] * scale; return; }
-    T xhat = (x[i] - mean[c]) * invstd[c];
-    gx[i] = scale * (gy[i] - sum_gy[c] / (T)m - xhat * sum_gy_xhat[c] / (T)m);
+    A scale = (w ? (A)load(w, c) : (A)1) * invstd[c];
+    if (!training) { store(gx, i, load(gy, i) * scale); return; }
+    A xhat = (load(x, i) - mean[c]) * invstd[c];
+    store(gx, i, scale * (load(gy, i) - sum_gy[c] / (A)m - xhat * sum_gy_xhat[c] / (A)m));
 }
 
 // Merge Welford state b (count nb, mean mb, squared deviations qb) into a (Chan et al. 1979).
@@ -139,66 +158,68 @@ __device__ bool last_of_channel(unsigned int* counters, int c) {
     return last;
 }
 
-template <typename T>
-__device__ void bn_stats_rows(const T* x, T* part, unsigned int* counters, T* mean, T* invstd, T* rmean,
-                              T* rvar, int N, int C, int L, T eps, T momentum) {
+template <typename T, typename P>
+__device__ void bn_stats_rows(const T* x, typename Acc<T>::type* part, unsigned int* counters,
+                              typename Acc<T>::type* mean, typename Acc<T>::type* invstd, P* rmean, P* rvar,
+                              int N, int C, int L, typename Acc<T>::type eps, typename Acc<T>::type momentum) {
+    typedef typename Acc<T>::type A;
     int c = blockIdx.x, p = blockIdx.y, parts = gridDim.y;
     long long n = 0;
-    T mu = 0, q = 0;
+    A mu = 0, q = 0;
     for (int r = p; r < N; r += parts) {
         const T* row = x + ((long long)r * C + c) * L;
         for (int j = threadIdx.x; j < L; j += blockDim.x) {  // Welford, one value at a time
-            T v = row[j], d = v - mu;
+            A v = load(row, j), d = v - mu;
             ++n;
-            mu += d / (T)n;
+            mu += d / (A)n;
             q += d * (v - mu);
         }
     }
     block_welford(n, mu, q);
-    T* mine = part + 2 * ((long long)c * parts + p);
+    A* mine = part + 2 * ((long long)c * parts + p);
     if (threadIdx.x == 0) { mine[0] = mu; mine[1] = q; }
     if (!last_of_channel(counters, c)) return;
     n = 0; mu = 0; q = 0;
     for (int k = threadIdx.x; k < parts; k += blockDim.x) {  // the parts, each thread in part order
-        const T* other = part + 2 * ((long long)c * parts + k);
+        const A* other = part + 2 * ((long long)c * parts + k);
         long long rows = (N - k + parts - 1) / parts;
         welford_merge(n, mu, q, rows * L, __ldcg(other), __ldcg(other + 1));  // past L1
     }
     block_welford(n, mu, q);
     if (threadIdx.x == 0) {
         long long m = (long long)N * L;
-        T var = q / (T)m;
+        A var = q / (A)m;
         mean[c] = mu;
-        invstd[c] = (T)1 / sqrt(var + eps);
-        if (rmean) {
-            rmean[c] = ((T)1 - momentum) * rmean[c] + momentum * mu;
-            rvar[c] = ((T)1 - momentum) * rvar[c] + momentum * q / (T)(m > 1 ? m - 1 : 1);
-        }
+        invstd[c] = (A)1 / sqrt(var + eps);
+        bn_running<P, A>(rmean, rvar, c, mu, q / (A)(m > 1 ? m - 1 : 1), momentum);
     }
 }
 
 template <typename T>
-__device__ void bn_grad_sums_rows(const T* x, const T* gy, const T* mean, const T* invstd, T* part,
-                                  unsigned int* counters, T* sum_gy, T* sum_gy_xhat, int N, int C, int L) {
-    __shared__ T sh[256];
+__device__ void bn_grad_sums_rows(const T* x, const T* gy, const typename Acc<T>::type* mean,
+                                  const typename Acc<T>::type* invstd, typename Acc<T>::type* part,
+                                  unsigned int* counters, typename Acc<T>::type* sum_gy,
+                                  typename Acc<T>::type* sum_gy_xhat, int N, int C, int L) {
+    typedef typename Acc<T>::type A;
+    __shared__ A sh[256];
     int c = blockIdx.x, p = blockIdx.y, parts = gridDim.y;
-    T mu = mean[c], is = invstd[c], a = 0, b = 0;
+    A mu = mean[c], is = invstd[c], a = 0, b = 0;
     for (int r = p; r < N; r += parts) {
         long long base = ((long long)r * C + c) * L;
         for (int j = threadIdx.x; j < L; j += blockDim.x) {
-            T g = gy[base + j];
+            A g = load(gy, base + j);
             a += g;
-            b += g * (x[base + j] - mu) * is;
+            b += g * (load(x, base + j) - mu) * is;
         }
     }
     a = block_sum(a, sh);
     b = block_sum(b, sh);
-    T* mine = part + 2 * ((long long)c * parts + p);
+    A* mine = part + 2 * ((long long)c * parts + p);
     if (threadIdx.x == 0) { mine[0] = a; mine[1] = b; }
     if (!last_of_channel(counters, c)) return;
     a = 0; b = 0;
     for (int k = threadIdx.x; k < parts; k += blockDim.x) {
-        const T* other = part + 2 * ((long long)c * parts + k);
+        const A* other = part + 2 * ((long long)c * parts + k);
         a += __ldcg(other);
         b += __ldcg(other + 1);
     }
@@ -207,25 +228,39 @@ __device__ void bn_grad_sums_rows(const T* x, const T* gy, const T* mean, const 
     if (threadIdx.x == 0) { sum_gy[c] = a; sum_gy_xhat[c] = b; }
 }
 
-#define BN_KERNELS(T, S)                                                                            \
-extern "C" __global__ void tinynet_batch_norm_stats_fwd_##S(const T* x, T* mean, T* invstd, T* rm, T* rv, \
-        int N, int C, int L, T eps, T mom) { bn_stats<T>(x, mean, invstd, rm, rv, N, C, L, eps, mom); } \
-extern "C" __global__ void tinynet_batch_norm_fwd_##S(const T* x, const T* mean, const T* invstd,     \
-        const T* w, const T* b, T* y, long long n, int C, int L) {                                   \
-    bn_apply<T>(x, mean, invstd, w, b, y, n, C, L); }                                                \
-extern "C" __global__ void tinynet_batch_norm_sums_bwd_##S(const T* x, const T* gy, const T* mean,   \
-        const T* invstd, T* a, T* b, int N, int C, int L) {                                          \
-    bn_grad_sums<T>(x, gy, mean, invstd, a, b, N, C, L); }                                           \
-extern "C" __global__ void tinynet_batch_norm_bwd_##S(const T* x, const T* gy, const T* mean,        \
-        const T* invstd, const T* w, const T* a, const T* b, T* gx, long long n, int C, int L,       \
-        long long m, int training) {                                                                 \
-    bn_grad_input<T>(x, gy, mean, invstd, w, a, b, gx, n, C, L, m, training); }                     \
-extern "C" __global__ void tinynet_batch_norm_stats_rows_fwd_##S(const T* x, T* part, unsigned int* cnt, \
-        T* mean, T* invstd, T* rm, T* rv, int N, int C, int L, T eps, T mom) {                       \
-    bn_stats_rows<T>(x, part, cnt, mean, invstd, rm, rv, N, C, L, eps, mom); }                       \
-extern "C" __global__ void tinynet_batch_norm_sums_rows_bwd_##S(const T* x, const T* gy, const T* mean, \
-        const T* invstd, T* part, unsigned int* cnt, T* a, T* b, int N, int C, int L) {              \
+// The kernels of data type T (suffix S) with parameters of type P; Q is "" for P = T and _pf32
+// for float32 parameters with half-precision data (tinynet_batch_norm_fwd_pf32_f16, ...).
+// The sums do not read the parameters: they have one version per data type.
+#define BN_PARAM_KERNELS(T, P, Q, S)                                                                \
+extern "C" __global__ void tinynet_batch_norm_stats_fwd##Q##_##S(const T* x, Acc<T>::type* mean,      \
+        Acc<T>::type* invstd, P* rm, P* rv, int N, int C, int L, Acc<T>::type eps, Acc<T>::type mom) { \
+    bn_stats<T, P>(x, mean, invstd, rm, rv, N, C, L, eps, mom); }                                     \
+extern "C" __global__ void tinynet_batch_norm_fwd##Q##_##S(const T* x, const Acc<T>::type* mean,      \
+        const Acc<T>::type* invstd, const P* w, const P* b, T* y, long long n, int C, int L) {         \
+    bn_apply<T, P>(x, mean, invstd, w, b, y, n, C, L); }                                              \
+extern "C" __global__ void tinynet_batch_norm_bwd##Q##_##S(const T* x, const T* gy,                   \
+        const Acc<T>::type* mean, const Acc<T>::type* invstd, const P* w, const Acc<T>::type* a,       \
+        const Acc<T>::type* b, T* gx, long long n, int C, int L, long long m, int training) {          \
+    bn_grad_input<T, P>(x, gy, mean, invstd, w, a, b, gx, n, C, L, m, training); }                    \
+extern "C" __global__ void tinynet_batch_norm_stats_rows_fwd##Q##_##S(const T* x, Acc<T>::type* part, \
+        unsigned int* cnt, Acc<T>::type* mean, Acc<T>::type* invstd, P* rm, P* rv, int N, int C, int L, \
+        Acc<T>::type eps, Acc<T>::type mom) {                                                         \
+    bn_stats_rows<T, P>(x, part, cnt, mean, invstd, rm, rv, N, C, L, eps, mom); }
+
+#define BN_SUM_KERNELS(T, S)                                                                        \
+extern "C" __global__ void tinynet_batch_norm_sums_bwd_##S(const T* x, const T* gy,                   \
+        const Acc<T>::type* mean, const Acc<T>::type* invstd, Acc<T>::type* a, Acc<T>::type* b, int N, \
+        int C, int L) {                                                                               \
+    bn_grad_sums<T>(x, gy, mean, invstd, a, b, N, C, L); }                                            \
+extern "C" __global__ void tinynet_batch_norm_sums_rows_bwd_##S(const T* x, const T* gy,              \
+        const Acc<T>::type* mean, const Acc<T>::type* invstd, Acc<T>::type* part, unsigned int* cnt,   \
+        Acc<T>::type* a, Acc<T>::type* b, int N, int C, int L) {                                       \
     bn_grad_sums_rows<T>(x, gy, mean, invstd, part, cnt, a, b, N, C, L); }
 
-BN_KERNELS(float, f32)
-BN_KERNELS(double, f64)
+BN_PARAM_KERNELS(float, float, , f32)
+BN_PARAM_KERNELS(double, double, , f64)
+BN_PARAM_KERNELS(half_bits, half_bits, , f16)
+BN_PARAM_KERNELS(half_bits, float, _pf32, f16)
+BN_SUM_KERNELS(float, f32)
+BN_SUM_KERNELS(double, f64)
+BN_SUM_KERNELS(half_bits, f16)

@@ -1,6 +1,9 @@
 """Launchers of ``batchnorm.cu``: batch normalisation's statistics, apply and backward on
-C-contiguous (N, C, *) CuPy arrays of float32 or float64, called by
-``tinynet.ops.normalization.BatchNorm`` from its ``forward_gpu``/``backward_gpu``.
+C-contiguous (N, C, *) CuPy arrays of float32, float64 or float16, called by
+``tinynet.ops.normalization.BatchNorm`` from its ``forward_gpu``/``backward_gpu``. The
+parameters (weight, bias, running statistics) have the data's dtype, or float32 for float16
+data (autocast's case, as PyTorch allows). float16 is read and written in its own width and
+computed in float32: the batch statistics and the backward's sums are float32 arrays.
 
 The two per-channel reductions (the batch statistics; the backward's sums of ``gy`` and
 ``gy * xhat``) of rows of at least 32 values run on a (C, parts) grid in one launch, the last
@@ -54,41 +57,56 @@ def _ncl(x):
     return n, c, length
 
 
+def _types(x, params):
+    """``(dtype of the statistics and sums, kernel-name infix)``: float32 and "_pf32" for
+    float16 data with float32 parameters, float32 and "" for float16 parameters, else the
+    data's dtype and ""."""
+    if x.dtype.itemsize != 2:
+        return x.dtype, ""
+    mixed = any(p is not None and p.dtype == numpy.float32 for p in params)
+    return numpy.dtype(numpy.float32), "_pf32" if mixed else ""
+
+
 def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """``(y, mean, invstd)`` of batch normalisation over every dim but 1 of ``x``; in training
     the batch statistics (biased variance for ``invstd``; the running variance gets the
-    unbiased one) and the running statistics updated in place, else the running ones."""
+    unbiased one) and the running statistics updated in place, else the running ones.
+    ``y`` has ``x``'s dtype; ``mean`` and ``invstd`` are float32 for float16 ``x``."""
     cp = backend.cupy
     x = cp.ascontiguousarray(x)
     n, c, length = _ncl(x)
+    acc, pf = _types(x, (weight, bias, running_mean, running_var))
     if training:
-        mean, invstd = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
-        tail = (running_mean, running_var, cp.int32(n), cp.int32(c), cp.int32(length), cuda.scalar(x.dtype, eps),
-                cuda.scalar(x.dtype, momentum))
+        mean, invstd = cp.empty(c, dtype=acc), cp.empty(c, dtype=acc)
+        tail = (running_mean, running_var, cp.int32(n), cp.int32(c), cp.int32(length), cuda.scalar(acc, eps),
+                cuda.scalar(acc, momentum))
         grid = _grid(cp, n, c, length)
         if grid is None:
-            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_fwd", x.dtype)((c,), (256,), (x, mean, invstd) + tail)
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_fwd" + pf, x.dtype)(
+                (c,), (256,), (x, mean, invstd) + tail)
         else:
             parts, threads, counters = grid
-            part = cp.empty(2 * c * parts, dtype=x.dtype)
-            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_rows_fwd", x.dtype)(
+            part = cp.empty(2 * c * parts, dtype=acc)
+            cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_rows_fwd" + pf, x.dtype)(
                 (c, parts), (threads,), (x, part, counters, mean, invstd) + tail)
     else:
-        mean = running_mean.astype(x.dtype, copy=False)
-        invstd = 1 / cp.sqrt(running_var.astype(x.dtype, copy=False) + eps)
+        mean = running_mean.astype(acc, copy=False)
+        invstd = 1 / cp.sqrt(running_var.astype(acc, copy=False) + eps)
     y = cp.empty_like(x)
-    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd", x.dtype), x.size,
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd" + pf, x.dtype), x.size,
                 (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
     return y, mean, invstd
 
 
 def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
     """``(gx, grad of weight, grad of bias)``: the per-channel sums of ``gy * xhat`` and ``gy``
-    (when training or the parameters need them) and the input gradient."""
+    (when training or the parameters need them) and the input gradient. ``gx`` has ``x``'s
+    dtype, the parameter gradients the weight's (summed in float32 for float16 data)."""
     cp = backend.cupy
     gy = cp.ascontiguousarray(gy)
     n, c, length = _ncl(x)
-    sum_gy, sum_gy_xhat = cp.empty(c, dtype=x.dtype), cp.empty(c, dtype=x.dtype)
+    acc, pf = _types(x, (weight,))
+    sum_gy, sum_gy_xhat = cp.empty(c, dtype=acc), cp.empty(c, dtype=acc)
     if training or need_params:
         grid = _grid(cp, n, c, length)
         tail = (sum_gy, sum_gy_xhat, cp.int32(n), cp.int32(c), cp.int32(length))
@@ -97,11 +115,12 @@ def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
                 (c,), (256,), (x, gy, mean, invstd) + tail)
         else:
             parts, threads, counters = grid
-            part = cp.empty(2 * c * parts, dtype=x.dtype)
+            part = cp.empty(2 * c * parts, dtype=acc)
             cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_rows_bwd", x.dtype)(
                 (c, parts), (threads,), (x, gy, mean, invstd, part, counters) + tail)
     gx = cp.empty_like(gy)
-    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd", x.dtype), x.size,
+    cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd" + pf, x.dtype), x.size,
                 (x, gy, mean, invstd, weight, sum_gy, sum_gy_xhat, gx, cp.int64(x.size), cp.int32(c),
                  cp.int32(length), cp.int64(n * length), cp.int32(int(training))))
-    return gx, sum_gy_xhat, sum_gy
+    pdtype = weight.dtype if weight is not None else x.dtype
+    return gx, sum_gy_xhat.astype(pdtype, copy=False), sum_gy.astype(pdtype, copy=False)

@@ -10,6 +10,7 @@ running statistics. Backward (for ``M`` values per channel, ``xh`` the normalise
 import numpy
 
 from ..autograd import Op
+from ..dtypes import bfloat16
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import batchnorm, cuda
 from ..tensor import Tensor
@@ -57,8 +58,13 @@ class BatchNorm(Op):
         return y.astype(dtype, copy=False)
 
     def forward_gpu(self, xp, x, weight, bias):
+        # the kernels: float32/float64 data with parameters of its dtype; float16 data (bfloat16
+        # is widened before, by Op.apply) with float16 or float32 parameters, one dtype for all
         params = [a for a in (weight, bias, self.running_mean, self.running_var) if a is not None]
-        if not cuda.supported(x, *params) or any(a.dtype != x.dtype for a in params) or \
+        pdtype = params[0].dtype if params else x.dtype
+        if not cuda.supported(x, *params, half=True) or x.dtype == bfloat16 or \
+                any(a.dtype != pdtype for a in params) or \
+                not (pdtype == x.dtype or (x.dtype == numpy.float16 and pdtype == numpy.float32)) or \
                 (self.training and self.momentum is None):
             return self.forward(xp, x, weight, bias)
         y, mean, invstd = batchnorm.batch_norm_fwd(x, weight, bias, self.running_mean, self.running_var,
@@ -72,7 +78,8 @@ class BatchNorm(Op):
             return self.backward(xp, gy)
         x, mean, invstd, weight = self.saved
         need = self.needs_input_grad[1] or self.needs_input_grad[2]
-        gx, gw, gb = batchnorm.batch_norm_bwd(x, gy, mean, invstd, weight, self.training, need)
+        gx, gw, gb = batchnorm.batch_norm_bwd(x, gy.astype(x.dtype, copy=False), mean, invstd, weight,
+                                              self.training, need)
         return (gx if self.needs_input_grad[0] else None, gw if self.needs_input_grad[1] else None,
                 gb if self.needs_input_grad[2] else None)
 
