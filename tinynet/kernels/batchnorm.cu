@@ -31,12 +31,13 @@ __device__ T block_sum(T v, T* sh) {
     return r;
 }
 
-// The running statistics, updated by thread 0 of channel c's last block.
+// The running statistics, updated by thread 0 of channel c's last block; ``scaled_var`` is
+// momentum times the unbiased batch variance, computed by the caller.
 template <typename P, typename A>
-__device__ void bn_running(P* rmean, P* rvar, int c, A mu, A var_unbiased, A momentum) {
+__device__ void bn_running(P* rmean, P* rvar, int c, A mu, A scaled_var, A momentum) {
     if (!rmean) return;
     store(rmean, c, ((A)1 - momentum) * (A)load(rmean, c) + momentum * mu);
-    store(rvar, c, ((A)1 - momentum) * (A)load(rvar, c) + momentum * var_unbiased);
+    store(rvar, c, ((A)1 - momentum) * (A)load(rvar, c) + scaled_var);
 }
 
 template <typename T, typename P>
@@ -58,7 +59,7 @@ __device__ void bn_stats(const T* x, typename Acc<T>::type* mean, typename Acc<T
     if (threadIdx.x == 0) {
         mean[c] = mu;
         invstd[c] = (A)1 / sqrt(var + eps);
-        bn_running<P, A>(rmean, rvar, c, mu, var * (A)m / (A)(m > 1 ? m - 1 : 1), momentum);
+        bn_running<P, A>(rmean, rvar, c, mu, momentum * var * (A)m / (A)(m > 1 ? m - 1 : 1), momentum);
     }
 }
 
@@ -191,7 +192,7 @@ __device__ void bn_stats_rows(const T* x, typename Acc<T>::type* part, unsigned 
         A var = q / (A)m;
         mean[c] = mu;
         invstd[c] = (A)1 / sqrt(var + eps);
-        bn_running<P, A>(rmean, rvar, c, mu, q / (A)(m > 1 ? m - 1 : 1), momentum);
+        bn_running<P, A>(rmean, rvar, c, mu, momentum * q / (A)(m > 1 ? m - 1 : 1), momentum);
     }
 }
 
