@@ -18,10 +18,6 @@ import numpy
 from .. import backend, capture
 from . import cuda
 
-# blocks the (C, parts) grid aims for: an H200 has 132 SMs; for (1024, 32, 24, 24) a forward took
-# 138 us with 1024 blocks against 178 us with 512 (CUDA events, 2026-11-27), smaller shapes unchanged
-ROW_BLOCKS = 1024
-MIN_ROW = 32       # shorter rows take one block per channel
 COUNTERS = 8192    # channels the (C, parts) kernels can count
 _counters: dict = {}  # device -> its zeroed counters (a cupy.cuda.Memory)
 
@@ -40,15 +36,15 @@ def _channel_counters(cp):
 
 
 def _grid(cp, n, c, length):
-    """``(parts, threads, counters)`` of the (C, parts) kernels, or None for one block per channel."""
-    parts = min(n, max(1, ROW_BLOCKS // max(c, 1)))
-    if length < MIN_ROW or parts == 1 or c > COUNTERS:
+    """``(parts, threads, counters)`` of the (C, parts) kernels (``cuda.row_grid``), or None for
+    one block per channel."""
+    grid = cuda.row_grid(n, c, length)
+    if grid is None or c > COUNTERS:
         return None
     counters = _channel_counters(cp)
     if counters is None:
         return None
-    # threads: a power of two for the trees; the counters go by address (a kernel argument)
-    return parts, min(256, 1 << (int(length) - 1).bit_length()), numpy.uint64(counters.ptr)
+    return grid + (numpy.uint64(counters.ptr),)  # the counters go by address (a kernel argument)
 
 
 def _ncl(x):

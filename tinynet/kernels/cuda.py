@@ -65,6 +65,26 @@ def launch(fn, n, args, threads=BLOCK):
     fn((blocks,), (threads,), args)
 
 
+# Per-channel reductions over (N, C, L) memory (the bias gradient, batch norm's statistics and
+# sums) read rows of L values on a (C, parts) grid. The grid aims for ROW_BLOCKS blocks: an H200
+# has 132 SMs; with 1024 blocks instead of 512 a bias gradient of (1024, 32, 26, 26) took 50
+# against 87 us and a batch-norm forward of (1024, 32, 24, 24) 138 against 178 us (CUDA events,
+# 2026-11-27), shapes whose call is bound by host time unchanged. Rows shorter than MIN_ROW take
+# one block per channel.
+ROW_BLOCKS = 1024
+MIN_ROW = 32
+
+
+def row_grid(n, c, length):
+    """``(parts, threads)`` of a (C, parts) reduction over ``n`` rows of ``length`` values per
+    channel (``threads`` a power of two, at most 256, for the tree sums), or None where one
+    block per channel is the better launch (short rows, or a single part)."""
+    parts = min(n, max(1, ROW_BLOCKS // max(c, 1)))
+    if length < MIN_ROW or parts == 1:
+        return None
+    return parts, min(256, 1 << (int(length) - 1).bit_length())
+
+
 def scalar(dtype, value):
     """``value`` as a NumPy scalar of ``dtype`` (kernel arguments need exact C types)."""
     return numpy.dtype(dtype).type(value)

@@ -205,16 +205,11 @@ def col2im(cols, xshape, groups, out, kernel, stride, padding, dilation):
 
 
 # ---- small fused kernels (fused.cu) -----------------------------------------------------
-# blocks the row stage aims for: an H200 has 132 SMs; for (1024, 32, 26, 26) the gradient took
-# 50 us with 1024 blocks against 87 us with 512 (CUDA events, 2026-11-27), small shapes unchanged
-BIAS_GRAD_BLOCKS = 1024
-
-
 def bias_grad(gy):
     """Sum of ``gy`` (N, C, *) over every dim but 1: the bias gradient.
 
-    Rows of at least 32 values (convolution outputs) are summed in two deterministic
-    stages: a (C, parts) grid of blocks reads contiguous rows, then one block per channel
+    Rows of at least ``cuda.MIN_ROW`` values (convolution outputs) are summed in two deterministic
+    stages: a (C, parts) grid of blocks (``cuda.row_grid``) reads contiguous rows, then one block per channel
     adds the parts. One block per channel alone left all but C of the GPU's SMs idle:
     1.2 ms of a 1.85 ms training step at batch 1024. Short rows (linear layers) take the
     one-block-per-channel kernel directly. float16 and bfloat16 sum in float32 (float32
@@ -226,13 +221,13 @@ def bias_grad(gy):
     out = cp.empty(c, dtype=gy.dtype)
     length = gy.size // (n * c) if n * c else 0
     one_block = cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)
-    parts = min(n, max(1, BIAS_GRAD_BLOCKS // max(c, 1)))
-    if length < 32 or parts == 1:
+    grid = cuda.row_grid(n, c, length)
+    if grid is None:
         one_block((c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
         return out
+    parts, threads = grid
     half = gy.dtype.itemsize == 2
     partial = cp.empty((c, parts), dtype=cp.float32 if half else gy.dtype)
-    threads = min(256, 1 << (int(length) - 1).bit_length())  # a power of two for the tree sum
     cuda.kernel("fused.cu", "tinynet_bias_grad_rows_bwd", gy.dtype)(
         (c, parts), (threads,), (gy, partial, cp.int32(n), cp.int32(c), cp.int64(length)))
     add_parts = cuda.kernel("fused.cu", "tinynet_bias_grad_parts_bwd", gy.dtype) if half else one_block
