@@ -9,6 +9,10 @@ inside graph replays. Kernels are grouped by name; the table gives microseconds 
 
     TINYNET_BACKEND=cupy python3 benchmarks/kernel_profile.py --out results/kernel_profile_cuda.json
 
+With ``--amp fp16|bf16`` the step is ``train_throughput.py --amp``'s eager mixed-precision
+step instead (autocast, and a GradScaler for float16), profiled over ``--replays`` steps; the
+table then also counts the kernels CuPy launches for casts and elementwise work.
+
 Needs PyTorch with CUDA (its profiler does the recording).
 """
 import argparse
@@ -21,18 +25,23 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 
-def kernels_per_step(framework, model, batch, x, y, replays):
-    """``{kernel name: (microseconds per step, launches per step)}`` of the graphed step."""
+def kernels_per_step(framework, model, batch, x, y, replays, amp="off"):
+    """``{kernel name: (microseconds per step, launches per step)}`` of the graphed step
+    (``amp="off"``) or of the eager mixed-precision step."""
     import torch
     from torch.profiler import ProfilerActivity, profile
 
-    from graph_profile import _graph_of
-    from graph_steps import make_graphed_step
-    step, sync, _ = make_graphed_step(framework, model, "cuda", x, y)
+    if amp == "off":
+        from graph_profile import _graph_of
+        from graph_steps import make_graphed_step
+        step, sync, _ = make_graphed_step(framework, model, "cuda", x, y)
+    else:
+        from train_throughput import make_step
+        step, sync, _ = make_step(framework, model, "cuda", x, y, amp)
     for _ in range(20):  # warm-up and capture
         step(0, batch)
     sync()
-    replay = _graph_of(framework, step)
+    replay = _graph_of(framework, step) if amp == "off" else (lambda: step(0, batch))
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         for _ in range(replays):
             replay()
@@ -54,20 +63,24 @@ def _short(name, width=70):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--out", default=os.path.join(HERE, "results", "kernel_profile_cuda.json"))
-    p.add_argument("--models", nargs="+", default=["convnet", "mlp"], choices=["convnet", "mlp", "tta_convnet"],
-                   help="tta_convnet: time_to_accuracy.py's BatchNorm convnet (profile it at --batch-sizes 256)")
+    p.add_argument("--models", nargs="+", default=["convnet", "mlp"],
+                   choices=["convnet", "mlp", "tta_convnet", "cifar10"],
+                   help="tta_convnet: time_to_accuracy.py's BatchNorm convnet (profile it at --batch-sizes 256); "
+                        "cifar10 with --amp only (the graphed steps are the MNIST nets')")
     p.add_argument("--batch-sizes", type=int, nargs="+", default=[64, 200, 1024])
     p.add_argument("--replays", type=int, default=50)
     p.add_argument("--top", type=int, default=8, help="kernels printed per framework")
+    p.add_argument("--amp", choices=["off", "fp16", "bf16"], default="off",
+                   help="profile the eager autocast step (train_throughput.py --amp) instead of the graphed one")
     args = p.parse_args(argv)
     from train_throughput import load_images
-    x, y, _ = load_images(10000, None)
     rows = []
     for model in args.models:
+        x, y, _ = load_images(10000, None, model)
         for batch in args.batch_sizes:
-            row = {"model": model, "batch": batch}
+            row = {"model": model, "batch": batch, "amp": args.amp}
             for fw in ("tinynet", "torch"):
-                per = kernels_per_step(fw, model, batch, x, y, args.replays)
+                per = kernels_per_step(fw, model, batch, x, y, args.replays, args.amp)
                 total = sum(t for t, _ in per.values())
                 row[fw] = {"total_us": total, "kernels": {k: {"us": t, "per_step": n} for k, (t, n) in per.items()}}
                 print(f"\n{model} batch {batch}, {fw}: {total:.1f} us of kernels per step, "

@@ -164,6 +164,7 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
         import pstats
         s = io.StringIO()
         pstats.Stats(prof, stream=s).sort_stats("tottime").print_stats(25)
+        pstats.Stats(prof, stream=s).sort_stats("cumulative").print_stats(30)
         out["profile"] = s.getvalue()
     return out
 

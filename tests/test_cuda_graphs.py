@@ -84,7 +84,10 @@ def test_compile_signature_keys_calls_by_tensor_specs_and_values():
     from tinynet.cuda.compiled import _signature
     a, b = tinynet.zeros(2, 3), tinynet.ones(4)
     tensors, on_gpu, key = _signature((a, 0.5), {"y": b, "mode": "x"})
-    assert [t is u for t, u in zip(tensors, (a, b))] == [True, True] and not on_gpu
+    assert [t is u for t, u in zip(tensors, (a, b))] == [True, True]
+    assert on_gpu == (a.is_cuda and b.is_cuda)   # the default device: the GPU on CuPy
+    cpu = _signature((a.cpu(),), {})[1]
+    assert not cpu
     same = _signature((tinynet.ones(2, 3), 0.5), {"mode": "x", "y": tinynet.zeros(4)})[2]
     assert same == key
     for args, kwargs in [((tinynet.zeros(2, 4), 0.5), {"y": b, "mode": "x"}),      # shape

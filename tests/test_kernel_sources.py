@@ -18,7 +18,7 @@ SOURCES = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu")))
 HALF = {"tinynet_max_pool2d_fwd", "tinynet_max_pool2d_bwd", "tinynet_max_pool2d_bwd_disjoint",
         "tinynet_dropout_fwd", "tinynet_dropout_bwd", "tinynet_channel_sum_rows", "tinynet_channel_sum_parts",
         "tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd", "tinynet_bias_grad_bwd",
-        "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd"}
+        "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd", "tinynet_lrn_fwd", "tinynet_lrn_bwd_terms", "tinynet_lrn_bwd"}
 HALF_ONLY = {"tinynet_bias_grad_parts_bwd"}  # adds the float32 partials of the half types' bias gradient
 # float16 but not bfloat16 (Op.apply widens bfloat16 batch norm to float32): batch norm, whose
 # kernels that read the parameters also come as NAME_pf32_f16 (float32 parameters, autocast's case)

@@ -275,3 +275,58 @@ def _compare_layer_with_pytorch(mode, dtype, monkeypatch):
     named = dict(ref.named_parameters())  # tinynet's order of the parameters
     want += [named[k].grad.cpu().numpy() for k, _ in ours.named_parameters()]
     _close(_tinynet_layer(mode, ours, x, h0, c0, monkeypatch, True), want, dtype, f"{mode} vs PyTorch")
+
+
+# ---- local response normalisation (kernels/local_response_norm.cu) -----------------------
+def _lrn64(x, gy, size, alpha, beta, k):
+    """float64 NumPy reference of y and dx: window sums by explicit loops over the channels."""
+    x = x.astype(numpy.float64).reshape(x.shape[0], x.shape[1], -1)
+    g = gy.astype(numpy.float64).reshape(x.shape)
+    c = x.shape[1]
+    d = numpy.empty_like(x)
+    for i in range(c):
+        d[:, i] = (x[:, max(i - size // 2, 0):i - size // 2 + size] ** 2).sum(1) / size * alpha + k
+    t = g * x / d ** (beta + 1)
+    gx = g / d ** beta
+    for i in range(c):
+        gx[:, i] -= 2 * alpha * beta / size * x[:, i] * t[:, max(i - (size - 1) // 2, 0):i + size // 2 + 1].sum(1)
+    return x / d ** beta, gx
+
+
+LRN_CASES = [((8, 64, 12, 12), 9, 1e-3, 0.75, 1.0), ((2, 5, 7), 2, 0.3, 0.6, 2.0),
+             ((3, 4, 2, 2, 2), 9, 0.5, 0.75, 1.0), ((4, 6, 5, 5), 1, 1e-2, 0.5, 0.5)]
+LRN_TOL = {"float32": 2e-6, "float64": 1e-13, "float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("case", LRN_CASES, ids=[str(c[:2]) for c in LRN_CASES])
+def test_local_response_norm_kernels_match_float64(case, dtype):
+    """Forward and input gradient of the kernel path against float64 NumPy on the same
+    (rounded) values; float16/bfloat16 compute in float32 and round once, so within one
+    rounding of their precision. The kernels, not the generic code, ran (``gpu_path``)."""
+    shape, size, alpha, beta, k = case
+    rng = numpy.random.default_rng(7)
+    x = tinynet.tensor(rng.standard_normal(shape) * 2, device=DEV).to(getattr(tinynet, dtype)).requires_grad_()
+    gy = tinynet.tensor(rng.standard_normal(shape), device=DEV).to(getattr(tinynet, dtype))
+    y = F.local_response_norm(x, size, alpha, beta, k)
+    assert y.dtype == x.dtype and y.grad_fn.gpu_path
+    y.backward(gy)
+    xs, gs = (t.detach().double().numpy() for t in (x, gy))
+    want_y, want_gx = _lrn64(xs, gs, size, alpha, beta, k)
+    tol = LRN_TOL[dtype]
+    for got, want in ((y, want_y), (x.grad, want_gx)):
+        got = got.detach().double().numpy().reshape(want.shape)
+        numpy.testing.assert_allclose(got, want, rtol=tol, atol=tol * numpy.abs(want).max())
+
+
+def test_local_response_norm_is_float32_under_cuda_autocast():
+    """As PyTorch's (its decomposition ends in pow, a float32 op): float16 in, float32 out,
+    through the float32 kernel."""
+    x = tinynet.randn(2, 8, 4, 4, device=DEV).half()
+    with tinynet.autocast("cuda", dtype=tinynet.float16):
+        y = F.local_response_norm(x, 3)
+    assert y.dtype == tinynet.float32
+    if torch is not None and torch.cuda.is_available():
+        with torch.autocast("cuda", dtype=torch.float16):
+            ty = torch.nn.functional.local_response_norm(torch.randn(2, 8, 4, 4, device="cuda").half(), 3)
+        assert ty.dtype == torch.float32

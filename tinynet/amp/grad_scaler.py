@@ -129,18 +129,20 @@ class GradScaler:
         raise ArgumentTypeError(f"GradScaler.scale: outputs must be a Tensor or an iterable of Tensors, got "
                                 f"{type(outputs).__name__}")
 
-    def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
-        """Multiply every gradient by ``inv_scale`` in place; return {device: found_inf}.
-        Gradients on one GPU go through one fused kernel (``kernels.optim_update.unscale``)
-        where they qualify, else through the generic per-gradient code below."""
+    def _unscale_grads_(self, optimizer, allow_fp16):
+        """Multiply every gradient by ``float32(1 / float64(scale))`` in place; return
+        {device: found_inf}. Gradients on one GPU go through one fused kernel
+        (``kernels.optim_update.unscale``, which takes the reciprocal itself) where they
+        qualify, else through the generic per-gradient code below."""
         grads = [p.grad for group in optimizer.param_groups for p in group["params"] if p.grad is not None]
         if grads and len({str(g.device) for g in grads}) == 1:  # the kernel refuses CPU arrays itself
             a = grads[0].array
             with _on_device_of(a):
                 flag = backend.array_module(a).zeros((), dtype=numpy.float32)
-                inv = backend.to_device(inv_scale, grads[0].device)
-                if optim_update.unscale([g.array for g in grads], inv, flag):
+                scale = backend.to_device(self._scale, grads[0].device)
+                if optim_update.unscale([g.array for g in grads], scale, flag):
                     return {str(grads[0].device): flag}
+        inv_scale = (1.0 / self._scale.astype(numpy.float64)).astype(numpy.float32)  # the reciprocal in float64
         found = {}
         for group in optimizer.param_groups:
             for p in group["params"]:
@@ -179,8 +181,7 @@ class GradScaler:
                                   "the last update().")
         if state["stage"] is STEPPED:
             raise GradScalerError("GradScaler.unscale_: unscale_() is being called after step().")
-        inv_scale = (1.0 / self._scale.astype(numpy.float64)).astype(numpy.float32)  # the reciprocal in float64
-        state["found_inf_per_device"] = self._unscale_grads_(optimizer, inv_scale, False)
+        state["found_inf_per_device"] = self._unscale_grads_(optimizer, False)
         state["stage"] = UNSCALED
 
     def step(self, optimizer, *args, **kwargs):
@@ -237,15 +238,18 @@ class GradScaler:
                      for f in s["found_inf_per_device"].values()]
             if not found:
                 raise GradScalerError("GradScaler.update: no inf checks were recorded prior to update.")
-            xp = backend.array_module(self._scale)
-            inf = sum(found[1:], found[0]) > 0
+            inf = sum(found[1:], found[0])
             scale, tracker = self._scale, self._growth_tracker
-            successful = xp.where(inf, 0, tracker + 1)
-            grow = successful == self._growth_interval
-            grown = scale * numpy.float32(self._growth_factor)
-            scale[...] = xp.where(inf, scale * numpy.float32(self._backoff_factor),
-                                  xp.where(grow & xp.isfinite(grown), grown, scale))
-            tracker[...] = xp.where(grow, 0, successful)
+            if not optim_update.update_scale(scale, tracker, inf, self._growth_factor, self._backoff_factor,
+                                             self._growth_interval):  # one launch on a GPU, else:
+                xp = backend.array_module(scale)
+                inf = inf > 0
+                successful = xp.where(inf, 0, tracker + 1)
+                grow = successful == self._growth_interval
+                grown = scale * numpy.float32(self._growth_factor)
+                scale[...] = xp.where(inf, scale * numpy.float32(self._backoff_factor),
+                                      xp.where(grow & xp.isfinite(grown), grown, scale))
+                tracker[...] = xp.where(grow, 0, successful)
         self._per_optimizer_states = defaultdict(_fresh_state)
 
     # ---- settings and state ----------------------------------------------------------

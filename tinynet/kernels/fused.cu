@@ -88,18 +88,19 @@ __device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int neste
 }
 
 // GradScaler's unscale (tinynet/amp/grad_scaler.py): each gradient element times the
-// inverse scale, read from the device, and *found set to 1 where an element was inf or NaN
-// before the multiplication (x - x is NaN exactly for inf and NaN). Every writer of *found
-// writes the same value, so the races are harmless.
+// inverse of the scale read from the device (the reciprocal taken in float64 and rounded to
+// float32, as PyTorch's), and *found set to 1 where an element was inf or NaN before the
+// multiplication (x - x is NaN exactly for inf and NaN). Every writer of *found writes the
+// same value, so the races are harmless.
 template <typename T>
-__device__ void unscale_multi(Tensors t, int n, const float* inv_scale, float* found) {
+__device__ void unscale_multi(Tensors t, int n, const float* scale, float* found) {
     int k;
     long long j;
     if (!locate(t, n, &k, &j)) return;
     T* g = (T*)t.g[k];
     T v = g[j];
     if ((v - v) != (v - v)) *found = 1.0f;
-    g[j] = v * (T)(*inv_scale);
+    g[j] = v * (T)(float)(1.0 / (double)*scale);
 }
 
 // Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas. maximize uses -g;
@@ -271,8 +272,8 @@ extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T m
         int nesterov, int first, int maximize, const double* c) {                                    \
     if (c) { lr = (T)c[0]; mom = (T)c[1]; damp = (T)c[2]; wd = (T)c[3]; }                            \
     sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first, maximize); }                               \
-extern "C" __global__ void tinynet_unscale_multi_fwd_##S(Tensors t, int n, const float* inv_scale,    \
-        float* found) { unscale_multi<T>(t, n, inv_scale, found); }                                 \
+extern "C" __global__ void tinynet_unscale_multi_fwd_##S(Tensors t, int n, const float* scale,        \
+        float* found) { unscale_multi<T>(t, n, scale, found); }                                     \
 extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
         T wd, int decoupled, T bc1, T sqrt_bc2, int amsgrad, int maximize, const double* c) {         \
     if (c) { lr = (T)c[0]; b1 = (T)c[1]; b2 = (T)c[2]; eps = (T)c[3]; wd = (T)c[4];                  \

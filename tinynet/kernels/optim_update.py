@@ -188,14 +188,39 @@ def _adam_like(name, params, grads, states, coefficients, lr, b1, b2, eps, weigh
     return True
 
 
-def unscale(grads, inv_scale, found):
+def unscale(grads, scale, found):
     """GradScaler's unscale on the device: every gradient in ``grads`` (contiguous float32
-    or float64 CuPy arrays on one GPU) times ``inv_scale`` in place, and ``found`` (a
-    float32 0-d array) set to 1 when an element was inf or NaN; one launch per 16
-    gradients instead of six per gradient. Returns False (nothing done) when the list does
-    not qualify, for the caller's generic code."""
+    or float64 CuPy arrays on one GPU) times ``float32(1 / float64(scale))`` in place
+    (``scale``: the float32 0-d scale array), and ``found`` (a float32 0-d array) set to 1
+    when an element was inf or NaN; one launch per 16 gradients instead of six per
+    gradient. Returns False (nothing done) when the list does not qualify, for the
+    caller's generic code."""
     if not backend.kernels_enabled or not grads or not all(
             cuda.supported(g) and g.flags.c_contiguous and g.dtype == grads[0].dtype for g in grads):
         return False
-    _launch("tinynet_unscale_multi_fwd", [(g, g, None, None) for g in grads], (inv_scale, found))
+    _launch("tinynet_unscale_multi_fwd", [(g, g, None, None) for g in grads], (scale, found))
+    return True
+
+
+def update_scale(scale, tracker, found, growth_factor, backoff_factor, growth_interval):
+    """GradScaler's scale update in one launch (PyTorch's ``_amp_update_scale_``): after an
+    inf/NaN (``found`` > 0) ``scale *= backoff_factor`` and the tracker restarts; otherwise the
+    tracker counts the clean step and, at ``growth_interval``, ``scale *= growth_factor``
+    (kept only when finite) and restarts. ``scale`` (float32), ``tracker`` (int32) and
+    ``found`` (float32) are 0-d CuPy arrays on one GPU, updated in place. Returns False
+    (nothing done) for other arrays, for the caller's generic code."""
+    cp = backend.cupy
+    if not backend.kernels_enabled or cp is None or not all(
+            isinstance(a, cp.ndarray) and a.ndim == 0 and a.dtype == d and a.device == scale.device
+            for a, d in ((scale, numpy.float32), (tracker, numpy.int32), (found, numpy.float32))):
+        return False
+    cuda.elementwise("float32 found, float32 growth, float32 backoff, int32 interval", "float32 scale, int32 tracker",
+                     """if (found > 0.0f) { scale = scale * backoff; tracker = 0; }
+                        else if (tracker + 1 == interval) {
+                            float grown = scale * growth;
+                            if (isfinite(grown)) scale = grown;
+                            tracker = 0;
+                        } else { tracker = tracker + 1; }""", "tinynet_amp_update_scale")(
+        found, numpy.float32(growth_factor), numpy.float32(backoff_factor), numpy.int32(growth_interval),
+        scale, tracker)
     return True

@@ -45,27 +45,42 @@ __device__ void max_pool_fwd(const T* x, T* y, int* argmax, long long total, int
 }
 
 // Max-pool backward gathers: one thread per input element visits the windows that can
-// hold it (tap a of window oh covers row oh * sh - ph + a * dh) and sums the gradients of
-// those whose stored maximum is this element. Every input is written, so no zero-fill
-// launch is needed, and overlapping windows add up in a fixed order (no atomics).
+// hold it and sums the gradients of those whose stored maximum is this element. Every input
+// is written, so no zero-fill launch is needed, and overlapping windows add up in a fixed
+// order (no atomics): output rows, then columns, from the last window to the first.
+// Window oh covers row h with tap a = (h + ph - oh * sh) / dh when that is a whole number in
+// [0, kh), so the candidate rows are oh = ceil((h + ph - (kh - 1) * dh) / sh) ..
+// floor((h + ph) / sh) (and the same for columns): a few 32-bit divisions per thread. The
+// previous form tested every tap with divisions and split i with three 64-bit ones, which made
+// it 2.4x slower than PyTorch's on the CIFAR-10 net's 3x3 stride-2 pooling (592 against 243 us
+// for a float16 (512, 64, 25, 25) input on an H200, 2026-11-27).
+__device__ __forceinline__ void window_range(int h, int p, int k, int s, int d, int n, int* lo, int* hi) {
+    int top = h + p - (k - 1) * d;
+    *lo = top <= 0 ? 0 : (top + s - 1) / s;
+    *hi = min((h + p) / s, n - 1);  // h + p >= 0
+}
+
 template <typename T>
 __device__ void max_pool_bwd(const T* gy, const int* argmax, T* gx, long long total, int H, int W,
                              int Ho, int Wo, int kh, int kw, int sh, int sw, int ph, int pw,
                              int dh, int dw) {
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= total) return;
-    int w = i % W, h = (i / W) % H;
-    long long base = i / ((long long)W * H) * Ho * Wo;
-    int here = h * W + w;
+    long long plane = i / ((long long)W * H);
+    int here = (int)(i - plane * W * H);  // h * W + w
+    int h = here / W, w = here - h * W;
+    const T* g = gy + plane * Ho * Wo;
+    const int* am = argmax + plane * Ho * Wo;
+    int oh0, oh1, ow0, ow1;
+    window_range(h, ph, kh, sh, dh, Ho, &oh0, &oh1);
+    window_range(w, pw, kw, sw, dw, Wo, &ow0, &ow1);
     typename Acc<T>::type acc = 0;
-    for (int a = 0; a < kh; ++a) {
-        int t = h + ph - a * dh;
-        if (t < 0 || t % sh != 0 || t / sh >= Ho) continue;
-        for (int b = 0; b < kw; ++b) {
-            int u = w + pw - b * dw;
-            if (u < 0 || u % sw != 0 || u / sw >= Wo) continue;
-            long long o = base + (long long)(t / sh) * Wo + u / sw;
-            if (argmax[o] == here) acc += load(gy, o);
+    for (int oh = oh1; oh >= oh0; --oh) {
+        if (dh > 1 && (h + ph - oh * sh) % dh != 0) continue;
+        for (int ow = ow1; ow >= ow0; --ow) {
+            if (dw > 1 && (w + pw - ow * sw) % dw != 0) continue;
+            int o = oh * Wo + ow;
+            if (am[o] == here) acc += load(g, o);
         }
     }
     store(gx, i, acc);

@@ -19,7 +19,8 @@ pooling, reshapes, ``add`` of a float16 and a float32 tensor gives float32). flo
 inputs are never cast. Composite functions that PyTorch decomposes get the policy their
 parts give: ``cross_entropy`` is ``log_softmax`` + ``nll_loss`` (float32 on both device
 types' lists through ``nll_loss``), ``softmin`` and ``normalize`` run as ``softmax`` and
-``norm``.
+``norm``; ``local_response_norm`` (one op in tinynet) is float32 on CUDA because PyTorch's
+decomposition ends in ``pow``, which is.
 
 The CPU table differs from the CUDA one: PyTorch's CPU autocast keeps softmax, exp, log,
 sum and the norms in whatever dtype they get (they already compute in float32 inside and
@@ -39,7 +40,8 @@ CUDA = {
     **{name: "fp32" for name in _FP32_LOSSES + (
         "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "tan", "pow", "softplus",
         "layer_norm", "group_norm", "logsumexp", "interpolate", "prod", "softmax", "log_softmax", "softmin",
-        "cumprod", "cumsum", "sum", "norm", "normalize", "acos", "asin", "cosh", "sinh", "cosine_similarity")},
+        "cumprod", "cumsum", "sum", "norm", "normalize", "acos", "asin", "cosh", "sinh", "cosine_similarity",
+        "local_response_norm")},
     **{name: "promote" for name in ("dot", "scatter_add")},
     "binary_cross_entropy": "banned",
 }

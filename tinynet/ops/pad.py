@@ -47,7 +47,11 @@ class Pad(Op):
             x = x[crop]
         grow = tuple((max(lo, 0), max(hi, 0)) for lo, hi in self.widths)
         if self.mode == "constant":
-            return xp.pad(x, grow, mode="constant", constant_values=self.value)
+            # filled, then the input copied in: two launches, where numpy/cupy.pad writes each
+            # side's padding on its own (CuPy's pad took ~0.2 ms of host time per call)
+            y = xp.full(tuple(n + lo + hi for n, (lo, hi) in zip(x.shape, grow)), self.value, dtype=x.dtype)
+            y[tuple(slice(lo, lo + n) for n, (lo, _) in zip(x.shape, grow))] = x
+            return y
         return xp.pad(x, grow, mode=self.mode)
 
     def backward(self, xp, gy):
