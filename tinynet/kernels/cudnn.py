@@ -191,7 +191,13 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
              "wgrad": (xshape, yshape, wshape)}[kind]
     bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]  # same bytes in either layout
     best, best_t = 0, float("inf")
-    stream = cp.cuda.Stream(non_blocking=True)
+    # Candidates run alone: after all work queued so far (the buffers above included), on a
+    # stream that also waits for the legacy default stream (a capture needs a stream of its
+    # own). With a non-blocking stream and nothing awaited, the autotune of the
+    # time-to-accuracy net's batch-2000 convolutions stalled on an H100 in three processes of
+    # five (2026-11-27; a candidate's first run never finished; not diagnosed further).
+    cp.cuda.Device().synchronize()
+    stream = cp.cuda.Stream(non_blocking=False)
     for i in range(g.get_execution_plan_count()):
         try:
             ws_size = int(g.get_workspace_size_plan_at_index(i))
