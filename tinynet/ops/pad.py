@@ -9,10 +9,11 @@ size ``n`` padded by ``(lo, hi)``, output position ``j`` reads input position ``
 * ``replicate``: ``clip(i, 0, n-1)``.
 * ``circular``: ``i mod n``; needs ``lo, hi <= n``.
 
-The constant mode is :class:`Pad` (``xp.pad``; a negative width crops; backward cuts the
-padding off). The other modes are one :class:`~tinynet.ops.axis_map.AxisMap` per padded
-dimension, whose backward adds each output's gradient back to the position it read, so
-they are differentiable any number of times.
+The constant mode is :class:`Pad` (an array filled with the value, the input copied in; a
+negative width crops; backward cuts the padding off). The other modes are one
+:class:`~tinynet.ops.axis_map.AxisMap` per padded dimension, whose backward adds each
+output's gradient back to the position it read, so they are differentiable any number of
+times.
 
 Differences from PyTorch: PyTorch raises ``NotImplementedError`` for a padding length that
 does not fit the input's dims in a non-constant mode (tinynet: ``ArgumentError``, a
