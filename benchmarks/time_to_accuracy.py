@@ -178,9 +178,7 @@ def main(argv=None):
     runners = {fw: Runner(fw, data, args.epochs) for fw in args.frameworks}
     for r in runners.values():  # untimed warm-up: kernels, cuDNN plans, the graph's first capture
         r.setup(12345)
-        # the evaluation's convolutions (batch 2000) first: on an H100, tinynet's cuDNN autotune of
-        # them after the graph's capture stalled twice (2026-11-27, not diagnosed; before it, it ran)
-        r.accuracy()
+        r.accuracy()  # the evaluation's convolutions (batch 2000) are autotuned here, untimed
         r.epoch(numpy.random.default_rng(0))
     results = {fw: [] for fw in runners}
     for seed in range(args.seeds):
