@@ -88,7 +88,7 @@ def test_half_gemm_matches_float64_of_the_rounded_inputs(path, mnk, trans_a, tra
     a, a64 = _half(rng, (k, m) if trans_a else (m, k), dtype)
     b, b64 = _half(rng, (n, k) if trans_b else (k, n), dtype)
     bias, bias64 = _half(rng, (n,), dtype)
-    splits, _ = gemm._gemm_splits(m, n, k, gemm._split_workspace(cupy)[2])
+    splits = gemm.plan(m, n, k, gemm._split_workspace(cupy)[2])[2]
     assert (m * n * k > gemm.SMALL_GEMM) == (path == "cublas")
     assert path == "cublas" or (splits > 1) == (path == "split"), (mnk, splits)
     op_a, op_b = (a64.T if trans_a else a64), (b64.T if trans_b else b64)

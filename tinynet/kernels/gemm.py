@@ -17,8 +17,16 @@ from .gpu_ops import bias_add
 # launch is cheapest) and the reference convnet's batch-1024 fc1 products (16.4M; the step is bound by
 # the GPU, where cuBLAS's kernels win: graphed step 0.55 against 0.57 ms on the H200, 2026-11-27)
 SMALL_GEMM = 14 << 20
-GEMM_TILE = 16
-SPLIT_MIN_K = 64          # each split of a split-K product sums at least 4 slabs of K
+# The tiled kernel's layout per shape (``plan``), chosen from GPU time per product on the H100,
+# 2026-11-27 (benchmarks/gemm_shapes.py, NOTES.md row 19): slabs of 64 lost to 32 wherever a
+# block's K range exceeds 32 (MLP fc1 forward at batch 64: 9.2 against 8.3 us); 2 x 2 outputs
+# per thread won on products of 784+ tiles (MLP fc1 weight gradient 4.8 against 6.3 us) and lost
+# on small ones (convnet fc1 weight gradient, 80 tiles: 3.1 against 2.5 us) and under split-K.
+GEMM_TILE = 16            # threads per block side; a thread computes R x R outputs of a (16 R)-wide tile
+REG_TILE_TILES = 512      # R = 2 for an unsplit product of at least this many 16 x 16 tiles, else R = 1
+SLABS = (16, 32)          # the K slabs gemm.cu is built for: the least that covers a block's K range
+BLOCKS_PER_SM = 2         # split-K aims for this many blocks per SM (4: MLP fc1 forward 9.7 against 8.2 us)
+SPLIT_MIN_K = 64          # each split of a split-K product sums at least 64 values of K
 SPLIT_MAX = 32
 SPLIT_WORK = 1 << 20      # partial-product elements of the split-K workspace (8 MiB: float64 or float32 partials)
 SPLIT_COUNTERS = 1024     # tiles a split product may have (it splits only below 2 blocks per SM)
@@ -38,16 +46,17 @@ def _split_workspace(cp):
         work, counters = cp.cuda.Memory(SPLIT_WORK * 8), cp.cuda.Memory(SPLIT_COUNTERS * 4)
         cp.cuda.runtime.memset(counters.ptr, 0, SPLIT_COUNTERS * 4)
         sms = cp.cuda.Device(dev).attributes["MultiProcessorCount"]
-        st = _split_state[dev] = (work, counters, 2 * sms, (work.ptr, counters.ptr, 2 * sms))
+        target = BLOCKS_PER_SM * sms
+        st = _split_state[dev] = (work, counters, target, (work.ptr, counters.ptr, target))
     return st
 
 
-def _gemm_splits(m, n, k, target):
-    """``(splits, kchunk)`` for an (M, N, K) product: split K when the output has fewer
-    tiles than ``target`` blocks and K is long, so that about ``target`` blocks run. The
-    choice depends only on the shape (and the GPU), so every call of a shape, eager or
-    captured, sums in the same order."""
-    tiles = -(-m // GEMM_TILE) * -(-n // GEMM_TILE)
+def _gemm_splits(m, n, k, target, tile=GEMM_TILE):
+    """``(splits, kchunk)`` for an (M, N, K) product on ``tile``-wide output tiles: split K
+    when the output has fewer tiles than ``target`` blocks and K is long, so that about
+    ``target`` blocks run. The choice depends only on the shape (and the GPU), so every call
+    of a shape, eager or captured, sums in the same order."""
+    tiles = -(-m // tile) * -(-n // tile)
     splits = min(target // tiles, k // SPLIT_MIN_K, SPLIT_MAX, SPLIT_WORK // (m * n))
     if tiles > SPLIT_COUNTERS or splits < 2:
         return 1, k
@@ -101,20 +110,36 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
         return out if bias is None or out.size == 0 else bias_add(out, bias)
     out = cp.empty((m, n), dtype=a.dtype)
     ws = _split_workspace(cp)
-    grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b), *(ws[3] if ws is not None else (0, 0, 0)))
-    cuda.kernel("gemm.cu", "tinynet_gemm_fwd", a.dtype)(grid, (GEMM_TILE, GEMM_TILE), (a, b, bias, out) + scalars)
+    name, grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b),
+                                       *(ws[3] if ws is not None else (0, 0, 0)))
+    cuda.kernel("gemm.cu", name, a.dtype)(grid, (GEMM_TILE, GEMM_TILE), (a, b, bias, out) + scalars)
     return out
+
+
+def plan(m, n, k, target):
+    """``(R, slab, splits, kchunk)`` of the tiled kernel for an (M, N, K) product: the split
+    of K (``_gemm_splits``; ``target`` 0 means no split), R x R outputs per thread (R = 2 for
+    an unsplit product of ``REG_TILE_TILES`` 16 x 16 tiles or more), and the slab, the least
+    of ``SLABS`` covering a block's range of K (the largest for longer ranges). Neither R nor
+    the slab changes a result's bits: every output is summed in K order either way."""
+    splits, kchunk = _gemm_splits(m, n, k, target) if target and k else (1, k)
+    tiles = -(-m // GEMM_TILE) * -(-n // GEMM_TILE)
+    r = 2 if splits == 1 and tiles >= REG_TILE_TILES else 1
+    slab = next((s for s in SLABS if s >= kchunk), SLABS[-1])
+    return r, slab, splits, kchunk
 
 
 @functools.lru_cache(maxsize=4096)
 def _gemm_launch(m, n, k, trans_a, trans_b, work, counters, target):
-    """``(grid, scalar arguments)`` of ``tinynet_gemm_fwd`` for an (M, N, K) product: the
-    scalars follow the four array arguments (m, n, k, trans_a, trans_b, K chunk, workspace
-    and counter pointers). ``target`` is the split-K block target, 0 (with null pointers)
-    where no workspace exists (then no split). Cached, so a repeated product builds no Python
-    scalars (CuPy's ``int32``/``uint64`` are NumPy's)."""
-    splits, kchunk = _gemm_splits(m, n, k, target) if target and k else (1, k)
-    grid = ((n + GEMM_TILE - 1) // GEMM_TILE, (m + GEMM_TILE - 1) // GEMM_TILE, splits)
+    """``(kernel name, grid, scalar arguments)`` of the tiled kernel for an (M, N, K) product
+    as :func:`plan` lays it out. The scalars follow the four array arguments (m, n, k,
+    trans_a, trans_b, K chunk, workspace and counter pointers). ``target`` is the split-K
+    block target, 0 (with null pointers) where no workspace exists (then no split). Cached,
+    so a repeated product builds no Python scalars (CuPy's ``int32``/``uint64`` are NumPy's)."""
+    r, slab, splits, kchunk = plan(m, n, k, target)
+    tile = GEMM_TILE * r
+    grid = ((n + tile - 1) // tile, (m + tile - 1) // tile, splits)
     i32 = numpy.int32
-    return grid, (i32(m), i32(n), i32(k), i32(trans_a), i32(trans_b), i32(max(kchunk, 1)), numpy.uint64(work),
-                  numpy.uint64(counters))
+    return f"tinynet_gemm_fwd_s{slab}r{r}", grid, (
+        i32(m), i32(n), i32(k), i32(trans_a), i32(trans_b), i32(max(kchunk, 1)), numpy.uint64(work),
+        numpy.uint64(counters))

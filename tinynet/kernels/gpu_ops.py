@@ -86,7 +86,7 @@ def dropout_fwd(x, p, mask_shape):
     y = cp.empty_like(x)
     mask = cp.empty(x.shape, dtype=cp.uint8)
     seed, offset, cells = _random.philox_draw()  # cells: device [seed, base] inside a graph capture
-    cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), x.size,
+    cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), -(-x.size // 4),  # 4 per thread
                 (x, y, mask, cp.int64(x.size), cp.int64(group), cp.float32(p), scale, seed, offset, cells))
     return y, mask, scale
 
@@ -139,22 +139,22 @@ _MODES = {"mean": 0, "sum": 1, "none": 2}
 
 
 def nll_fwd(x, target, weight, ignore_index, reduction, lse=None):
-    """Loss and [sum, weight-sum]; with ``lse`` the input is logits (cross-entropy)."""
+    """Loss and [sum, weight-sum, reduced loss]; with ``lse`` the input is logits (cross-entropy).
+    The reduced loss ("mean" or "sum") is a 0-d view of the kernel's third output."""
     cp = _cp()
     x = cp.ascontiguousarray(x)
     m, c = _rows(x)
-    out = cp.empty(2, dtype=x.dtype)
+    out = cp.empty(3, dtype=x.dtype)
     per_row = cp.empty(m, dtype=x.dtype) if reduction == "none" else None
     t = cp.ascontiguousarray(target, dtype=cp.int64)
+    mode = cp.int32(_MODES[reduction])
     if lse is None:
-        args = (x, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index))
+        args = (x, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
         cuda.kernel("softmax_nll.cu", "tinynet_nll_loss_fwd", x.dtype)((1,), (256,), args)
     else:
-        args = (x, lse, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index))
+        args = (x, lse, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
         cuda.kernel("softmax_nll.cu", "tinynet_cross_entropy_fwd", x.dtype)((1,), (256,), args)
-    if reduction == "none":
-        return per_row, out
-    return (out[0] / out[1] if reduction == "mean" else out[0].copy()), out
+    return (per_row if reduction == "none" else out[2]), out
 
 
 def nll_bwd(gy, x_shape, dtype, target, weight, out, ignore_index, reduction, x=None, lse=None):
@@ -258,7 +258,7 @@ def bias_add(y, b):
     cp = _cp()
     c = y.shape[1]
     length = y.size // (y.shape[0] * c) if y.size else 1
-    cuda.launch(cuda.kernel("fused.cu", "tinynet_bias_add_fwd", y.dtype), y.size,
+    cuda.launch(cuda.kernel("fused.cu", "tinynet_bias_add_fwd", y.dtype), -(-y.size // 4),  # 4 per thread
                 (y, b, cp.int64(y.size), cp.int32(c), cp.int64(length)))
     return y
 

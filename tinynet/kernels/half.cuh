@@ -39,3 +39,12 @@ __device__ __forceinline__ void store(float* p, long long i, float v) { p[i] = v
 __device__ __forceinline__ void store(double* p, long long i, double v) { p[i] = v; }
 __device__ __forceinline__ void store(half_bits* p, long long i, float v) { p[i] = float_to_half(v); }
 __device__ __forceinline__ void store(bf16_bits* p, long long i, float v) { p[i].v = float_to_bf16(v); }
+
+// Four consecutive values as one aligned access (16 bytes of float, 32 of double, 8 of the half
+// types): element-wise kernels that give each thread 4 elements read and write them as one
+// vector where the address allows (vec4_ok), so a warp's accesses stay contiguous.
+template <typename T> struct alignas(4 * sizeof(T)) Vec4 { T v[4]; };
+template <typename T>
+__device__ __forceinline__ bool vec4_ok(const T* p, long long i, long long n) {
+    return i + 4 <= n && ((unsigned long long)(p + i)) % sizeof(Vec4<T>) == 0;
+}

@@ -49,11 +49,13 @@ __device__ void log_softmax_bwd(const T* y, const T* gy, T* gx, int M, int C) {
     for (int c = lane; c < C; c += WARP) gx[base + c] = gy[base + c] - exp(y[base + c]) * s;
 }
 
-// Loss per row ( -w[t] * (logp[t]) ), summed in one block; out = [sum, weight sum],
+// Loss per row ( -w[t] * (logp[t]) ), summed in one block; out = [sum, weight sum, loss] with
+// loss = sum / weight sum for mode 0 ("mean", the one division CuPy's true_divide would do: 0/0
+// is NaN, as in PyTorch) and sum otherwise, so the reduced loss needs no launch of its own;
 // per_row (may be null) gets the unreduced losses. lse null: logp is the input itself.
 template <typename T>
 __device__ void nll_reduce(const T* logp_or_x, const T* lse, const long long* t, const T* w,
-                           T* out, T* per_row, int M, int C, long long ignore_index) {
+                           T* out, T* per_row, int M, int C, long long ignore_index, int mode) {
     __shared__ T s_loss[256], s_w[256];
     T acc = 0, accw = 0;
     for (int row = threadIdx.x; row < M; row += blockDim.x) {
@@ -75,7 +77,11 @@ __device__ void nll_reduce(const T* logp_or_x, const T* lse, const long long* t,
         if (threadIdx.x < k) { s_loss[threadIdx.x] += s_loss[threadIdx.x + k]; s_w[threadIdx.x] += s_w[threadIdx.x + k]; }
         __syncthreads();
     }
-    if (threadIdx.x == 0) { out[0] = s_loss[0]; out[1] = s_w[0]; }
+    if (threadIdx.x == 0) {
+        out[0] = s_loss[0];
+        out[1] = s_w[0];
+        out[2] = mode == 0 ? s_loss[0] / s_w[0] : s_loss[0];
+    }
 }
 
 // Gradient wrt the input, one thread per element. scale_mode 0: mean (gy[0] / out[1]),
@@ -102,14 +108,14 @@ extern "C" __global__ void tinynet_log_softmax_fwd_##S(const T* x, T* y, T* lse,
 extern "C" __global__ void tinynet_log_softmax_bwd_##S(const T* y, const T* gy, T* gx, int M, int C) { \
     log_softmax_bwd<T>(y, gy, gx, M, C); }                                                           \
 extern "C" __global__ void tinynet_nll_loss_fwd_##S(const T* logp, const long long* t, const T* w,   \
-        T* out, T* per_row, int M, int C, long long ig) {                                            \
-    nll_reduce<T>(logp, (const T*)0, t, w, out, per_row, M, C, ig); }                                \
+        T* out, T* per_row, int M, int C, long long ig, int mode) {                                  \
+    nll_reduce<T>(logp, (const T*)0, t, w, out, per_row, M, C, ig, mode); }                                \
 extern "C" __global__ void tinynet_nll_loss_bwd_##S(const long long* t, const T* w, const T* gy,     \
         const T* out, T* gx, int M, int C, long long ig, int mode) {                                 \
     nll_grad<T>((const T*)0, (const T*)0, t, w, gy, out, gx, M, C, ig, mode); }                      \
 extern "C" __global__ void tinynet_cross_entropy_fwd_##S(const T* x, const T* lse, const long long* t, \
-        const T* w, T* out, T* per_row, int M, int C, long long ig) {                                \
-    nll_reduce<T>(x, lse, t, w, out, per_row, M, C, ig); }                                           \
+        const T* w, T* out, T* per_row, int M, int C, long long ig, int mode) {                      \
+    nll_reduce<T>(x, lse, t, w, out, per_row, M, C, ig, mode); }                                           \
 extern "C" __global__ void tinynet_cross_entropy_bwd_##S(const T* x, const T* lse, const long long* t, \
         const T* w, const T* gy, const T* out, T* gx, int M, int C, long long ig, int mode) {        \
     nll_grad<T>(x, lse, t, w, gy, out, gx, M, C, ig, mode); }
