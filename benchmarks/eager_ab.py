@@ -7,7 +7,11 @@ package is copied to a temporary folder as ``tinynet_old`` (tinynet imports itse
 relatively, so the copy runs as it is), and the old library, today's and PyTorch train the
 same reference model side by side: repetitions of ``--steps`` steps in rotating order on
 the same batches, the first round dropped as warm-up. Prints the median ms per step of each
-and today's time over the old one; writes JSON with ``--out``.
+and today's time over the old one; writes JSON with ``--out``. Besides the wall time, each
+repetition records the thread's CPU time up to its last step (``time.thread_time``, before the
+final synchronisation): on a shared machine the wall time of a host-bound step also counts the
+moments the process is not running, and the CPU time does not (``new_over_old_cpu``); the
+minimum over repetitions is reported too (``new_over_old_min``).
 
     python benchmarks/eager_ab.py --old /tmp/old-checkout --device cpu
     TINYNET_BACKEND=cupy python3 benchmarks/eager_ab.py --old /tmp/old --device cuda --out ab.json
@@ -127,24 +131,32 @@ def main(argv=None):
     for name in args.models:
         steps = {k: make_step(lib, name, args.device, x, y) for k, lib in libs.items()}
         times = {k: [] for k in steps}
+        cpu = {k: [] for k in steps}
         keys = list(steps)
         for rnd in range(args.rounds):
             starts = rng.integers(0, n - args.batch, args.steps)
             for k in keys[rnd % len(keys):] + keys[:rnd % len(keys)]:
                 step, sync = steps[k]
                 sync()
-                t = time.perf_counter()
+                t, c = time.perf_counter(), time.thread_time()
                 for s in starts:
                     step(s, s + args.batch)
+                c = time.thread_time() - c
                 sync()
                 if rnd:
                     times[k].append((time.perf_counter() - t) / args.steps * 1e3)
+                    cpu[k].append(c / args.steps * 1e3)
         med = {k: statistics.median(v) for k, v in times.items()}
-        rows.append({"model": name, "batch": args.batch, "ms_per_step_median": med, "ms_per_step_all": times,
-                     "new_over_old": med["new"] / med["old"]})
+        cmed = {k: statistics.median(v) for k, v in cpu.items()}
+        row = {"model": name, "batch": args.batch, "ms_per_step_median": med, "ms_per_step_all": times,
+               "cpu_ms_per_step_median": cmed, "cpu_ms_per_step_all": cpu, "new_over_old": med["new"] / med["old"],
+               "new_over_old_cpu": cmed["new"] / cmed["old"],
+               "new_over_old_min": min(times["new"]) / min(times["old"])}
+        rows.append(row)
         extra = f", PyTorch {med['torch']:.3f}" if "torch" in med else ""
         print(f"{name} b{args.batch}: old {med['old']:.3f} ms, new {med['new']:.3f} ms{extra} per step; "
-              f"new/old time {med['new'] / med['old']:.3f}", flush=True)
+              f"new/old time {row['new_over_old']:.3f} (minimum {row['new_over_old_min']:.3f}); thread CPU time "
+              f"old {cmed['old']:.3f}, new {cmed['new']:.3f} ms, new/old {row['new_over_old_cpu']:.3f}", flush=True)
         if args.profile:
             starts = rng.integers(0, n - args.batch, args.profile)
             prof = {k: _profile(*steps[k][:1], args.batch, args.profile, starts, steps[k][1]) for k in ("old", "new")}
