@@ -20,6 +20,9 @@ minimum over repetitions is reported too (``new_over_old_min``).
 holds a ``tinynet`` package. ``--profile N`` then runs N more steps of each tinynet under
 cProfile and prints both libraries' costliest functions side by side (host microseconds per
 step, named by module path below the package), with the growth of those found in both.
+``--ops`` instead times single calls of the step's pieces on tiny tensors (ReLU, a Linear
+module, log-softmax, NLL, a slice, zero_grad, a 4-op forward and its backward): the host cost of
+one op call, the fastest of 9 rounds of 3,000 calls, in thread CPU time.
 """
 import argparse
 import cProfile
@@ -33,6 +36,44 @@ import tempfile
 import time
 
 import numpy
+
+
+def op_cases(lib, device):
+    """``{name: call}``: single pieces of a training step on tiny tensors of ``lib``."""
+    F, nn = lib.nn.functional, lib.nn
+    lib.manual_seed(0)
+    x = lib.randn(4, 8, requires_grad=True, device=device)
+    xs, t = lib.randn(64, 8, device=device), lib.tensor(numpy.arange(4) % 4, device=device)
+    lin = nn.Linear(8, 4).to(device)
+    opt = lib.optim.SGD(lin.parameters(), lr=0.01)
+    logp = F.log_softmax(lin(x), dim=1)
+
+    def forward():
+        return F.nll_loss(F.log_softmax(F.relu(lin(x)), dim=1), t)
+    return {"relu": lambda: F.relu(x), "linear module": lambda: lin(x),
+            "log_softmax": lambda: F.log_softmax(x, dim=1), "nll_loss": lambda: F.nll_loss(logp, t),
+            "slice": lambda: xs[8:12], "zero_grad": opt.zero_grad, "4-op forward": forward,
+            "4-op forward + backward": lambda: forward().backward()}
+
+
+def time_ops(libs, device, calls=3000, rounds=9):
+    """``{op: {library: fastest thread CPU us per call}}`` over ``rounds`` rounds, the libraries
+    taking turns in alternating order."""
+    cases = {k: op_cases(lib, device) for k, lib in libs.items()}
+    out = {}
+    for name in cases["new"]:
+        best = {k: float("inf") for k in cases}
+        for r in range(rounds):
+            for k in (list(cases) if r % 2 == 0 else list(cases)[::-1]):
+                fn = cases[k][name]
+                c = time.thread_time()
+                for _ in range(calls):
+                    fn()
+                best[k] = min(best[k], (time.thread_time() - c) / calls * 1e6)
+        out[name] = best
+        ratio = best["new"] / best["old"]
+        print(f"{name:24s} old {best['old']:7.2f} us   new {best['new']:7.2f} us   new/old {ratio:.3f}", flush=True)
+    return out
 
 
 def make_step(lib, name, device, x, y):
@@ -115,11 +156,18 @@ def main(argv=None):
     p.add_argument("--no-torch", action="store_true")
     p.add_argument("--profile", type=int, default=0, metavar="N",
                    help="then profile N steps of each tinynet and print both profiles side by side")
+    p.add_argument("--ops", action="store_true", help="time single op calls instead of training steps")
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     old = import_old(args.old)
     import tinynet
     libs = {"old": old, "new": tinynet}
+    if args.ops:
+        ops = time_ops(libs, args.device)
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump({"device": args.device, "old": os.path.abspath(args.old), "us_per_call": ops}, f, indent=2)
+        return ops
     if not args.no_torch:
         import torch
         libs["torch"] = torch
