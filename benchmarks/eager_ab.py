@@ -20,9 +20,10 @@ minimum over repetitions is reported too (``new_over_old_min``).
 holds a ``tinynet`` package. ``--profile N`` then runs N more steps of each tinynet under
 cProfile and prints both libraries' costliest functions side by side (host microseconds per
 step, named by module path below the package), with the growth of those found in both.
-``--ops`` instead times single calls of the step's pieces on tiny tensors (ReLU, a Linear
+``--ops`` instead times single calls of a step's pieces on tiny tensors (ReLU, a Linear
 module, log-softmax, NLL, a slice, zero_grad, a 4-op forward and its backward): the host cost of
-one op call, the fastest of 9 rounds of 3,000 calls, in thread CPU time.
+one op call, the fastest of 9 rounds of 1,000 calls, in thread CPU time; and the reference MLP's
+batch-64 step in the same pieces (forward + loss, + zero_grad and backward, the SGD step, all).
 """
 import argparse
 import cProfile
@@ -50,13 +51,38 @@ def op_cases(lib, device):
 
     def forward():
         return F.nll_loss(F.log_softmax(F.relu(lin(x)), dim=1), t)
+
+    def fresh_backward():
+        opt.zero_grad()
+        forward().backward()
+    from models import reference_model  # the reference MLP's step at batch 64, in its pieces
+    mlp = reference_model(lib, "mlp").to(device)
+    mopt = lib.optim.SGD(mlp.parameters(), lr=0.05)
+    mx = lib.tensor(numpy.random.default_rng(0).standard_normal((64, 1, 28, 28)).astype(numpy.float32),
+                    device=device)
+    my = lib.tensor(numpy.arange(64) % 10, device=device)
+
+    def mlp_loss():
+        return F.nll_loss(mlp(mx), my)
+
+    def mlp_backward():
+        mopt.zero_grad()
+        mlp_loss().backward()
+
+    def mlp_step():
+        mlp_backward()
+        mopt.step()
+    mlp_backward()
     return {"relu": lambda: F.relu(x), "linear module": lambda: lin(x),
             "log_softmax": lambda: F.log_softmax(x, dim=1), "nll_loss": lambda: F.nll_loss(logp, t),
             "slice": lambda: xs[8:12], "zero_grad": opt.zero_grad, "4-op forward": forward,
-            "4-op forward + backward": lambda: forward().backward()}
+            "4-op forward + backward": lambda: forward().backward(),
+            "zero_grad + 4-op forward + backward": fresh_backward,
+            "MLP b64 forward + loss": mlp_loss, "MLP b64 zero_grad + forward + backward": mlp_backward,
+            "MLP b64 SGD step": mopt.step, "MLP b64 whole step": mlp_step}
 
 
-def time_ops(libs, device, calls=3000, rounds=9):
+def time_ops(libs, device, calls=1000, rounds=9):
     """``{op: {library: fastest thread CPU us per call}}`` over ``rounds`` rounds, the libraries
     taking turns in alternating order."""
     cases = {k: op_cases(lib, device) for k, lib in libs.items()}
@@ -72,7 +98,7 @@ def time_ops(libs, device, calls=3000, rounds=9):
                 best[k] = min(best[k], (time.thread_time() - c) / calls * 1e6)
         out[name] = best
         ratio = best["new"] / best["old"]
-        print(f"{name:24s} old {best['old']:7.2f} us   new {best['new']:7.2f} us   new/old {ratio:.3f}", flush=True)
+        print(f"{name:40s} old {best['old']:7.2f} us   new {best['new']:7.2f} us   new/old {ratio:.3f}", flush=True)
     return out
 
 
