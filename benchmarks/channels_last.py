@@ -20,6 +20,8 @@ import json
 import os
 import platform
 
+from graph_timing import tinynet_graph_us, torch_graph_us
+
 # (name, batch, input (C, H, W), weight (C_out, C_in, kH, kW), padding)
 LAYERS = [("convnet.conv1", 1024, (1, 28, 28), (10, 1, 5, 5), 0),
           ("convnet.conv2", 1024, (10, 12, 12), (20, 10, 5, 5), 0),
@@ -28,7 +30,6 @@ LAYERS = [("convnet.conv1", 1024, (1, 28, 28), (10, 1, 5, 5), 0),
 
 
 def tinynet_us(batch, cin_hw, wshape, pad, dtype, nhwc, replays):
-    import cupy as cp
     import tinynet
     import tinynet.nn.functional as F
     dt = getattr(tinynet, dtype)
@@ -42,19 +43,7 @@ def tinynet_us(batch, cin_hw, wshape, pad, dtype, nhwc, replays):
         x.grad = w.grad = b.grad = None
         F.conv2d(x, w, b, padding=pad).backward(gy)
 
-    for _ in range(3):
-        fwd_bwd()
-    g = tinynet.cuda.CUDAGraph()
-    with tinynet.cuda.graph(g):
-        fwd_bwd()
-    g.replay()
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    start.record()
-    for _ in range(replays):
-        g.replay()
-    stop.record()
-    stop.synchronize()
-    return cp.cuda.get_elapsed_time(start, stop) * 1000 / replays
+    return tinynet_graph_us(tinynet, fwd_bwd, replays)
 
 
 def torch_us(batch, cin_hw, wshape, pad, dtype, nhwc, replays):
@@ -71,23 +60,7 @@ def torch_us(batch, cin_hw, wshape, pad, dtype, nhwc, replays):
         x.grad = w.grad = b.grad = None
         torch.nn.functional.conv2d(x, w, b, padding=pad).backward(gy)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fwd_bwd()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        fwd_bwd()
-    g.replay()
-    start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(replays):
-        g.replay()
-    stop.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(stop) * 1000 / replays
+    return torch_graph_us(torch, fwd_bwd, replays)
 
 
 def main(argv=None):

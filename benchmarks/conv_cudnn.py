@@ -16,6 +16,8 @@ import os
 import platform
 import time
 
+from graph_timing import torch_graph_us
+
 
 def wall_per_call(fn, n, sync):
     for _ in range(50):
@@ -120,24 +122,7 @@ def main(argv=None):
                 torch.nn.functional.conv2d(txa, twa)
                 torch.ops.aten.convolution_backward(tgy, txa, twa, None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1,
                                                     [True, True, False])
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    theirs()
-            torch.cuda.current_stream().wait_stream(s)
-            tg = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(tg):
-                theirs()
-            tg.replay()
-            torch.cuda.synchronize()
-            t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            t0.record()
-            for _ in range(args.replays):
-                tg.replay()
-            t1.record()
-            torch.cuda.synchronize()
-            torch_us = t0.elapsed_time(t1) * 1000 / args.replays
+            torch_us = torch_graph_us(torch, theirs, args.replays)
             results["gpu_us"].append({"layer": name, "batch": batch, "tinynet_us": ours_us, "torch_us": torch_us,
                                       "ratio": ours_us / torch_us,
                                       "engines": {k: pl[k].name for k in pl}})

@@ -18,6 +18,8 @@ import json
 import os
 import platform
 
+from graph_timing import tinynet_graph_us, torch_graph_us
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 # (net, layer, in_features, out_features) of the throughput table's models
 LAYERS = [("mlp", "fc1", 784, 256), ("mlp", "fc2", 256, 10), ("convnet", "fc1", 320, 50),
@@ -36,24 +38,6 @@ def products(layers):
                 out.append((f"{tag} dX", b, fin, fout, False, False, False))  # gy (B, out) @ W (out, in)
             out.append((f"{tag} dW", fout, fin, b, True, False, False))      # gy^T @ x
     return out
-
-
-def replay_us(cp, graph_cls, graph_ctx, fn, calls, replays):
-    g = graph_cls()
-    fn()
-    cp.cuda.Device().synchronize()
-    with graph_ctx(g):
-        for _ in range(calls):
-            fn()
-    g.replay()
-    cp.cuda.Device().synchronize()
-    e0, e1 = cp.cuda.Event(), cp.cuda.Event()
-    e0.record()
-    for _ in range(replays):
-        g.replay()
-    e1.record()
-    e1.synchronize()
-    return cp.cuda.get_elapsed_time(e0, e1) * 1000 / (replays * calls)
 
 
 def main(argv=None):
@@ -98,8 +82,8 @@ def main(argv=None):
             use(v)
             got = cp.asnumpy(gemm.matmul(a, b, ta, tb, bias))
             err = float(abs(got - ref).max() / (abs(ref).max() + 1e-30))
-            us = replay_us(cp, tinynet.cuda.CUDAGraph, tinynet.cuda.graph,
-                           lambda: gemm.matmul(a, b, ta, tb, bias), args.calls, args.replays)
+            us = tinynet_graph_us(tinynet, lambda: gemm.matmul(a, b, ta, tb, bias), args.replays, calls=args.calls,
+                                  warmup=1)
             ws = gemm._split_state.get(cp.cuda.runtime.getDevice())
             tiled = ws is not None and row["path"] == "tiled"
             r, slab, splits, _ = gemm.plan(m, n, k, ws[2]) if tiled else (0, 0, 1, k)
@@ -110,7 +94,7 @@ def main(argv=None):
             opa, opb = (ta_.t() if ta else ta_), (tb_.t() if tb else tb_)
             tbias = torch.from_dlpack(bias) if with_bias else None
             fn = (lambda: torch.addmm(tbias, opa, opb)) if with_bias else (lambda: torch.mm(opa, opb))
-            row["torch_us"] = torch_replay_us(torch, fn, args.calls, args.replays)
+            row["torch_us"] = torch_graph_us(torch, fn, args.replays, calls=args.calls)
             row["ratio"] = row["torch_us"] / row["tinynet_us"][variants[0]]["us"]
         rows.append(row)
         line = f"{label:<28} {m:>5}x{n:<4}x{k:<5} {row['path']:<6}"
@@ -127,28 +111,6 @@ def main(argv=None):
     with open(args.out, "w") as f:
         json.dump({"meta": meta, "rows": rows}, f, indent=2)
     return 0
-
-
-def torch_replay_us(torch, fn, calls, replays):
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            fn()
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        for _ in range(calls):
-            fn()
-    g.replay()
-    torch.cuda.synchronize()
-    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t0.record()
-    for _ in range(replays):
-        g.replay()
-    t1.record()
-    torch.cuda.synchronize()
-    return t0.elapsed_time(t1) * 1000 / (replays * calls)
 
 
 if __name__ == "__main__":
