@@ -51,12 +51,12 @@ def _split_workspace(cp):
     return st
 
 
-def _gemm_splits(m, n, k, target, tile=GEMM_TILE):
-    """``(splits, kchunk)`` for an (M, N, K) product on ``tile``-wide output tiles: split K
-    when the output has fewer tiles than ``target`` blocks and K is long, so that about
-    ``target`` blocks run. The choice depends only on the shape (and the GPU), so every call
-    of a shape, eager or captured, sums in the same order."""
-    tiles = -(-m // tile) * -(-n // tile)
+def _gemm_splits(m, n, k, target):
+    """``(splits, kchunk)`` for an (M, N, K) product: split K when the output has fewer
+    16 x 16 tiles than ``target`` blocks and K is long, so that about ``target`` blocks run.
+    The choice depends only on the shape (and the GPU), so every call of a shape, eager or
+    captured, sums in the same order."""
+    tiles = -(-m // GEMM_TILE) * -(-n // GEMM_TILE)
     splits = min(target // tiles, k // SPLIT_MIN_K, SPLIT_MAX, SPLIT_WORK // (m * n))
     if tiles > SPLIT_COUNTERS or splits < 2:
         return 1, k
