@@ -209,9 +209,8 @@ def update_scale(scale, tracker, found, growth_factor, backoff_factor, growth_in
     (kept only when finite) and restarts. ``scale`` (float32), ``tracker`` (int32) and
     ``found`` (float32) are 0-d CuPy arrays on one GPU, updated in place. Returns False
     (nothing done) for other arrays, for the caller's generic code."""
-    cp = backend.cupy
-    if not backend.kernels_enabled or cp is None or not all(
-            isinstance(a, cp.ndarray) and a.ndim == 0 and a.dtype == d and a.device == scale.device
+    if not backend.kernels_enabled or not all(
+            isinstance(a, backend._CUPY_NDARRAY) and a.ndim == 0 and a.dtype == d and a.device == scale.device
             for a, d in ((scale, numpy.float32), (tracker, numpy.int32), (found, numpy.float32))):
         return False
     cuda.elementwise("float32 found, float32 growth, float32 backoff, int32 interval", "float32 scale, int32 tracker",

@@ -61,15 +61,23 @@ def _decay(g, w, grad):
     return grad
 
 
-def _moments(g, w, grad, st, b1, b2):
-    """The generic first half of NAdam's and RAdam's update: the gradient to use (``-grad``
-    under maximize, then the weight decay) and the moments ``exp_avg``, ``exp_avg_sq``
-    updated in place; returns ``(gradient, exp_avg, exp_avg_sq)``."""
+def _first_moment(g, w, grad, st, b1):
+    """The start of every generic Adam-family update here: the gradient to use (``-grad``
+    under maximize, then the weight decay) and ``exp_avg`` moved towards it in place;
+    returns ``(gradient, exp_avg)``."""
     if g["maximize"]:
         grad = -grad
     grad = _decay(g, w, grad)
-    m, v = st["exp_avg"], st["exp_avg_sq"]
+    m = st["exp_avg"]
     lerp_(m, grad, 1 - b1)
+    return grad, m
+
+
+def _moments(g, w, grad, st, b1, b2):
+    """The generic first half of NAdam's and RAdam's update: :func:`_first_moment`, then
+    ``exp_avg_sq`` updated in place; returns ``(gradient, exp_avg, exp_avg_sq)``."""
+    grad, m = _first_moment(g, w, grad, st, b1)
+    v = st["exp_avg_sq"]
     v *= b2
     v += (1 - b2) * grad * grad
     return grad, m, v
@@ -237,11 +245,8 @@ class Adamax(Optimizer):
                 xp = backend.array_module(w)
                 st = _moments_state(self, p, "exp_inf")
                 st["step"] += 1
-                if g["maximize"]:
-                    grad = -grad
-                grad = _decay(g, w, grad)
-                m, u = st["exp_avg"], st["exp_inf"]
-                lerp_(m, grad, 1 - b1)
+                grad, m = _first_moment(g, w, grad, st, b1)
+                u = st["exp_inf"]
                 u *= b2
                 xp.maximum(u, xp.abs(grad) + eps, out=u)
                 clr = lr / (1 - b1 ** st["step"])
