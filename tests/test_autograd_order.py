@@ -130,3 +130,30 @@ def test_leaf_hooks_run_after_the_ops_in_first_arrival_order():
     h.register_hook(lambda g: seen.append("h"))
     (h * x).sum().backward()
     assert seen == ["h", "x", "y"]  # PyTorch's order too
+
+
+class _Cube(Op):
+    """An op with a GPU forward of its own but no GPU backward."""
+    name = "cube"
+
+    def forward(self, xp, x):
+        self.save_for_backward(x)
+        return x ** 3
+
+    def forward_gpu(self, xp, x):
+        return self.forward(xp, x)
+
+    def backward(self, xp, gy):
+        (x,) = self.saved
+        return (3 * x ** 2 * gy,)
+
+
+def test_op_with_forward_gpu_only_takes_the_generic_backward(device):
+    # the engine calls backward_gpu on every op whose forward_gpu ran; Op gives such a class
+    # the generic backward as its backward_gpu
+    assert "backward_gpu" in _Cube.__dict__ and "backward_gpu" not in Op.__dict__
+    x = tinynet.tensor([1.0, -2.0, 0.5], device=device, requires_grad=True)
+    y = _Cube().apply(x)
+    assert y.grad_fn.gpu_path == (x.device.type == "cuda" and tinynet.backend.kernels_enabled)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.cpu().numpy(), [3.0, 12.0, 0.75])

@@ -12,6 +12,7 @@
 save and restore the host generator; ``tinynet.cuda.get_rng_state``/``set_rng_state``
 the Philox counter. States are uint8 tensors holding the generator's state as JSON.
 """
+import functools
 import json
 import numbers
 
@@ -178,6 +179,15 @@ def device_generator():
     return _device["cupy"]
 
 
+_NULL = numpy.uint64(0)  # the cells argument outside a capture: a null pointer
+
+
+@functools.lru_cache(maxsize=8)
+def _seed_arg(seed):
+    """The seed as a ``uint64`` kernel argument (made once per seed: every dropout call passes it)."""
+    return numpy.uint64(seed % 2**64)
+
+
 def philox_draw():
     """``(seed, offset, cells)`` of the next draw of the Philox generator behind GPU dropout,
     as ``numpy.uint64`` kernel arguments; the offset then advances by one.
@@ -197,7 +207,7 @@ def philox_draw():
     _device["offset"] = offset + 1
     cap = capture.current()
     if cap is None:
-        return numpy.uint64(_device["seed"] % 2**64), numpy.uint64(offset), numpy.uint64(0)
+        return _seed_arg(_device["seed"]), numpy.uint64(offset), _NULL
     rec = cap.shared.get("philox")
     if rec is None:
         rec = cap.shared["philox"] = {"base": offset, "n": 0}

@@ -79,7 +79,7 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
         entry = grads.pop(op)
         if plain and clock[0] <= op._gate:  # one output, no hooks, nothing saved changed (Op._gate)
             xp = backend.cupy if type(entry) is gpu_array else numpy
-            input_grads = op.run_backward(xp, (entry,)) if op.gpu_path else op.backward(xp, entry)
+            input_grads = op.backward_gpu(xp, entry) if op.gpu_path else op.backward(xp, entry)
         else:
             input_grads = _general_backward(op, entry, capture, create_graph)
             if input_grads is _SKIP:
@@ -192,7 +192,9 @@ def _accumulate(leaf, g, create_graph, stolen):
     if cur is None:
         graph_capture.grad_journal(leaf)  # a failed CUDA graph capture puts the old grad back
         flags, key = g.flags, id(g)
-        if g.base is None and flags.c_contiguous and getattr(flags, "writeable", True) and key not in stolen:
+        # (CuPy arrays are always writeable and their flags have no such field)
+        if (g.base is None and flags.c_contiguous and key not in stolen
+                and (type(g) is backend._CUPY_NDARRAY or flags.writeable)):
             stolen.add(key)
         else:
             g = _copy_like(leaf.array, g)
@@ -200,7 +202,7 @@ def _accumulate(leaf, g, create_graph, stolen):
         return
     acc = cur.array
     if (not cur.requires_grad and acc.shape == g.shape and (acc.dtype is g.dtype or acc.dtype == g.dtype)
-            and getattr(acc.flags, "writeable", True)):
+            and (type(acc) is backend._CUPY_NDARRAY or acc.flags.writeable)):
         acc += g  # in place, as PyTorch accumulates (what a graph replay relies on)
     else:
         graph_capture.grad_journal(leaf)

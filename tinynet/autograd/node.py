@@ -127,6 +127,13 @@ class Op:
     _out_hooks = None    # output index -> [hook], from Tensor.register_hook on a non-leaf
     _retained = None     # output index -> weak reference, from Tensor.retain_grad
 
+    def __init_subclass__(cls, **kwargs):
+        # an op with forward_gpu but no backward_gpu of its own takes the generic backward after
+        # it, so the engine can call backward_gpu on every op forward_gpu ran (one lookup)
+        super().__init_subclass__(**kwargs)
+        if hasattr(cls, "forward_gpu") and not hasattr(cls, "backward_gpu"):
+            cls.backward_gpu = _generic_backward
+
     def forward(self, xp, *args):
         raise NotImplementedError
 
@@ -348,10 +355,15 @@ class Op:
 
     def run_backward(self, xp, grads):
         """Backward on arrays along the path forward took (``backward_gpu`` after ``forward_gpu``)."""
-        backward = self.backward_gpu if self.gpu_path and hasattr(self, "backward_gpu") else self.backward
+        backward = self.backward_gpu if self.gpu_path else self.backward
         if self._low:  # the saved arrays are float32: so are the gradients it works on
             grads = [g.astype(float32) if g is not None and g.dtype == bfloat16 else g for g in grads]
         return backward(xp, *grads)
+
+
+def _generic_backward(self, xp, *grads):
+    """``backward_gpu`` of an op that has ``forward_gpu`` only: the generic backward."""
+    return self.backward(xp, *grads)
 
 
 def _bf16_in(arrays):

@@ -88,7 +88,7 @@ def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentu
     else:
         mean = running_mean.astype(acc, copy=False)
         invstd = 1 / cp.sqrt(running_var.astype(acc, copy=False) + eps)
-    y = cp.empty_like(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
     cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd" + pf, x.dtype), x.size,
                 (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
     return y, mean, invstd
@@ -114,7 +114,7 @@ def batch_norm_bwd(x, gy, mean, invstd, weight, training, need_params):
             part = cp.empty(2 * c * parts, dtype=acc)
             cuda.kernel("batchnorm.cu", "tinynet_batch_norm_sums_rows_bwd", x.dtype)(
                 (c, parts), (threads,), (x, gy, mean, invstd, part, counters) + tail)
-    gx = cp.empty_like(gy)
+    gx = cp.empty(gy.shape, dtype=gy.dtype)
     cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_bwd" + pf, x.dtype), x.size,
                 (x, gy, mean, invstd, weight, sum_gy, sum_gy_xhat, gx, cp.int64(x.size), cp.int32(c),
                  cp.int32(length), cp.int64(n * length), cp.int32(int(training))))

@@ -2,7 +2,15 @@
 im2col/col2im, bias add/gradient, ReLU (the GEMMs: :mod:`tinynet.kernels.gemm`). Each
 takes and returns CuPy arrays; the Functions in :mod:`tinynet.nn.functional` call them
 from their ``forward_gpu``/``backward_gpu``.
+
+Outputs are made with ``cp.empty(shape, dtype)``, not ``cp.empty_like``: the inputs are
+C-contiguous by then (so the layout is the same), and on the H100 machine ``empty_like``
+took 6.3 us of host time per call against 3.9 us (``benchmarks/host_costs.py``).
 """
+import functools
+
+import numpy
+
 from .. import backend, random as _random
 from . import cuda
 
@@ -14,7 +22,14 @@ def _cp():
 # ---- pooling ---------------------------------------------------------------------------
 def _max_args(in_shape, out, kernel, stride, padding, dilation):
     """(H, W, H_out, W_out, kh, kw, sh, sw, ph, pw, dh, dw) as the int32s both max-pool kernels take."""
-    return tuple(_cp().int32(v) for v in (*in_shape[2:], *out, *kernel, *stride, *padding, *dilation))
+    return _int32s((*in_shape[2:], *out, *kernel, *stride, *padding, *dilation))
+
+
+@functools.lru_cache(maxsize=4096)
+def _int32s(values):
+    """``values`` as a tuple of ``int32`` kernel arguments, cached: a NumPy scalar costs a third
+    of a microsecond to make, and a pooling launch takes twelve."""
+    return tuple(numpy.int32(v) for v in values)
 
 
 def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
@@ -23,7 +38,7 @@ def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
     y = cp.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
     argmax = cp.empty(y.shape, dtype=cp.int32)
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_fwd", x.dtype), y.size,
-                (x, y, argmax, cp.int64(y.size), *_max_args(x.shape, out, kernel, stride, padding, dilation)))
+                (x, y, argmax, cuda.i64(y.size), *_max_args(x.shape, out, kernel, stride, padding, dilation)))
     return y, argmax
 
 
@@ -35,19 +50,18 @@ def max_pool2d_bwd(gy, argmax, in_shape, kernel, stride, padding, dilation):
     gx = cp.empty(in_shape, dtype=gy.dtype)
     if tuple(stride) == tuple(kernel) and tuple(dilation) == (1, 1) and gx.size < 2 ** 31:
         cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd_disjoint", gy.dtype), gx.size,
-                    (gy, argmax, gx, cp.int32(gx.size), *(cp.int32(v) for v in (*in_shape[2:], *gy.shape[2:],
+                    (gy, argmax, gx, cuda.i32(gx.size), *(cuda.i32(v) for v in (*in_shape[2:], *gy.shape[2:],
                                                                                  *kernel, *padding))))
         return gx
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd", gy.dtype), gx.size,
-                (gy, argmax, gx, cp.int64(gx.size),
+                (gy, argmax, gx, cuda.i64(gx.size),
                  *_max_args(in_shape, gy.shape[2:], kernel, stride, padding, dilation)))
     return gx
 
 
 def _avg_args(shape_in, out, kernel, stride, padding, cip, dov):
-    cp = _cp()
-    return (cp.int32(shape_in[2]), cp.int32(shape_in[3]), cp.int32(out[0]), cp.int32(out[1]),
-            *(cp.int32(v) for v in (*kernel, *stride, *padding)), cp.int32(int(cip)), cp.int32(dov or 0))
+    return (cuda.i32(shape_in[2]), cuda.i32(shape_in[3]), cuda.i32(out[0]), cuda.i32(out[1]),
+            *(cuda.i32(v) for v in (*kernel, *stride, *padding)), cuda.i32(int(cip)), cuda.i32(dov or 0))
 
 
 def avg_pool2d_fwd(x, kernel, stride, padding, out, count_include_pad, divisor_override):
@@ -55,7 +69,7 @@ def avg_pool2d_fwd(x, kernel, stride, padding, out, count_include_pad, divisor_o
     x = cp.ascontiguousarray(x)
     y = cp.empty(x.shape[:2] + tuple(out), dtype=x.dtype)
     cuda.launch(cuda.kernel("pool.cu", "tinynet_avg_pool2d_fwd", x.dtype), y.size,
-                (x, y, cp.int64(y.size),
+                (x, y, cuda.i64(y.size),
                  *_avg_args(x.shape, out, kernel, stride, padding, count_include_pad, divisor_override)))
     return y
 
@@ -65,7 +79,7 @@ def avg_pool2d_bwd(gy, in_shape, kernel, stride, padding, count_include_pad, div
     gy = cp.ascontiguousarray(gy)
     gx = cp.zeros(in_shape, dtype=gy.dtype)
     cuda.launch(cuda.kernel("pool.cu", "tinynet_avg_pool2d_bwd", gy.dtype), gy.size,
-                (gy, gx, cp.int64(gy.size),
+                (gy, gx, cuda.i64(gy.size),
                  *_avg_args(in_shape, gy.shape[2:], kernel, stride, padding, count_include_pad,
                             divisor_override)))
     return gx
@@ -83,20 +97,20 @@ def dropout_fwd(x, p, mask_shape):
             group *= a
     kind = cp.float32 if x.dtype.itemsize == 2 else x.dtype  # the float16/bfloat16 kernels scale in float32
     scale = cuda.scalar(kind, 1.0 / (1.0 - p)) if p < 1 else cuda.scalar(kind, 0.0)
-    y = cp.empty_like(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
     mask = cp.empty(x.shape, dtype=cp.uint8)
     seed, offset, cells = _random.philox_draw()  # cells: device [seed, base] inside a graph capture
     cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), -(-x.size // 4),  # 4 per thread
-                (x, y, mask, cp.int64(x.size), cp.int64(group), cp.float32(p), scale, seed, offset, cells))
+                (x, y, mask, cuda.i64(x.size), cuda.i64(group), cp.float32(p), scale, seed, offset, cells))
     return y, mask, scale
 
 
 def dropout_bwd(gy, mask, scale):
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
-    gx = cp.empty_like(gy)
+    gx = cp.empty(gy.shape, dtype=gy.dtype)
     cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_bwd", gy.dtype), gy.size,
-                (gy, mask, gx, cp.int64(gy.size), scale))
+                (gy, mask, gx, cuda.i64(gy.size), scale))
     return gx
 
 
@@ -109,10 +123,10 @@ def log_softmax_fwd(x):
     cp = _cp()
     x = cp.ascontiguousarray(x)
     m, c = _rows(x)
-    y = cp.empty_like(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
     lse = cp.empty(m, dtype=x.dtype)
     cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_fwd", x.dtype), m * 32,
-                (x, y, lse, cp.int32(m), cp.int32(c)))
+                (x, y, lse, cuda.i32(m), cuda.i32(c)))
     return y
 
 
@@ -120,9 +134,9 @@ def log_softmax_bwd(y, gy):
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
     m, c = _rows(y)
-    gx = cp.empty_like(gy)
+    gx = cp.empty(gy.shape, dtype=gy.dtype)
     cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_bwd", y.dtype), m * 32,
-                (y, gy, gx, cp.int32(m), cp.int32(c)))
+                (y, gy, gx, cuda.i32(m), cuda.i32(c)))
     return gx
 
 
@@ -131,7 +145,7 @@ def logsumexp_rows(x):
     m, c = _rows(x)
     lse = cp.empty(m, dtype=x.dtype)
     cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_fwd", x.dtype), m * 32,
-                (x, None, lse, cp.int32(m), cp.int32(c)))
+                (x, None, lse, cuda.i32(m), cuda.i32(c)))
     return lse
 
 
@@ -147,12 +161,12 @@ def nll_fwd(x, target, weight, ignore_index, reduction, lse=None):
     out = cp.empty(3, dtype=x.dtype)
     per_row = cp.empty(m, dtype=x.dtype) if reduction == "none" else None
     t = cp.ascontiguousarray(target, dtype=cp.int64)
-    mode = cp.int32(_MODES[reduction])
+    mode = cuda.i32(_MODES[reduction])
     if lse is None:
-        args = (x, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        args = (x, t, weight, out, per_row, cuda.i32(m), cuda.i32(c), cuda.i64(ignore_index), mode)
         cuda.kernel("softmax_nll.cu", "tinynet_nll_loss_fwd", x.dtype)((1,), (256,), args)
     else:
-        args = (x, lse, t, weight, out, per_row, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        args = (x, lse, t, weight, out, per_row, cuda.i32(m), cuda.i32(c), cuda.i64(ignore_index), mode)
         cuda.kernel("softmax_nll.cu", "tinynet_cross_entropy_fwd", x.dtype)((1,), (256,), args)
     return (per_row if reduction == "none" else out[2]), out
 
@@ -161,26 +175,25 @@ def nll_bwd(gy, x_shape, dtype, target, weight, out, ignore_index, reduction, x=
     cp = _cp()
     m, c = x_shape
     gx = cp.empty(x_shape, dtype=dtype)
-    gy = cp.ascontiguousarray(gy.reshape(-1))
+    gy = cp.ascontiguousarray(gy)  # 0-d ("mean", "sum") or (M,) ("none"); the kernel reads the pointer
     t = cp.ascontiguousarray(target, dtype=cp.int64)
-    mode = cp.int32(_MODES[reduction])
+    mode = cuda.i32(_MODES[reduction])
     if lse is None:
-        args = (t, weight, gy, out, gx, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        args = (t, weight, gy, out, gx, cuda.i32(m), cuda.i32(c), cuda.i64(ignore_index), mode)
         cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_nll_loss_bwd", dtype), m * c, args)
     else:
-        args = (x, lse, t, weight, gy, out, gx, cp.int32(m), cp.int32(c), cp.int64(ignore_index), mode)
+        args = (x, lse, t, weight, gy, out, gx, cuda.i32(m), cuda.i32(c), cuda.i64(ignore_index), mode)
         cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_cross_entropy_bwd", dtype), m * c, args)
     return gx
 
 
 # ---- im2col / col2im ---------------------------------------------------------------------
 def _conv_args(xshape, groups, out, kernel, stride, padding, dilation):
-    cp = _cp()
     n, c, h, w = xshape
     (pt, _), (pl, _) = padding
-    return (cp.int32(n), cp.int32(c), cp.int32(h), cp.int32(w), cp.int32(groups), cp.int32(out[0]),
-            cp.int32(out[1]), cp.int32(kernel[0]), cp.int32(kernel[1]), cp.int32(stride[0]),
-            cp.int32(stride[1]), cp.int32(pt), cp.int32(pl), cp.int32(dilation[0]), cp.int32(dilation[1]))
+    return (cuda.i32(n), cuda.i32(c), cuda.i32(h), cuda.i32(w), cuda.i32(groups), cuda.i32(out[0]),
+            cuda.i32(out[1]), cuda.i32(kernel[0]), cuda.i32(kernel[1]), cuda.i32(stride[0]),
+            cuda.i32(stride[1]), cuda.i32(pt), cuda.i32(pl), cuda.i32(dilation[0]), cuda.i32(dilation[1]))
 
 
 def im2col(x, groups, out, kernel, stride, padding, dilation):
@@ -190,7 +203,7 @@ def im2col(x, groups, out, kernel, stride, padding, dilation):
     n, c = x.shape[:2]
     cols = cp.empty((groups, n * out[0] * out[1], c // groups * kernel[0] * kernel[1]), dtype=x.dtype)
     cuda.launch(cuda.kernel("im2col.cu", "tinynet_im2col_fwd", x.dtype), cols.size,
-                (x, cols, cp.int64(cols.size), *_conv_args(x.shape, groups, out, kernel, stride, padding, dilation)))
+                (x, cols, cuda.i64(cols.size), *_conv_args(x.shape, groups, out, kernel, stride, padding, dilation)))
     return cols
 
 
@@ -200,7 +213,7 @@ def col2im(cols, xshape, groups, out, kernel, stride, padding, dilation):
     cols = cp.ascontiguousarray(cols)
     gx = cp.empty(xshape, dtype=cols.dtype)
     cuda.launch(cuda.kernel("im2col.cu", "tinynet_col2im_bwd", cols.dtype), gx.size,
-                (cols, gx, cp.int64(gx.size), *_conv_args(xshape, groups, out, kernel, stride, padding, dilation)))
+                (cols, gx, cuda.i64(gx.size), *_conv_args(xshape, groups, out, kernel, stride, padding, dilation)))
     return gx
 
 
@@ -223,15 +236,15 @@ def bias_grad(gy):
     one_block = cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)
     grid = cuda.row_grid(n, c, length)
     if grid is None:
-        one_block((c,), (256,), (gy, out, cp.int32(n), cp.int32(c), cp.int64(length)))
+        one_block((c,), (256,), (gy, out, cuda.i32(n), cuda.i32(c), cuda.i64(length)))
         return out
     parts, threads = grid
     half = gy.dtype.itemsize == 2
     partial = cp.empty((c, parts), dtype=cp.float32 if half else gy.dtype)
     cuda.kernel("fused.cu", "tinynet_bias_grad_rows_bwd", gy.dtype)(
-        (c, parts), (threads,), (gy, partial, cp.int32(n), cp.int32(c), cp.int64(length)))
+        (c, parts), (threads,), (gy, partial, cuda.i32(n), cuda.i32(c), cuda.i64(length)))
     add_parts = cuda.kernel("fused.cu", "tinynet_bias_grad_parts_bwd", gy.dtype) if half else one_block
-    add_parts((c,), (256,), (partial, out, cp.int32(1), cp.int32(c), cp.int64(parts)))
+    add_parts((c,), (256,), (partial, out, cuda.i32(1), cuda.i32(c), cuda.i64(parts)))
     return out
 
 
@@ -246,34 +259,35 @@ def channel_sum_nhwc(gy):
     partial = cp.empty((parts, c), dtype=cp.float64 if rows.dtype == cp.float64 else cp.float32)
     out = cp.empty(c, dtype=rows.dtype)
     cuda.kernel("channel_sum.cu", "tinynet_channel_sum_rows", rows.dtype)(
-        ((c + 31) // 32, parts), (32, 8), (rows, partial, cp.int64(m), cp.int32(c)))
+        ((c + 31) // 32, parts), (32, 8), (rows, partial, cuda.i64(m), cuda.i32(c)))
     cuda.launch(cuda.kernel("channel_sum.cu", "tinynet_channel_sum_parts", rows.dtype), c,
-                (partial, out, cp.int32(parts), cp.int32(c)))
+                (partial, out, cuda.i32(parts), cuda.i32(c)))
     return out
 
 
 def bias_add(y, b):
     """Add ``b`` (C,) in place to channel dim 1 of C-contiguous ``y`` (N, C, *); returns ``y``.
     float32/64, float16 and bfloat16 (added in float32, rounded once)."""
-    cp = _cp()
     c = y.shape[1]
     length = y.size // (y.shape[0] * c) if y.size else 1
     cuda.launch(cuda.kernel("fused.cu", "tinynet_bias_add_fwd", y.dtype), -(-y.size // 4),  # 4 per thread
-                (y, b, cp.int64(y.size), cp.int32(c), cp.int64(length)))
+                (y, b, cuda.i64(y.size), cuda.i32(c), cuda.i64(length)))
     return y
 
 
 def relu_fwd(x):
     cp = _cp()
-    x = x if x.flags.c_contiguous else cp.ascontiguousarray(x)  # (ascontiguousarray makes 0-d 1-d)
-    y = cp.empty_like(x)
-    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_fwd", x.dtype), x.size, (x, y, cp.int64(x.size)))
+    # CuPy's own flag (x.flags builds an object: a sixth of a microsecond); ascontiguousarray
+    # would make a 0-d array 1-d
+    x = x if x._c_contiguous else cp.ascontiguousarray(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_fwd", x.dtype), x.size, (x, y, cuda.i64(x.size)))
     return y
 
 
 def relu_bwd(y, gy):
     cp = _cp()
-    gy = gy if gy.flags.c_contiguous else cp.ascontiguousarray(gy)
-    gx = cp.empty_like(gy)
-    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_bwd", gy.dtype), gy.size, (y, gy, gx, cp.int64(gy.size)))
+    gy = gy if gy._c_contiguous else cp.ascontiguousarray(gy)
+    gx = cp.empty(gy.shape, dtype=gy.dtype)
+    cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_bwd", gy.dtype), gy.size, (y, gy, gx, cuda.i64(gy.size)))
     return gx

@@ -60,7 +60,7 @@ class ReLU(_Activation):
         (y,) = self.saved
         if not cuda.supported(gy, y, half=True):
             return self.backward(xp, gy)
-        return (gpu_ops.relu_bwd(y, gy.astype(y.dtype, copy=False)),)
+        return (gpu_ops.relu_bwd(y, gy if gy.dtype is y.dtype else gy.astype(y.dtype)),)
 
 
 class BiasReLU(_Activation):
