@@ -27,8 +27,8 @@ def _max_args(in_shape, out, kernel, stride, padding, dilation):
 
 @functools.lru_cache(maxsize=4096)
 def _int32s(values):
-    """``values`` as a tuple of ``int32`` kernel arguments, cached: a NumPy scalar costs a third
-    of a microsecond to make, and a pooling launch takes twelve."""
+    """``values`` as a tuple of ``int32`` kernel arguments, cached as one tuple (a pooling launch
+    takes twelve; see ``cuda.i32`` for what a NumPy scalar costs to make)."""
     return tuple(numpy.int32(v) for v in values)
 
 
