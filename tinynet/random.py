@@ -19,6 +19,7 @@ import numbers
 import numpy
 
 from . import backend, capture
+from .kernels import cuda
 from .errors import ArgumentError, ArgumentTypeError
 
 
@@ -179,9 +180,6 @@ def device_generator():
     return _device["cupy"]
 
 
-_NULL = numpy.uint64(0)  # the cells argument outside a capture: a null pointer
-
-
 @functools.lru_cache(maxsize=8)
 def _seed_arg(seed):
     """The seed as a ``uint64`` kernel argument (made once per seed: every dropout call passes it)."""
@@ -207,7 +205,7 @@ def philox_draw():
     _device["offset"] = offset + 1
     cap = capture.current()
     if cap is None:
-        return _seed_arg(_device["seed"]), numpy.uint64(offset), _NULL
+        return _seed_arg(_device["seed"]), numpy.uint64(offset), cuda.NULL  # no cells outside a capture
     rec = cap.shared.get("philox")
     if rec is None:
         rec = cap.shared["philox"] = {"base": offset, "n": 0}

@@ -100,6 +100,16 @@ def i64(value):
     return numpy.int64(value)
 
 
+@functools.lru_cache(maxsize=4096)
+def i32s(values):
+    """The tuple ``values`` as ``int32`` kernel arguments, cached as one tuple (a launch's shape
+    and window arguments: one look-up instead of one per value)."""
+    return tuple(numpy.int32(v) for v in values)
+
+
+NULL = numpy.uint64(0)  # a null pointer argument (e.g. no device cells outside a graph capture)
+
+
 def scalar(dtype, value):
     """``value`` as a NumPy scalar of ``dtype`` (kernel arguments need exact C types)."""
     return numpy.dtype(dtype).type(value)

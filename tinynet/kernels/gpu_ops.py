@@ -7,10 +7,6 @@ Outputs are made with ``cp.empty(shape, dtype)``, not ``cp.empty_like``: the inp
 C-contiguous by then (so the layout is the same), and on the H100 machine ``empty_like``
 took 6.3 us of host time per call against 3.9 us (``benchmarks/host_costs.py``).
 """
-import functools
-
-import numpy
-
 from .. import backend, random as _random
 from . import cuda
 
@@ -22,14 +18,7 @@ def _cp():
 # ---- pooling ---------------------------------------------------------------------------
 def _max_args(in_shape, out, kernel, stride, padding, dilation):
     """(H, W, H_out, W_out, kh, kw, sh, sw, ph, pw, dh, dw) as the int32s both max-pool kernels take."""
-    return _int32s((*in_shape[2:], *out, *kernel, *stride, *padding, *dilation))
-
-
-@functools.lru_cache(maxsize=4096)
-def _int32s(values):
-    """``values`` as a tuple of ``int32`` kernel arguments, cached as one tuple (a pooling launch
-    takes twelve; see ``cuda.i32`` for what a NumPy scalar costs to make)."""
-    return tuple(numpy.int32(v) for v in values)
+    return cuda.i32s((*in_shape[2:], *out, *kernel, *stride, *padding, *dilation))
 
 
 def max_pool2d_fwd(x, kernel, stride, padding, dilation, out):
@@ -50,8 +39,7 @@ def max_pool2d_bwd(gy, argmax, in_shape, kernel, stride, padding, dilation):
     gx = cp.empty(in_shape, dtype=gy.dtype)
     if tuple(stride) == tuple(kernel) and tuple(dilation) == (1, 1) and gx.size < 2 ** 31:
         cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd_disjoint", gy.dtype), gx.size,
-                    (gy, argmax, gx, cuda.i32(gx.size), *(cuda.i32(v) for v in (*in_shape[2:], *gy.shape[2:],
-                                                                                 *kernel, *padding))))
+                    (gy, argmax, gx, *cuda.i32s((gx.size, *in_shape[2:], *gy.shape[2:], *kernel, *padding))))
         return gx
     cuda.launch(cuda.kernel("pool.cu", "tinynet_max_pool2d_bwd", gy.dtype), gx.size,
                 (gy, argmax, gx, cuda.i64(gx.size),
@@ -60,8 +48,7 @@ def max_pool2d_bwd(gy, argmax, in_shape, kernel, stride, padding, dilation):
 
 
 def _avg_args(shape_in, out, kernel, stride, padding, cip, dov):
-    return (cuda.i32(shape_in[2]), cuda.i32(shape_in[3]), cuda.i32(out[0]), cuda.i32(out[1]),
-            *(cuda.i32(v) for v in (*kernel, *stride, *padding)), cuda.i32(int(cip)), cuda.i32(dov or 0))
+    return cuda.i32s((*shape_in[2:4], *out, *kernel, *stride, *padding, int(cip), dov or 0))
 
 
 def avg_pool2d_fwd(x, kernel, stride, padding, out, count_include_pad, divisor_override):
@@ -191,9 +178,7 @@ def nll_bwd(gy, x_shape, dtype, target, weight, out, ignore_index, reduction, x=
 def _conv_args(xshape, groups, out, kernel, stride, padding, dilation):
     n, c, h, w = xshape
     (pt, _), (pl, _) = padding
-    return (cuda.i32(n), cuda.i32(c), cuda.i32(h), cuda.i32(w), cuda.i32(groups), cuda.i32(out[0]),
-            cuda.i32(out[1]), cuda.i32(kernel[0]), cuda.i32(kernel[1]), cuda.i32(stride[0]),
-            cuda.i32(stride[1]), cuda.i32(pt), cuda.i32(pl), cuda.i32(dilation[0]), cuda.i32(dilation[1]))
+    return cuda.i32s((n, c, h, w, groups, *out[:2], *kernel[:2], *stride[:2], pt, pl, *dilation[:2]))
 
 
 def im2col(x, groups, out, kernel, stride, padding, dilation):
@@ -277,8 +262,8 @@ def bias_add(y, b):
 
 def relu_fwd(x):
     cp = _cp()
-    # CuPy's own flag (x.flags builds an object: a sixth of a microsecond); ascontiguousarray
-    # would make a 0-d array 1-d
+    # CuPy's own flag (x.flags builds an object: 0.53 against 0.09 us, benchmarks/host_costs.py);
+    # ascontiguousarray would make a 0-d array 1-d
     x = x if x._c_contiguous else cp.ascontiguousarray(x)
     y = cp.empty(x.shape, dtype=x.dtype)
     cuda.launch(cuda.kernel("fused.cu", "tinynet_relu_fwd", x.dtype), x.size, (x, y, cuda.i64(x.size)))

@@ -12,7 +12,7 @@ from .. import backend, capture
 from ..errors import GraphCaptureError
 from . import cuda
 
-NULL = numpy.uint64(0)  # the cells argument of an eager launch (a null pointer)
+NULL = cuda.NULL  # the cells argument of an eager launch
 
 MAXT = 16
 _TENSORS = numpy.dtype([("p", "<u8", (MAXT,)), ("g", "<u8", (MAXT,)), ("a", "<u8", (MAXT,)),
