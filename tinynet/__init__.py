@@ -18,6 +18,7 @@ from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, 
                      int16, int32, int64, long, set_default_dtype, short, uint8)
 from .dtypes import torch_promote_types as promote_types
 from .dtypes import iinfo, torch_can_cast as can_cast
+from .dtypes import cdouble, cfloat, complex64, complex128
 from .layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
@@ -74,6 +75,9 @@ from .ops.index_extras import index_add, index_copy, index_fill, index_put, mask
 from .ops.counting import bincount, histc, unique_consecutive
 from .ops.tensor_extras import (divide, is_complex, is_inference, is_same_size, is_signed, multiply, positive,
                                 subtract)
+from .ops.complex import (angle, conj, conj_physical, imag, is_conj, is_neg, polar, real, resolve_conj, resolve_neg,
+                          view_as_complex, view_as_real)
+from .ops.complex import complex  # noqa: A001  (torch.complex)
 from .ops.numeric_extras import (corrcoef, cov, cross, cumulative_trapezoid, diag_embed, diagflat, trapezoid, trapz,
                                  vander)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
@@ -91,6 +95,7 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+from . import fft  # noqa: E402  (torch.fft)
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402

@@ -3,14 +3,18 @@
 A tinynet dtype *is* a ``numpy.dtype`` (CuPy uses the same objects), spelled as in
 PyTorch: ``tinynet.float32`` (alias ``float``), ``float64`` (``double``), ``float16``
 (``half``), ``bfloat16``, ``int64`` (``long``), ``int32`` (``int``), ``int16`` (``short``),
-``int8``, ``uint8``, ``bool``. Python's ``float``/``int``/``bool`` and NumPy spellings such as
+``int8``, ``uint8``, ``bool``, and ``complex64`` (``cfloat``) and ``complex128``
+(``cdouble``), which only the ops listed in :mod:`tinynet.ops.complex` take
+(docs/complex.md). Python's ``float``/``int``/``bool`` and NumPy spellings such as
 ``"float32"`` are accepted wherever a dtype is.
 
-Type promotion follows PyTorch, not NumPy: Python scalars and 0-d tensors do not widen a
-tensor of the same kind (``float32 * 2.5`` and ``float32 + float64_0d`` stay float32),
-an integer tensor meeting a float scalar becomes the *default* float dtype
-(``arange(3) * 0.5`` is float32), and ints meeting floats take the float's width
-(``int64 + float16`` is float16).
+Type promotion follows PyTorch, not NumPy (the categories rank bool < integer < float <
+complex): Python scalars and 0-d tensors do not widen a tensor of the same kind
+(``float32 * 2.5`` and ``float32 + float64_0d`` stay float32), an integer tensor meeting
+a float scalar becomes the *default* float dtype (``arange(3) * 0.5`` is float32), ints
+meeting floats take the float's width (``int64 + float16`` is float16), and a real tensor
+meeting a complex number or 0-d tensor becomes complex of its own width (``float32 * 1j``
+is complex64; PyTorch gives float16 tensors complex32, which tinynet lacks: complex64).
 
 ``tests/test_ops_elementwise.py`` checks every pair of (tensor, 0-d tensor, Python number)
 x (bool, uint8, int32, int64, float16, float32, float64) for the arithmetic, comparison,
@@ -38,6 +42,12 @@ bool_ = numpy.dtype(numpy.bool_)
 # ops compute on it in float32 and round their results back (see autograd.node, docs/amp.md)
 bfloat16 = numpy.dtype(ml_dtypes.bfloat16)
 BF16_SEEN = [False]  # set when a bfloat16 dtype is first asked for: until then Op.apply skips its bfloat16 check
+complex64 = cfloat = numpy.dtype(numpy.complex64)
+complex128 = cdouble = numpy.dtype(numpy.complex128)
+# set when complex data first appears (a complex dtype asked for, complex data or a complex Python number given):
+# until then Op.apply skips its check that an op taking a complex input is one of those that support it
+COMPLEX_SEEN = [False]
+_COMPLEX_OF = {float16: complex64, bfloat16: complex64, float32: complex64, float64: complex128}
 
 _state = {"default": float32}
 _FLOATS = (float16, float32, float64)
@@ -80,15 +90,43 @@ def as_dtype(dtype, op):
     except (TypeError, ValueError, SyntaxError):  # NumPy parses some strings ("01") as Python literals
         raise DTypeError(f"{op}: unknown dtype {dtype!r}") from None
     if dt.kind not in "biuf":
-        if dt != bfloat16:
-            raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer and floating-point dtypes only)")
-        BF16_SEEN[0] = True
+        if dt == bfloat16:
+            BF16_SEEN[0] = True
+        elif dt in (complex64, complex128):
+            COMPLEX_SEEN[0] = True
+        else:
+            raise DTypeError(f"{op}: unsupported dtype {dt} (bool, integer, floating-point and complex64/complex128 "
+                             "dtypes only)")
     return dt
 
 
 def is_floating(dtype):
     """True for float16, bfloat16, float32 and float64 (NumPy files bfloat16 under kind "V")."""
     return dtype.kind == "f" or dtype == bfloat16
+
+
+def is_complex(dtype):
+    """True for complex64 and complex128."""
+    return dtype.kind == "c"
+
+
+def note_complex():
+    """Record that complex data exists from now on (see ``COMPLEX_SEEN``)."""
+    COMPLEX_SEEN[0] = True
+
+
+def complex_for(dtype):
+    """The complex dtype holding values of ``dtype``: complex64 for float16, bfloat16 and
+    float32, complex128 for float64; a complex dtype itself; integers and bool give the
+    complex dtype of the default float dtype (PyTorch's rule)."""
+    if dtype.kind == "c":
+        return dtype
+    return _COMPLEX_OF[dtype if is_floating(dtype) else _state["default"]]
+
+
+def real_for(dtype):
+    """The float dtype of a complex dtype's parts (complex64 -> float32); other dtypes as they are."""
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
 
 
 def finfo(type=None):
@@ -101,6 +139,7 @@ def finfo(type=None):
         DTypeError: ``type`` is not a floating-point dtype.
     """
     dt = as_dtype(type, "finfo") if type is not None else _state["default"]
+    dt = real_for(dt)  # a complex dtype's limits are those of its parts, as PyTorch's finfo
     if not is_floating(dt):
         raise DTypeError(f"finfo: expected a floating-point dtype, got {dt}")
     return ml_dtypes.finfo(dt) if dt == bfloat16 else numpy.finfo(dt)
@@ -134,6 +173,8 @@ def promote_types(a, b):
     float32 (neither holds the other's range and precision)."""
     if a == b:
         return a
+    if a.kind == "c" or b.kind == "c":  # complex wins; its parts as wide as the wider float part
+        return complex_for(promote_types(real_for(a), real_for(b)))
     fa, fb = is_floating(a), is_floating(b)
     if fa and not fb:
         return a
@@ -170,6 +211,10 @@ def _combine(higher, lower):
         return lower
     if lower is None:
         return higher
+    if higher.kind == "c":
+        return higher
+    if lower.kind == "c":  # a complex 0-d tensor or number meets a real tensor: complex of the tensor's width
+        return complex_for(higher) if is_floating(higher) else promote_types(higher, lower)
     if is_floating(higher):
         return higher
     if higher.kind == "b" or is_floating(lower):
@@ -178,11 +223,15 @@ def _combine(higher, lower):
 
 
 def scalar_dtype(v):
-    """The dtype a Python number stands for: bool, int64, or the default float dtype."""
+    """The dtype a Python number stands for: bool, int64, the default float dtype, or for a
+    complex number the complex dtype of the default float dtype."""
     if isinstance(v, (bool, numpy.bool_)):
         return bool_
     if isinstance(v, int):
         return int64
+    if isinstance(v, complex):
+        COMPLEX_SEEN[0] = True
+        return _COMPLEX_OF[_state["default"]]
     return _state["default"]
 
 
@@ -210,7 +259,10 @@ def result_type(*operands):
 
 def can_cast(src, dst):
     """PyTorch's rule for writing a result of dtype ``src`` into a tensor of dtype ``dst``
-    (in-place ops, ``out=``): no float into an integer or bool, no integer into a bool."""
+    (in-place ops, ``out=``): no complex into a real dtype, no float into an integer or bool,
+    no integer into a bool."""
+    if src.kind == "c" and dst.kind != "c":
+        return False
     if is_floating(src) and dst.kind in "biu":
         return False
     if src.kind in "iu" and dst.kind == "b":
@@ -220,5 +272,6 @@ def can_cast(src, dst):
 
 def float_for(dtype):
     """The float dtype an op with float output uses for input ``dtype``: the dtype itself
-    if it is a float, else the default float dtype (``exp(int tensor)`` is float32)."""
-    return dtype if is_floating(dtype) else _state["default"]
+    if it is a float (or complex: the op then takes it or refuses it), else the default
+    float dtype (``exp(int tensor)`` is float32)."""
+    return dtype if is_floating(dtype) or dtype.kind == "c" else _state["default"]

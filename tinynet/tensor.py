@@ -295,14 +295,14 @@ class Tensor:
         return self
 
     def requires_grad_(self, requires_grad=True):
-        """Set ``requires_grad`` in place (float leaves only); returns self.
+        """Set ``requires_grad`` in place (float and complex leaves only); returns self.
 
         Raises:
-            DTypeError: asked for a non-float tensor.
+            DTypeError: asked for an integer or bool tensor.
             AutogradError: unset on a non-leaf tensor.
         """
-        if requires_grad and not is_floating(self.array.dtype):
-            raise DTypeError(f"requires_grad_: only floating-point tensors can require gradients, "
+        if requires_grad and not is_floating(self.array.dtype) and self.array.dtype.kind != "c":
+            raise DTypeError(f"requires_grad_: only floating-point and complex tensors can require gradients, "
                              f"got {self.dtype}")
         if not requires_grad and self._grad_fn is not None:
             raise AutogradError("requires_grad_: cannot unset requires_grad of a non-leaf tensor; "

@@ -44,6 +44,9 @@ def root_grads(op, roots, grads, create_graph):
                 raise AutogradError(
                     f"{op}: grad can be implicitly created only for scalar outputs, got shape "
                     f"{tuple(r.shape)}; pass the gradient of each output")
+            if arr.dtype.kind == "c":
+                raise AutogradError(f"{op}: grad can be implicitly created only for real scalar outputs, got "
+                                    f"{arr.dtype}; pass the gradient, or take .real or .abs() first")
             # the loss of every training step: numpy.array is ~5x faster than ones_like, and
             # CuPy's ones (one element: no layout to keep) skips empty_like's two microseconds
             if xp is numpy:

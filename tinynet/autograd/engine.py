@@ -106,6 +106,8 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
                 raise AutogradError(f"backward of '{op.name}' returned a gradient of shape {tuple(g.shape)} "
                                     f"for an input of shape {tuple(arr.shape)}")
             if g.dtype is not arr.dtype and g.dtype != arr.dtype:
+                if g.dtype.kind == "c" and arr.dtype.kind != "c":  # a real input's share: the real part (PyTorch)
+                    g = g.real  # (a Tensor's .real is the differentiable op under create_graph)
                 g = g.astype(arr.dtype) if not isinstance(g, Tensor) else g.to(arr.dtype)
             fn = inp._grad_fn
             if fn is None:  # a leaf

@@ -21,9 +21,9 @@ import weakref
 
 import numpy
 
-from ..dtypes import BF16_SEEN, bfloat16, float32, is_floating
+from ..dtypes import BF16_SEEN, COMPLEX_SEEN, bfloat16, float32, is_floating
 from .. import backend
-from ..errors import AutogradError
+from ..errors import AutogradError, DTypeError
 from . import anomaly
 from .anomaly import STATE as _anomaly
 from .grad_mode import _grad_enabled
@@ -96,6 +96,10 @@ class Op:
             ``forward_gpu``/``backward_gpu`` launch bfloat16 kernels (float32 arithmetic
             inside, one rounding) on every bfloat16 input; with the kernels off the generic
             code runs on widened inputs as for any op.
+        complex_ok (bool): the op takes complex inputs and its backward follows PyTorch's
+            convention for them (conjugate Wirtinger derivatives). Every other op refuses a
+            complex input with a DTypeError naming it (checked once complex data exists,
+            ``dtypes.COMPLEX_SEEN``); ``tinynet.ops.complex`` lists the ops that take them.
     """
 
     # slots for what every recorded op sets, so an op without settings of its own needs no
@@ -110,6 +114,7 @@ class Op:
     bf16_native = False
     bf16_native_gpu = False
     bf16_kernel_gpu = False
+    complex_ok = False
     n_outputs = 1
     # Set by apply when it records:
     #   _seq: a number increasing with each op recorded, by which the engine orders the walk
@@ -187,6 +192,9 @@ class Op:
         if on_gpu and on_cpu:  # backend.common_module raises the mismatch error
             backend.common_module(self.name, [a for a in arrays if hasattr(a, "shape")])
         xp = backend.cupy if on_gpu else numpy if on_cpu else backend.xp
+        refuse = COMPLEX_SEEN[0] and not self.complex_ok  # (an op that does not take complex data)
+        if refuse:
+            _refuse_complex(self.name, arrays)
         if True in needs and not _grad_enabled.get():  # no_grad/inference_mode: forward need save nothing
             needs = [False] * len(needs)
         self.needs_input_grad = needs = tuple(needs)
@@ -200,6 +208,8 @@ class Op:
         y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
         if low:
             y = _bf16_out(y)
+        if refuse:  # made complex data from real inputs (a complex dtype= argument)
+            _refuse_complex(self.name, y if type(y) is tuple else (y,))
         if _anomaly[0]:  # detect_anomaly: keep the creating stack, check for a new NaN
             anomaly.forward_hook(self, arrays, y)
         record = True in needs
@@ -226,7 +236,7 @@ class Op:
             return out
         self.inputs = args
         self._seq = next_seq()
-        if y.dtype.kind == "f" or is_floating(y.dtype):  # integer and bool outputs carry no gradient
+        if y.dtype.kind == "f" or is_floating(y.dtype) or y.dtype.kind == "c":  # integer and bool outputs: none
             out.requires_grad = True
             out._grad_fn = self
         else:
@@ -255,7 +265,7 @@ class Op:
         self.n_outputs = len(outs)
         self._out_meta = [(a.shape, a.dtype) for a in ys]
         for k, o in enumerate(outs):
-            if is_floating(ys[k].dtype):
+            if is_floating(ys[k].dtype) or ys[k].dtype.kind == "c":
                 o.requires_grad = True
                 o._grad_fn = self
                 o._output_nr = k
@@ -359,6 +369,15 @@ class Op:
         if self._low:  # the saved arrays are float32: so are the gradients it works on
             grads = [g.astype(float32) if g is not None and g.dtype == bfloat16 else g for g in grads]
         return backward(xp, *grads)
+
+
+def _refuse_complex(name, arrays):
+    """Raise DTypeError when one of ``arrays`` (an op's arguments) is complex: the op does not take them."""
+    for a in arrays:
+        dt = getattr(a, "dtype", None)
+        if (dt is not None and dt.kind == "c") or isinstance(a, complex):
+            raise DTypeError(f"{name}: complex inputs are not supported (got {dt or 'a complex number'}); "
+                             "docs/complex.md lists the ops that take them")
 
 
 def _generic_backward(self, xp, *grads):

@@ -10,6 +10,8 @@ of integers is a float. Each backward sums the gradient back to its input's shap
 
 Derivatives: ``d(a*b) = b da + a db``, ``d(a/b) = da/b - a/b^2 db``,
 ``d(a^b) = b a^(b-1) da + a^b ln(a) db``, ``d rem(a, b) = da - floor(a/b) db``.
+``add``, ``sub``, ``mul`` and ``neg`` take complex operands (``complex_ok``); their gradients
+follow PyTorch's convention (``d(a*b)/da`` is taken as ``conj(b)``, docs/complex.md).
 
 Differences from PyTorch: ``floor_divide`` has a zero gradient (PyTorch records it but
 raises in backward); a uint8 tensor meeting an out-of-range Python int follows NumPy
@@ -56,6 +58,7 @@ class _Binary(Op):
 
 class Add(_Binary):
     name = "add"
+    complex_ok = True  # linear: the gradient passes unchanged (conj(alpha) for a complex alpha)
 
     def __init__(self, dtype, cast=True, alpha=1):
         self.dtype, self.cast, self.alpha = dtype, cast, alpha
@@ -67,7 +70,9 @@ class Add(_Binary):
     def backward(self, xp, gy):
         sa, sb = self.shapes()
         ga = _reduce(xp, gy, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, gy if self.alpha == 1 else gy * self.alpha, sb) if self.needs_input_grad[1] else None
+        gb = None
+        if self.needs_input_grad[1]:
+            gb = _reduce(xp, gy if self.alpha == 1 else gy * _conj(xp, self.alpha), sb)
         return ga, gb
 
 
@@ -81,8 +86,19 @@ class Sub(Add):
     def backward(self, xp, gy):
         sa, sb = self.shapes()
         ga = _reduce(xp, gy, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, -gy if self.alpha == 1 else gy * -self.alpha, sb) if self.needs_input_grad[1] else None
+        gb = None
+        if self.needs_input_grad[1]:
+            gb = _reduce(xp, -gy if self.alpha == 1 else gy * -_conj(xp, self.alpha), sb)
         return ga, gb
+
+
+def _conj(xp, v):
+    """``v``'s complex conjugate when it is complex (an array, tensor or number), else ``v``:
+    the factor of a complex gradient (PyTorch takes ``d(a*b)/da`` as ``conj(b)``)."""
+    if isinstance(v, complex):
+        return v.conjugate()
+    dt = getattr(v, "dtype", None)
+    return xp.conj(v) if dt is not None and dt.kind == "c" else v
 
 
 def _reduce(xp, g, shape):
@@ -95,6 +111,7 @@ def _reduce(xp, g, shape):
 
 class Mul(_Binary):
     name = "mul"
+    complex_ok = True
 
     def forward(self, xp, a, b):
         a, b = self._operands(a, b)
@@ -105,8 +122,8 @@ class Mul(_Binary):
     def backward(self, xp, gy):
         a, b = self.saved
         sa, sb = self.shapes()
-        ga = _reduce(xp, gy * b, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, gy * a, sb) if self.needs_input_grad[1] else None
+        ga = _reduce(xp, gy * _conj(xp, b), sa) if self.needs_input_grad[0] else None
+        gb = _reduce(xp, gy * _conj(xp, a), sb) if self.needs_input_grad[1] else None
         return ga, gb
 
 
@@ -157,6 +174,7 @@ def _exponent_grad(xp, gy, a, b, y):
 
 class Neg(Op):
     name = "neg"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
 

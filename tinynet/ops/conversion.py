@@ -2,12 +2,14 @@
 
 A cast between float dtypes is differentiable (the gradient is cast back); a move
 between the CPU and a GPU too (the gradient moves back). Casting to an integer or bool
-dtype gives a tensor that does not require grad.
+dtype gives a tensor that does not require grad. Casts, moves and copies take complex
+tensors: a real-to-complex cast hands back the real part of its gradient; complex to real
+keeps the real part and warns, as PyTorch does.
 
-Differences from PyTorch: ``to`` also takes a dtype name (``x.to("float64")``); there is
-no complex dtype.
+Differences from PyTorch: ``to`` also takes a dtype name (``x.to("float64")``).
 """
 import builtins
+import warnings
 
 from ..dtypes import is_floating
 from .. import backend, devices, dtypes, layouts as formats
@@ -19,6 +21,7 @@ from .util import check_tensor, is_graph
 
 class Cast(Op):
     name = "to_dtype"
+    complex_ok = True  # ToDevice and Clone too
     bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
@@ -36,14 +39,21 @@ class Cast(Op):
             # as on the CPU and in PyTorch (a direct GPU conversion saturates: -2.7 -> uint8 gives
             # 0 there, 254 in PyTorch)
             x = x.astype("int64")
+        if x.dtype.kind == "c" and target.kind != "c":  # complex to real: the real part (to() warns)
+            x = x.real
         return x.astype(target)
 
     def backward(self, xp, gy):
-        return (xp.astype(gy, self.in_dtype) if is_graph(xp) else gy.astype(self.in_dtype),)
+        if is_graph(xp):
+            return (xp.astype(gy, self.in_dtype),)
+        if gy.dtype.kind == "c" and self.in_dtype.kind != "c":  # a real input's share: the real part
+            gy = gy.real
+        return (gy.astype(self.in_dtype),)
 
 
 class ToDevice(Op):
     name = "to_device"
+    complex_ok = True
     bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
@@ -64,6 +74,7 @@ class Clone(Op):
     ``"C"`` makes it C-contiguous; ``axes`` (e.g. ``(0, 2, 3, 1)``) stores it in that axis
     order instead, shape unchanged (channels-last)."""
     name = "clone"
+    complex_ok = True
     bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
@@ -148,6 +159,9 @@ def to(input, *args, **kwargs):
         if dt == dtypes.bfloat16 and out.is_cuda:
             backend.check_bfloat16("to")
         if dt != out.dtype:
+            if out.dtype.kind == "c" and dt.kind != "c":
+                warnings.warn(f"to: casting complex values to {dt} discards the imaginary part", UserWarning,
+                              stacklevel=2)
             out = Cast(dt).apply(out)
     if fmt is not formats.preserve_format:
         laid_out = contiguous(out, memory_format=fmt)
@@ -160,7 +174,7 @@ def to(input, *args, **kwargs):
 
 _TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long", "int32": "Int",
                "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-               "bfloat16": "BFloat16"}
+               "bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def type(input, dtype=None, non_blocking=False):

@@ -5,10 +5,12 @@
 Defaults follow PyTorch: Python floats give the default float dtype (float32), ints
 int64, bools bool; factories make float32 unless told otherwise, ``full`` takes its
 dtype from the fill value. Tensors go to the default device (see :mod:`tinynet.backend`)
-unless ``device=`` says otherwise.
+unless ``device=`` says otherwise. Complex data (Python complex numbers, complex NumPy
+arrays) gives complex64 (complex128 from complex128 arrays, as PyTorch); ``zeros``, ``ones``,
+``empty``, ``full`` and ``tensor`` take the complex dtypes.
 
 Differences from PyTorch: ``tensor([t1, t2])`` of equal-shaped multi-element tensors stacks
-them (PyTorch raises); ``full`` also takes an int size; there are no complex dtypes.
+them (PyTorch raises); ``full`` also takes an int size.
 """
 import math
 import numbers
@@ -28,11 +30,12 @@ def _leaf_dtype(v):
     array its own dtype."""
     if isinstance(v, Tensor):
         return v.array.dtype
-    if isinstance(v, (numpy.generic, numpy.ndarray)) and v.dtype.kind in "biuf":
+    if isinstance(v, (numpy.generic, numpy.ndarray)) and v.dtype.kind in "biufc":
         return v.dtype
-    if isinstance(v, (bool, int, float)):
+    if isinstance(v, (bool, int, float, complex)):
         return dtypes.scalar_dtype(v)
-    raise DTypeError(f"tensor: cannot build a tensor from a {type(v).__name__} (bool, integer and float data only)")
+    raise DTypeError(f"tensor: cannot build a tensor from a {type(v).__name__} (bool, integer, float and complex "
+                     "data only)")
 
 
 def _infer_dtype(data):
@@ -43,11 +46,11 @@ def _infer_dtype(data):
         return _leaf_dtype(data)
     out = None
     for kind in {type(v) for v in _flat(data)} - {Tensor, numpy.ndarray}:  # Python numbers: one per type
-        if issubclass(kind, (bool, int, float)) and not issubclass(kind, numpy.generic):
+        if issubclass(kind, (bool, int, float, complex)) and not issubclass(kind, numpy.generic):
             d = dtypes.scalar_dtype(kind(1))
             out = d if out is None else dtypes.promote_types(out, d)
     for v in _flat(data):
-        if isinstance(v, (Tensor, numpy.generic, numpy.ndarray)) or not isinstance(v, (bool, int, float)):
+        if isinstance(v, (Tensor, numpy.generic, numpy.ndarray)) or not isinstance(v, (bool, int, float, complex)):
             d = _leaf_dtype(v)
             out = d if out is None else dtypes.promote_types(out, d)
     return out if out is not None else dtypes.get_default_dtype()
@@ -92,7 +95,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         data = numpy.asarray(data)  # NumPy scalars keep their dtype, as in PyTorch
     if hasattr(data, "dtype") and hasattr(data, "shape") and not isinstance(data, numbers.Number):
         arr = data
-        if arr.dtype.kind not in "biuf":
+        if arr.dtype.kind not in "biufc":
             raise DTypeError(f"tensor: unsupported array dtype {arr.dtype}")
     else:
         target = dt if dt is not None else _infer_dtype(data)
@@ -104,6 +107,10 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
             raise ArgumentError(f"tensor: a value does not fit {target} ({exc})") from None
         except (ValueError, TypeError) as exc:
             raise DTypeError(f"tensor: cannot convert {type(data).__name__} to a tensor ({exc})") from None
+    if arr.dtype.kind == "c" or (dt is not None and dt.kind == "c"):
+        dtypes.note_complex()
+    if arr.dtype.kind == "c" and dt is not None and dt.kind != "c":
+        raise DTypeError(f"tensor: complex data cannot be converted to {dt}")
     out = Tensor._wrap(_place(arr, device, dt))
     if requires_grad:
         out.requires_grad_(True)
@@ -137,7 +144,7 @@ def as_tensor(data, dtype=None, device=None):
         dev = devices.resolve(device, "as_tensor") if device is not None else data.device
         from .conversion import to
         return to(data, dev, dtype=dt)
-    if isinstance(data, (numpy.ndarray, backend._CUPY_NDARRAY)) and data.dtype.kind in "biuf":
+    if isinstance(data, (numpy.ndarray, backend._CUPY_NDARRAY)) and data.dtype.kind in "biufc":
         dev = devices.resolve(device, "as_tensor")
         if devices.of_array(data) == dev and (dt is None or data.dtype == dt):
             return Tensor._wrap(data)
@@ -155,8 +162,10 @@ def from_numpy(ndarray):
     """
     if not isinstance(ndarray, numpy.ndarray):
         raise ArgumentTypeError(f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}")
-    if ndarray.dtype.kind not in "biuf":
-        raise DTypeError(f"from_numpy: unsupported dtype {ndarray.dtype} (bool, integer and float only)")
+    if ndarray.dtype.kind not in "biufc" or ndarray.dtype.itemsize > 16:
+        raise DTypeError(f"from_numpy: unsupported dtype {ndarray.dtype} (bool, integer, float and complex only)")
+    if ndarray.dtype.kind == "c":
+        dtypes.note_complex()
     return Tensor._wrap(ndarray)
 
 
@@ -198,10 +207,15 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     """A tensor of shape ``size`` filled with ``fill_value``; the dtype follows the value
     (bool, int64, or the default float) unless given."""
     value = fill_value.item() if isinstance(fill_value, Tensor) and fill_value.array.size == 1 else fill_value
-    if not isinstance(value, (numbers.Real, numpy.bool_, numpy.number)) or isinstance(value, numpy.complexfloating):
+    if not isinstance(value, (numbers.Number, numpy.bool_, numpy.number)):
         raise ArgumentTypeError(f"full: fill_value must be a number or a bool, got {type(fill_value).__name__}")
+    if isinstance(value, numpy.complexfloating):
+        value = complex(value)
     if dtype is None:
         dtype = dtypes.scalar_dtype(value)
+    if isinstance(value, complex) and dtypes.as_dtype(dtype, "full").kind != "c":
+        raise DTypeError(f"full: a complex fill_value ({value}) cannot be converted to "
+                         f"{dtypes.as_dtype(dtype, 'full')}")
     return _make("full", lambda xp, s, d: xp.full(s, value, dtype=d), (size,), dtype, device, requires_grad)
 
 

@@ -4,7 +4,8 @@
 shape).
 
 Derivatives: ``d(a/b) = da/b - a/b^2 db``, ``d rem(a, b) = da - floor(a/b) db``; the rounded
-divisions have a zero gradient.
+divisions have a zero gradient. True division takes complex operands, its gradients
+conjugated as PyTorch's (``gy / conj(b)``, ``-gy conj(a / b^2)``).
 
 Differences from PyTorch: ``floor_divide`` has a zero gradient (PyTorch records it but
 raises in backward).
@@ -13,12 +14,13 @@ import numpy
 
 from .. import dtypes
 from ..errors import ArgumentError, DTypeError
-from .arith import _Binary, _promote, _reduce, _run
+from .arith import _Binary, _conj, _promote, _reduce, _run
 from .util import array_of
 
 
 class Div(_Binary):
     name = "div"
+    complex_ok = True
 
     def forward(self, xp, a, b):
         a, b = self._operands(a, b)
@@ -28,8 +30,8 @@ class Div(_Binary):
     def backward(self, xp, gy):
         a, b = self.saved
         sa, sb = self.shapes()
-        ga = _reduce(xp, gy / b, sa) if self.needs_input_grad[0] else None
-        gb = _reduce(xp, -gy * a / (b * b), sb) if self.needs_input_grad[1] else None
+        ga = _reduce(xp, gy / _conj(xp, b), sa) if self.needs_input_grad[0] else None
+        gb = _reduce(xp, -gy * _conj(xp, a / (b * b)), sb) if self.needs_input_grad[1] else None
         return ga, gb
 
 

@@ -7,6 +7,7 @@ tinynet's differentiable ops and is itself recorded, which is how second derivat
 Only the NumPy functions that backward code uses are here; an op whose backward needs
 others does not declare ``twice_differentiable``.
 """
+from . import complex as complex_ops
 from . import compare, conversion, creation, indexing, join, linalg, reduction, select, shape, unary
 
 
@@ -35,6 +36,9 @@ class GraphNamespace:
     maximum = staticmethod(select.maximum)
     minimum = staticmethod(select.minimum)
     isfinite = staticmethod(compare.isfinite)
+    conj = staticmethod(complex_ops.conj)
+    real = staticmethod(complex_ops.real)
+    imag = staticmethod(complex_ops.imag)
 
     @staticmethod
     def tanh(a):

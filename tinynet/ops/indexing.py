@@ -44,6 +44,7 @@ def _is_basic(index):
 
 class GetItem(Op):
     name = "getitem"
+    complex_ok = True  # moves data only (so does IndexAddInto, its backward)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -73,6 +74,7 @@ class IndexAddInto(Op):
     ``unique=True`` promises that ``index`` names no element twice (a plain store then
     does, instead of the slower accumulating ``add.at``)."""
     name = "index_add_into"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
 

@@ -14,6 +14,7 @@ from .util import check_tensor, dim_index
 
 class Concat(Op):
     name = "cat"
+    complex_ok = True  # moves data only (Stack too)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -30,6 +31,7 @@ class Concat(Op):
 
 class Stack(Op):
     name = "stack"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
 

@@ -64,6 +64,7 @@ class RepeatInterleave(Op):
 
 class Flip(Op):
     name = "flip"
+    complex_ok = True  # moves data only (Roll too)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -79,6 +80,7 @@ class Flip(Op):
 
 class Roll(Op):
     name = "roll"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
 

@@ -43,6 +43,7 @@ class _Reduction(Op):
 
 class Sum(_Reduction):
     name = "sum"
+    complex_ok = True  # linear (Mean too)
 
     def __init__(self, axes, keepdim, dtype=None):
         self.axes, self.keepdim, self.dtype = axes, keepdim, dtype
@@ -202,6 +203,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):
     _check("sum", input)
     keepdim = check_flag("sum", "keepdim", keepdim)
     dt = _sum_dtype(input, dtype, "sum")
+    if dt is not None and input.array.dtype.kind == "c" and dt.kind != "c":
+        raise DTypeError(f"sum: a complex input cannot be summed as {dt}")
     return Sum(dims_tuple("sum", _all_dims(dim), input.ndim), keepdim, dt).apply(input)
 
 
@@ -214,9 +217,11 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     _check("mean", input)
     keepdim = check_flag("mean", "keepdim", keepdim)
     dt = dtypes.as_dtype(dtype, "mean")
-    if not is_floating(dt or input.dtype):
-        raise DTypeError(f"mean: could not infer the output dtype: input must be floating-point or a float "
-                         f"dtype= given, got {input.dtype}")
+    if not is_floating(dt or input.dtype) and (dt or input.dtype).kind != "c":
+        raise DTypeError(f"mean: could not infer the output dtype: input must be floating-point or complex, or a "
+                         f"float dtype= given, got {input.dtype}")
+    if dt is not None and input.array.dtype.kind == "c" and dt.kind != "c":
+        raise DTypeError(f"mean: a complex input cannot be averaged as {dt}")
     return Mean(dims_tuple("mean", _all_dims(dim), input.ndim), keepdim, dt).apply(input)
 
 

@@ -21,6 +21,7 @@ class Reshape(Op):
     before it (pooling, ReLU, dropout) do not mix layouts, which costs NumPy strided
     passes (the reference net's second max-pool backward at batch 200: 0.9 -> 0.35 ms)."""
     name = "reshape"
+    complex_ok = True  # moves data only: so do Permute and Expand
     twice_differentiable = True
     gpu_saves_generic = True
     bf16_native = True  # moves data only (a view, or one copy), forward and backward
@@ -50,6 +51,7 @@ def _is_view_of(y, x):
 
 class Permute(Op):
     name = "permute"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
     is_view = True
@@ -67,6 +69,7 @@ class Permute(Op):
 
 class Expand(Op):
     name = "expand"
+    complex_ok = True
     twice_differentiable = True
     gpu_saves_generic = True
     is_view = True

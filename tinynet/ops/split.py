@@ -36,6 +36,7 @@ class Split(Op):
     """The pieces ``x[..., lo:hi, ...]`` along ``axis`` for each ``(lo, hi)`` in ``bounds``
     (``0 <= lo <= hi <= size``), or with ``bounds=None`` every ``x[..., i, ...]`` (unbind)."""
     name = "split"
+    complex_ok = True  # views
     twice_differentiable = True
     gpu_saves_generic = True
     is_view = True

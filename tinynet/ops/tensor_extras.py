@@ -48,9 +48,12 @@ def is_signed(input):
 
 
 def is_complex(input):
-    """False: tinynet has no complex dtypes."""
-    check_tensor("is_complex", "input", input)
-    return False
+    """True for a complex64 or complex128 tensor.
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+    """
+    return check_tensor("is_complex", "input", input).array.dtype.kind == "c"
 
 
 def is_same_size(input, other):

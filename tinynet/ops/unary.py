@@ -27,6 +27,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .complex import complex_abs
 from .util import array_of, check_int, check_tensor, is_graph, unbroadcast
 
 
@@ -74,7 +75,9 @@ def _pointwise(name, f, df, uses="x"):
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-Exp = _pointwise("exp", lambda xp, x: xp.exp(x), lambda xp, y: y, "y")
+# exp takes complex tensors (complex_ok below): its derivative is conjugated for them (PyTorch's convention)
+Exp = _pointwise("exp", lambda xp, x: xp.exp(x), lambda xp, y: xp.conj(y) if y.dtype.kind == "c" else y, "y")
+Exp.complex_ok = True
 Log = _pointwise("log", lambda xp, x: xp.log(x), lambda xp, x: 1 / x)
 Log2 = _pointwise("log2", lambda xp, x: xp.log2(x), lambda xp, x: 1 / (x * _LN2))
 Log10 = _pointwise("log10", lambda xp, x: xp.log10(x), lambda xp, x: 1 / (x * _LN10))
@@ -192,6 +195,8 @@ def _float_op(cls, op, input):
 
 def _same_dtype_op(cls, op, input):
     check_tensor(op, "input", input)
+    if cls is Abs and input.array.dtype.kind == "c":  # |z|: a real tensor (ops/complex.py)
+        return complex_abs(input)
     if input.array.dtype.kind == "b":
         if op == "square":  # PyTorch squares bools as int64
             input = input.to(dtypes.int64)

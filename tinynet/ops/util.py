@@ -10,7 +10,7 @@ import types
 import numpy
 
 from ..dtypes import is_floating
-from .. import backend
+from .. import backend, dtypes
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 
@@ -137,9 +137,12 @@ def sizes(op, args, name="size"):
 
 
 def operand(op, x):
-    """A Tensor or a Python number stays; a NumPy/CuPy array becomes a Tensor."""
+    """A Tensor or a Python number stays; a NumPy/CuPy array becomes a Tensor. A complex
+    number is noted (``dtypes.COMPLEX_SEEN``): only the ops that take complex inputs accept it."""
     if isinstance(x, complex) or (isinstance(x, numpy.generic) and x.dtype.kind == "c"):
-        raise DTypeError(f"{op}: complex numbers are not supported, got {x!r}")
+        if isinstance(x, numpy.generic) and x.dtype.itemsize > 16:
+            raise DTypeError(f"{op}: unsupported complex dtype {x.dtype}, got {x!r}")
+        dtypes.note_complex()
     if isinstance(x, (Tensor, numbers.Number)):
         return x
     if hasattr(x, "shape") and hasattr(x, "dtype"):
