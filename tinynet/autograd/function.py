@@ -74,6 +74,7 @@ class FunctionCtx(Op):
     """The op a :class:`Function` call records; it is also the ``ctx`` its static methods get."""
 
     twice_differentiable = True
+    complex_ok = True  # the user's forward and backward decide what complex inputs mean
 
     def __init__(self, fn):
         self.fn = fn

@@ -209,7 +209,7 @@ class Op:
         if low:
             y = _bf16_out(y)
         if refuse:  # made complex data from real inputs (a complex dtype= argument)
-            _refuse_complex(self.name, y if type(y) is tuple else (y,))
+            _refuse_complex(self.name, y if type(y) is tuple else (y,), "results")
         if _anomaly[0]:  # detect_anomaly: keep the creating stack, check for a new NaN
             anomaly.forward_hook(self, arrays, y)
         record = True in needs
@@ -371,12 +371,13 @@ class Op:
         return backward(xp, *grads)
 
 
-def _refuse_complex(name, arrays):
-    """Raise DTypeError when one of ``arrays`` (an op's arguments) is complex: the op does not take them."""
+def _refuse_complex(name, arrays, what="inputs"):
+    """Raise DTypeError when one of ``arrays`` (an op's arguments or results) is complex: the op
+    does not take them."""
     for a in arrays:
         dt = getattr(a, "dtype", None)
         if (dt is not None and dt.kind == "c") or isinstance(a, complex):
-            raise DTypeError(f"{name}: complex inputs are not supported (got {dt or 'a complex number'}); "
+            raise DTypeError(f"{name}: complex {what} are not supported (got {dt or 'a complex number'}); "
                              "docs/complex.md lists the ops that take them")
 
 

@@ -304,7 +304,8 @@ def _to_float(op, input):
     """Integer and bool tensors become the default float dtype (PyTorch's rule for ops
     with a float result)."""
     check_tensor(op, "input", input)
-    return input if is_floating(input.array.dtype) else input.to(dtypes.get_default_dtype())
+    return input if is_floating(input.array.dtype) or input.array.dtype.kind == "c" else input.to(
+        dtypes.get_default_dtype())  # (complex input reaches the op, which refuses it)
 
 
 def sigmoid(input):

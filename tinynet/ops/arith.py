@@ -214,6 +214,8 @@ def _check_alpha(op, alpha, dtype):
         alpha = alpha.item()
     if not isinstance(alpha, (numbers.Number, numpy.number, numpy.bool_)):
         raise ArgumentTypeError(f"{op}: alpha must be a number, got {type(alpha).__name__}")
+    if isinstance(alpha, (complex, numpy.complexfloating)) and dtype.kind != "c":
+        raise DTypeError(f"{op}: for non-complex input tensors, alpha must not be a complex number, got {alpha}")
     is_bool = isinstance(alpha, (bool, numpy.bool_))
     if dtype.kind in "biu" and isinstance(alpha, (float, numpy.floating)):
         raise DTypeError(f"{op}: for integral input tensors, alpha must not be a float, got {alpha}")

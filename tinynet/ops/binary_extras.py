@@ -22,7 +22,7 @@ from .division import div
 from .inplace import composed_method
 from .select import where
 from .unary import sign, trunc
-from .util import check_tensor
+from .util import check_real, check_tensor
 
 _LN2 = math.log(2.0)
 
@@ -62,7 +62,7 @@ def signbit(input):
     Raises:
         ArgumentTypeError: not a Tensor.
     """
-    check_tensor("signbit", "input", input)
+    check_real("signbit", "input", check_tensor("signbit", "input", input))
     a = input.array
     xp = backend.array_module(a)
     return Tensor._wrap(xp.signbit(a) if a.dtype.kind != "b" else xp.zeros(a.shape, dtype=bool))
@@ -136,7 +136,7 @@ def float_power(input, exponent):
     args = []
     for name, v in (("input", input), ("exponent", exponent)):
         if isinstance(v, Tensor):
-            args.append(v.to(dtypes.float64))
+            args.append(v.to(dtypes.complex128 if v.is_complex() else dtypes.float64))  # (pow refuses complex)
         elif isinstance(v, (int, float)) and not isinstance(v, bool):
             args.append(float(v))
         else:

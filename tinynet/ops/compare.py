@@ -13,7 +13,7 @@ import numpy
 from .. import backend, dtypes
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .util import array_of, check_flag, check_number, check_tensor, operand
+from .util import array_of, check_flag, check_number, check_real, check_tensor, operand
 
 
 def _arrays(op, a, b):
@@ -34,6 +34,10 @@ def _elementwise(op, fn, a, b):
 
 def _comparison(op, ufunc):
     def compare(input, other):
+        if op not in ("eq", "ne"):  # complex numbers have no order (PyTorch refuses them too)
+            check_real(op, "input", input), check_real(op, "other", other)
+            if isinstance(input, complex) or isinstance(other, complex):
+                raise DTypeError(f"{op}: not implemented for complex numbers")
         return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
     compare.__name__ = compare.__qualname__ = op
     compare.__doc__ = (f"Elementwise ``{op}`` comparison, broadcasting; a bool tensor (not differentiable).\n\n"
@@ -108,6 +112,8 @@ def bitwise_not(input):
 def _test(op, fn, doc):
     def test(input):
         check_tensor(op, "input", input)
+        if op in ("isposinf", "isneginf"):
+            check_real(op, "input", input)
         xp = backend.array_module(input.array)
         return Tensor._wrap(fn(xp, input.array))
     test.__name__ = test.__qualname__ = op

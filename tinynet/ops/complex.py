@@ -105,6 +105,7 @@ class ViewAsComplex(Op):
 class MakeComplex(Op):
     """``real + i imag`` with broadcasting; backward the real and imaginary parts."""
     name = "complex"
+    complex_ok = True  # (a complex result; Polar too)
     twice_differentiable = True
 
     def forward(self, xp, re, im):
@@ -125,6 +126,7 @@ class Polar(Op):
     """``abs * (cos(angle) + i sin(angle))``; backward ``Re(conj(gy) dz/dr)`` and
     ``Re(conj(gy) dz/dtheta)`` with ``dz/dr = e^{i theta}``, ``dz/dtheta = i z``."""
     name = "polar"
+    complex_ok = True
 
     def forward(self, xp, r, theta):
         self.shapes = r.shape, theta.shape

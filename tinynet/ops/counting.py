@@ -18,7 +18,7 @@ from .. import backend
 from ..dtypes import is_floating
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from .util import check_flag, check_int, check_tensor, dim_index
+from .util import check_flag, check_int, check_real, check_tensor, dim_index
 
 
 def bincount(input, weights=None, minlength=0):
@@ -100,7 +100,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
         ArgumentTypeError: not a Tensor, or non-bool flags.
         IndexOutOfRangeError: ``dim`` out of range, or given for a 0-d tensor.
     """
-    check_tensor("unique_consecutive", "input", input)
+    check_real("unique_consecutive", "input", check_tensor("unique_consecutive", "input", input))
     want_inverse = check_flag("unique_consecutive", "return_inverse", return_inverse)
     want_counts = check_flag("unique_consecutive", "return_counts", return_counts)
     a = input.array

@@ -26,11 +26,11 @@ def _freqs(op, n, d, dtype, device, requires_grad, half):
     if not dtypes.is_floating(dt):
         raise DTypeError(f"{op}: requires a floating-point dtype, got {dt}")
     dev = devices.resolve(device, op)
-    with numpy.errstate(divide="ignore", invalid="ignore"):  # d = 0 gives inf and NaN, as PyTorch
-        if n == 0:
-            values = numpy.zeros(0)
-        else:
-            values = (numpy.fft.rfftfreq if half else numpy.fft.fftfreq)(int(n), float(d))
+    with numpy.errstate(divide="ignore", invalid="ignore"):  # d = 0 (and rfftfreq(0)) give inf and NaN, as PyTorch
+        if n == 0:  # PyTorch: no frequencies, or for rfftfreq the one 0 / 0
+            values = numpy.full(1, numpy.nan) if half else numpy.zeros(0)
+        else:  # k / n, then divided by d (NumPy's fftfreq(n, d) raises for d = 0)
+            values = (numpy.fft.rfftfreq if half else numpy.fft.fftfreq)(int(n)) / float(d)
     out = Tensor._wrap(backend.to_device(values.astype(dt), dev))
     return out.requires_grad_() if requires_grad else out
 
@@ -40,8 +40,8 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fal
     ``[0, 1, ..., (n - 1) // 2, -(n // 2), ..., -1] / (d * n)``.
 
     Args:
-        n (int): the signal length (0 gives an empty tensor). d (float): the sample spacing.
-            Default 1.0.
+        n (int): the signal length (0 gives an empty tensor). d (float): the sample spacing
+            (0 gives inf and NaN, as PyTorch). Default 1.0.
         dtype: a floating-point dtype; default the default float dtype. layout: accepted
             for PyTorch's sake (strided only). device: default the default device.
         requires_grad (bool): Default False.
@@ -60,7 +60,7 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fal
 
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The non-negative sample frequencies of an ``n``-point :func:`tinynet.fft.rfft`:
-    ``[0, 1, ..., n // 2] / (d * n)``, shape ``(n // 2 + 1,)`` (empty for ``n = 0``).
+    ``[0, 1, ..., n // 2] / (d * n)``, shape ``(n // 2 + 1,)`` (``[nan]`` for ``n = 0``, as PyTorch).
 
     Arguments and errors as :func:`fftfreq`. Source: ``numpy.fft.rfftfreq``.
     """

@@ -20,14 +20,15 @@ from .reduction import amax, amin, sum as _sum
 from .select import where
 from .stats import std, var
 from .unary import clamp, log, sin, trunc
-from .util import check_tensor
+from .util import check_real, check_tensor
 
 AminmaxResult = collections.namedtuple("AminmaxResult", ["min", "max"])  # torch.return_types.aminmax
 
 
 def _floating(op, input):
-    """``input`` (a Tensor), in the default float dtype's family when it is an integer or bool tensor."""
-    check_tensor(op, "input", input)
+    """``input`` (a Tensor), in the default float dtype's family when it is an integer or bool tensor;
+    complex tensors are refused (PyTorch refuses them for these functions but sinc)."""
+    check_real(op, "input", check_tensor(op, "input", input))
     return input if is_floating(input.array.dtype) else input.to(dtypes.float_for(input.array.dtype))
 
 
@@ -118,8 +119,9 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
     Raises:
         ArgumentTypeError: not a Tensor. IndexOutOfRangeError: a dim out of range.
+        DTypeError: a complex tensor (as PyTorch).
     """
-    check_tensor("nansum", "input", input)
+    check_real("nansum", "input", check_tensor("nansum", "input", input))
     x = where(isnan(input), 0, input) if is_floating(input.array.dtype) else input
     return _sum(x, dim, keepdim, dtype=dtype)
 

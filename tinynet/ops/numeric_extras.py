@@ -163,7 +163,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     if input.ndim > 2:
         raise ShapeError(f"cov: expected input with two or fewer dimensions, got {input.ndim}")
     x = input if input.ndim == 2 else input.reshape(1, -1)
-    if not x.is_floating_point():
+    if not x.is_floating_point() and not x.is_complex():  # (complex reaches matmul, which refuses it)
         x = x.float()
     n = x.shape[1]
     w = None

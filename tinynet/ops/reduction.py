@@ -23,7 +23,7 @@ from ..autograd import Op
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
-from .util import check_flag, check_tensor, dim_index, dims_tuple, is_graph
+from .util import check_flag, check_real, check_tensor, dim_index, dims_tuple, is_graph
 
 
 def _expand(xp, g, shape, axes, keepdim):
@@ -308,7 +308,7 @@ def amin(input, dim=(), keepdim=False):
 
 
 def _arg(op, input, dim, keepdim, largest):
-    _check(op, input)
+    check_real(op, "input", _check(op, input))
     keepdim = check_flag(op, "keepdim", keepdim)
     a = input.array
     if a.dtype.kind == "b":

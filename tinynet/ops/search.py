@@ -12,17 +12,17 @@ import numpy
 
 from .. import backend, dtypes
 from ..autograd import Op
-from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import sub
 from .join import cat
 from .rearrange import repeat
 from .shape import expand, reshape
-from .util import check_int, check_tensor, dim_index
+from .util import check_int, check_real, check_tensor, dim_index
 
 
 def _array(op, name, t):
-    return check_tensor(op, name, t).array
+    return check_real(op, name, check_tensor(op, name, t)).array
 
 
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
@@ -97,6 +97,9 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
                                 "right was True")
         right = side == "right"
     scalar = not isinstance(input, Tensor)
+    check_real("searchsorted", "input", input)
+    if isinstance(input, complex):
+        raise DTypeError(f"searchsorted: not implemented for complex numbers, got {input}")
     if scalar and not isinstance(input, numbers.Number):
         raise ArgumentTypeError(f"searchsorted: input must be a tensor or a number, got {type(input).__name__}")
     values = xp.asarray([input]) if scalar else input.array

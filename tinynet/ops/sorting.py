@@ -27,7 +27,7 @@ from ..autograd import Op
 from ..errors import ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .gather import ScatterAddInto
-from .util import check_int, check_tensor, dim_index
+from .util import check_int, check_real, check_tensor, dim_index
 
 # torch.return_types.<name>: (values, indices)
 SortResult = collections.namedtuple("sort", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
@@ -221,7 +221,7 @@ def argsort(input, dim=-1, descending=False, *, stable=False):
     Raises:
         ArgumentTypeError, IndexOutOfRangeError: as :func:`sort`.
     """
-    check_tensor("argsort", "input", input)
+    check_real("argsort", "input", check_tensor("argsort", "input", input))
     d = dim_index("argsort", dim, input.ndim)
     desc = _flag("argsort", "descending", descending)
     _flag("argsort", "stable", stable, none_ok=True)

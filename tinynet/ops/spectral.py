@@ -88,6 +88,7 @@ class RFFT(Op):
     """``rfftn`` over ``axes`` of a real input: the last axis of ``axes`` keeps its
     ``n//2 + 1`` non-negative frequencies."""
     name = "rfft"
+    complex_ok = True  # (a complex result)
     twice_differentiable = True
 
     def __init__(self, axes, norm):

@@ -175,7 +175,7 @@ def logsumexp(input, dim, keepdim=False):
         IndexOutOfRangeError: a dim out of range.
     """
     _check("logsumexp", input)
-    if not is_floating(input.array.dtype):
+    if not is_floating(input.array.dtype) and input.array.dtype.kind != "c":  # (complex: the op refuses it)
         input = input.to(dtypes.get_default_dtype())
     keepdim = check_flag("logsumexp", "keepdim", keepdim)
     return LogSumExp(dims_tuple("logsumexp", dim, input.ndim), keepdim).apply(input)

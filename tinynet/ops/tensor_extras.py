@@ -43,8 +43,8 @@ def positive(input):
 
 
 def is_signed(input):
-    """True for a signed dtype (floats and signed integers; False for bool and uint8)."""
-    return check_tensor("is_signed", "input", input).array.dtype.kind in "fi" or input.array.dtype.name == "bfloat16"
+    """True for a signed dtype (floats, complex and signed integers; False for bool and uint8)."""
+    return check_tensor("is_signed", "input", input).array.dtype.kind in "fic" or input.array.dtype.name == "bfloat16"
 
 
 def is_complex(input):

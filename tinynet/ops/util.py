@@ -37,6 +37,14 @@ def check_float(op, name, t):
     return t
 
 
+def check_real(op, name, t):
+    """Raise DTypeError when ``t`` is a complex Tensor (for the ops that order, compare or
+    otherwise need real values, as PyTorch refuses them); returns ``t``."""
+    if isinstance(t, Tensor) and t.array.dtype.kind == "c":
+        raise DTypeError(f"{op}: not implemented for complex tensors, got {name} of dtype {t.dtype}")
+    return t
+
+
 def check_int(op, name, v, minimum=None):
     """``v`` as an int; ArgumentTypeError for non-ints, ArgumentError below ``minimum``."""
     if isinstance(v, bool) or not isinstance(v, (numbers.Integral, numpy.integer)):
