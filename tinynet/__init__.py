@@ -95,7 +95,9 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
-from . import fft  # noqa: E402  (torch.fft)
+from . import fft, special  # noqa: E402  (torch.fft, torch.special)
+from .ops.special_functions import erfinv, i0  # noqa: E402
+from .ops.special_gamma import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402

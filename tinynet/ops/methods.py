@@ -12,7 +12,7 @@ from . import (activation, arith, binary_extras, binary_math, compare, conversio
                indexing, inplace, linalg, reduction, select, shape, stats, unary)
 from . import matrix_helpers, order_extras, quantile, rearrange, scatter_views, scan, search, sorting, split_extras
 from . import arrange_extras, counting, index_extras, math_extras, numeric_extras, tensor_extras
-from . import complex as complex_ops
+from . import complex as complex_ops, special_gamma
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -138,7 +138,7 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS, **binary_extras.METHODS,
                      **split_extras.METHODS, **quantile.METHODS, **scatter_views.METHODS,
-                     **complex_ops.METHODS, "nanmedian": order_extras.nanmedian}.items():
+                     **complex_ops.METHODS, **special_gamma.METHODS, "nanmedian": order_extras.nanmedian}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_extras.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

@@ -1,0 +1,308 @@
+"""The gamma family and the special functions of two arguments (PyTorch's ``torch.special``
+and the torch-level ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``igamma``,
+``igammac``): ``gammaln``, ``digamma`` (``psi``), ``polygamma``, ``multigammaln``, the
+Hurwitz ``zeta``, the regularized incomplete gamma functions ``gammainc``/``gammaincc``,
+and ``xlog1py``.
+
+Values from ``scipy.special`` / ``cupyx.scipy.special`` (by the arrays' module); gradients
+as PyTorch's:
+
+* ``lgamma' = digamma``, ``digamma' = polygamma(1, .)``, ``polygamma(n, .)' = polygamma(n + 1, .)``;
+* ``multigammaln(x, p) = p (p - 1) / 4 ln(pi) + sum_{j < p} lgamma(x - j / 2)`` (composed of
+  ``lgamma``, so its gradient is the sum of digammas);
+* ``zeta(x, q) = sum_k (k + q)^-x``: ``d/dq = -x zeta(x + 1, q)``; ``d/dx`` is not
+  implemented (PyTorch neither): backward raises when ``x`` requires grad;
+* ``gammainc(a, x)``: ``d/dx = exp((a - 1) ln x - x - lgamma(a))`` (``gammaincc``: minus that);
+  ``d/da`` is not implemented (PyTorch neither);
+* ``xlog1py(x, y) = x log1p(y)`` (0 where ``x == 0`` unless ``y`` is NaN): ``d/dx = log1p(y)``
+  (0 where ``x == 0`` and ``y <= -1``), ``d/dy = x / (1 + y)``.
+
+The two-argument functions broadcast and take a Python number for either argument (not
+both), with PyTorch's type promotion. Complex inputs are refused (DTypeError).
+"""
+import math
+import numbers
+
+import numpy
+
+from .. import dtypes
+from ..autograd import Op
+from ..errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, ShapeError
+from ..tensor import Tensor
+from .arith import add
+from .creation import tensor
+from .inplace import inplace_apply
+from .special_functions import erfinv, floating, i0, scipy_call
+from .util import check_int, unbroadcast
+
+
+class Lgamma(Op):
+    name = "lgamma"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def forward(self, xp, x):
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x)
+        return scipy_call(xp, "gammaln", x)
+
+    def backward(self, xp, gy):
+        return (gy * Polygamma(0).call(xp, self.saved[0]),)
+
+
+class Polygamma(Op):
+    """The ``n``-th derivative of digamma (``n = 0``: digamma itself)."""
+    name = "polygamma"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, n):
+        self.n = n
+
+    def forward(self, xp, x):
+        if self.needs_input_grad[0]:
+            self.save_for_backward(x)
+        if self.n == 0:
+            return scipy_call(xp, "digamma", x)
+        return scipy_call(xp, "polygamma", xp.asarray(self.n, dtype=x.dtype), x)
+
+    def backward(self, xp, gy):
+        return (gy * Polygamma(self.n + 1).call(xp, self.saved[0]),)
+
+
+class _Binary(Op):
+    """``f(x, y)`` of two broadcasting arrays through ``scipy.special``."""
+    twice_differentiable = True
+    gpu_saves_generic = True
+    fn = ""
+
+    def forward(self, xp, x, y):
+        if True in self.needs_input_grad:
+            self.save_for_backward(x, y)
+        return scipy_call(xp, self.fn, x, y)
+
+    def backward(self, xp, gy):
+        x, y = self.saved
+        gx, gq = self.grads(xp, gy, x, y)
+        return (unbroadcast(xp, gx, x.shape) if gx is not None else None,
+                unbroadcast(xp, gq, y.shape) if gq is not None else None)
+
+
+class Zeta(_Binary):
+    name, fn = "special.zeta", "zeta"
+
+    def grads(self, xp, gy, x, q):
+        if self.needs_input_grad[0]:
+            raise AutogradError("special.zeta: the derivative with respect to input (the exponent) is not "
+                                "implemented (as in PyTorch); only other (q) is differentiable")
+        return None, (gy * -x * Zeta().call(xp, x + 1, q) if self.needs_input_grad[1] else None)
+
+
+class Gammainc(_Binary):
+    name, fn = "special.gammainc", "gammainc"
+    sign = 1
+
+    def grads(self, xp, gy, a, x):
+        if self.needs_input_grad[0]:
+            raise AutogradError(f"{self.name}: the derivative with respect to input (a) is not implemented (as in "
+                                "PyTorch); only other (x) is differentiable")
+        if not self.needs_input_grad[1]:
+            return None, None
+        return None, gy * xp.exp((a - 1) * xp.log(x) - x - Lgamma().call(xp, a)) * self.sign
+
+
+class Gammaincc(Gammainc):
+    name, fn = "special.gammaincc", "gammaincc"
+    sign = -1
+
+
+class Xlog1py(_Binary):
+    name, fn = "special.xlog1py", "xlog1py"
+
+    def grads(self, xp, gy, x, y):
+        gx = gq = None
+        if self.needs_input_grad[0]:
+            dead = (x == 0) & (y <= -1)
+            safe = xp.where(dead, xp.zeros_like(y), y)
+            gx = xp.where(dead, xp.zeros_like(gy), gy * xp.log1p(safe))
+        if self.needs_input_grad[1]:
+            gq = gy * x / (y + 1)
+        return gx, gq
+
+
+# ---- public functions -----------------------------------------------------------------
+def lgamma(input):
+    """The log of the absolute value of the gamma function, ``ln |Gamma(x)|`` (inf at the
+    poles 0, -1, -2, ...). Gradient: ``digamma(x)``.
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: a complex tensor.
+
+    Source: ``scipy.special.gammaln`` / ``cupyx.scipy.special.gammaln``.
+    """
+    return Lgamma().apply(floating("lgamma", input))
+
+
+def digamma(input):
+    """The digamma function ``psi(x) = d/dx ln Gamma(x)`` (-inf at 0, NaN at the negative
+    integers, as PyTorch). Gradient: ``polygamma(1, x)``.
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: a complex tensor.
+
+    Source: ``scipy.special.digamma`` / ``cupyx.scipy.special.digamma``.
+    """
+    return Polygamma(0).apply(floating("digamma", input))
+
+
+def polygamma(n, input):
+    """The ``n``-th derivative of the digamma function (``n = 0``: digamma). Gradient:
+    ``polygamma(n + 1, x)``.
+
+    Args:
+        n (int): the order, >= 0. input (Tensor): any shape (integers computed in the default
+            float dtype).
+
+    Raises:
+        ArgumentTypeError: ``n`` not an int, or ``input`` not a Tensor.
+        ArgumentError: ``n < 0`` (PyTorch refuses it too). DTypeError: a complex tensor.
+
+    Source: ``scipy.special.polygamma`` / ``cupyx.scipy.special.polygamma``.
+    """
+    n = check_int("polygamma", "n", n)
+    if n < 0:
+        raise ArgumentError(f"polygamma: n must be a non-negative order, got {n}")
+    return Polygamma(n).apply(floating("polygamma", input))
+
+
+def mvlgamma(input, p):
+    """The multivariate log-gamma function of dimension ``p``:
+    ``p (p - 1) / 4 ln(pi) + sum_{j=0}^{p-1} lgamma(x - j / 2)``.
+
+    Args:
+        input (Tensor): the function is finite where every element exceeds ``(p - 1) / 2``
+            (inf or NaN elsewhere, as PyTorch's, which no longer checks the values). p (int): >= 1.
+
+    Raises:
+        ArgumentTypeError: ``p`` not an int or ``input`` not a Tensor. DTypeError: complex.
+        ArgumentError: ``p < 1``.
+
+    Source: the sum of ``lgamma`` (``scipy.special.gammaln``); gradient the sum of digammas.
+    """
+    return _mvlgamma("mvlgamma", input, p)
+
+
+def _mvlgamma(op, input, p):
+    p = check_int(op, "p", p)
+    if p < 1:
+        raise ArgumentError(f"{op}: p has to be greater than or equal to 1, got {p}")
+    x = floating(op, input)
+    out = Lgamma().apply(x)
+    for j in range(1, p):
+        out = add(out, Lgamma().apply(add(x, -j / 2)))
+    return add(out, p * (p - 1) / 4 * math.log(math.pi))
+
+
+def multigammaln(input, p):
+    """``torch.special.multigammaln``: :func:`mvlgamma` (the same function and errors)."""
+    return _mvlgamma("special.multigammaln", input, p)
+
+
+def _pair(op, input, other):
+    """The two arguments as tensors of the promoted float dtype (a Python number becomes a
+    0-d tensor on the other's device)."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise ArgumentTypeError(f"{op}: expected at least one Tensor, got {type(input).__name__} and "
+                                f"{type(other).__name__}")
+    for name, v in (("input", input), ("other", other)):
+        if isinstance(v, Tensor):
+            if v.array.dtype.kind == "c":
+                raise DTypeError(f"{op}: not implemented for complex tensors, got {name} of dtype {v.dtype}")
+        elif isinstance(v, bool) or not isinstance(v, (numbers.Real, numpy.floating, numpy.integer)):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor or a real number, got {type(v).__name__}")
+    like = input if isinstance(input, Tensor) else other
+    dt = dtypes.float_for(dtypes.result_type(*(v.array if isinstance(v, Tensor) else v for v in (input, other))))
+    a, b = (v.to(dt) if isinstance(v, Tensor) else tensor(v, dtype=dt, device=like.device) for v in (input, other))
+    try:
+        numpy.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ShapeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast together") from None
+    return a, b
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function ``zeta(x, q) = sum_{k >= 0} (k + q)^-x`` of ``x = input`` and
+    ``q = other`` (broadcast; either may be a number). Gradient only for ``other``:
+    ``-x zeta(x + 1, q)``; backward raises AutogradError when ``input`` requires grad (as
+    PyTorch's NotImplementedError).
+
+    Raises:
+        ArgumentTypeError: neither is a Tensor, or a non-number. DTypeError: complex.
+        ShapeError: the shapes do not broadcast.
+
+    Source: ``scipy.special.zeta`` / ``cupyx.scipy.special.zeta``.
+    """
+    return Zeta().apply(*_pair("special.zeta", input, other))
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function ``P(a, x)`` of ``a = input`` and
+    ``x = other`` (broadcast; either may be a number). Gradient only for ``other``.
+
+    Raises:
+        As :func:`zeta`. Source: ``scipy.special.gammainc`` / ``cupyx.scipy.special.gammainc``.
+    """
+    return Gammainc().apply(*_pair("special.gammainc", input, other))
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``. Gradient
+    only for ``other``.
+
+    Raises:
+        As :func:`zeta`. Source: ``scipy.special.gammaincc`` / ``cupyx.scipy.special.gammaincc``.
+    """
+    return Gammaincc().apply(*_pair("special.gammaincc", input, other))
+
+
+def igamma(input, other):
+    """``torch.igamma``: :func:`gammainc`."""
+    return Gammainc().apply(*_pair("igamma", input, other))
+
+
+def igammac(input, other):
+    """``torch.igammac``: :func:`gammaincc`."""
+    return Gammaincc().apply(*_pair("igammac", input, other))
+
+
+def xlog1py(input, other):
+    """``input * log1p(other)``, and 0 where ``input`` is 0 unless ``other`` is NaN
+    (broadcast; either may be a number). Gradients in the module docstring.
+
+    Raises:
+        As :func:`zeta`. Source: ``scipy.special.xlog1py`` / ``cupyx.scipy.special.xlog1py``.
+    """
+    return Xlog1py().apply(*_pair("special.xlog1py", input, other))
+
+
+def _method_polygamma(self, n):
+    """``tinynet.polygamma(n, self)`` (PyTorch's ``Tensor.polygamma(n)``)."""
+    return polygamma(n, self)
+
+
+def _inplace(name, compute, composed=False):
+    def method(self, *args):
+        return inplace_apply(name, self, lambda t: compute(t, *args), composed=composed)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place ``{name[:-1]}``; returns the tensor."
+    return method
+
+
+METHODS = {"erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _method_polygamma, "i0": i0,
+           "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac,
+           "erfinv_": _inplace("erfinv_", erfinv), "lgamma_": _inplace("lgamma_", lgamma),
+           "digamma_": _inplace("digamma_", digamma),
+           "polygamma_": _inplace("polygamma_", lambda t, n: polygamma(n, t)),
+           "i0_": _inplace("i0_", i0),
+           "mvlgamma_": _inplace("mvlgamma_", lambda t, p: _mvlgamma("mvlgamma_", t, p), composed=True),
+           "igamma_": _inplace("igamma_", igamma), "igammac_": _inplace("igammac_", igammac)}
