@@ -100,7 +100,8 @@ SMALL_INT = st.integers(-3, 6)
 FLOAT = st.one_of(st.floats(-2, 3, allow_nan=False, width=32), st.sampled_from([0.0, 1.0, float("nan")]))
 STRINGS = st.sampled_from(["mean", "sum", "none", "avg", "zeros", "reflect", "replicate", "circular",
                            "constant", "nearest", "bilinear", "linear", "tanh", "relu", "gelu",
-                           "floor", "trunc", "valid", "same", "ij,jk->ik", "i,i->", "ii", "..."])
+                           "floor", "trunc", "valid", "same", "ij,jk->ik", "i,i->", "ii", "...", "ortho", "forward",
+                           "backward"])
 DTYPES = st.sampled_from([tinynet.float32, tinynet.float64, tinynet.int64, tinynet.bool, tinynet.float16,
                           "float32", "float33", numpy.float64, int, float])
 DEVICES = st.sampled_from(["cpu", "cuda:9", "tpu", "cpu:1", -1, tinynet.device("cpu")])
@@ -139,7 +140,7 @@ _NAME_KINDS = {
     "optimizer": ["optimizer"],
     "dim": ["dim", "dims", "dim0", "dim1", "dim2", "start_dim", "end_dim", "source", "destination",
             "dimension"],
-    "size": ["size", "shape", "sizes", "sizes_", "more_dims", "output_size", "normalized_shape",
+    "size": ["size", "shape", "s", "sizes", "sizes_", "more_dims", "output_size", "normalized_shape",
              "unflattened_size", "kernel_size", "stride", "padding", "dilation", "output_padding", "pad",
              "split_size_or_sections", "indices_or_sections", "repeats", "shifts"],
     "int": ["n", "m", "k", "chunks", "steps", "diagonal", "offset", "length", "num_classes", "ignore_index",
@@ -158,7 +159,7 @@ _NAME_KINDS = {
               "eta_min", "factor", "start_factor", "end_factor", "power", "pct_start", "div_factor"],
     "floats": ["betas"],
     "bool": ["size_average", "reduce", "align_corners", "recompute_scale_factor"],
-    "str": ["reduction", "mode", "padding_mode", "nonlinearity", "approximate", "rounding_mode", "equation"],
+    "str": ["reduction", "mode", "padding_mode", "nonlinearity", "approximate", "rounding_mode", "equation", "norm"],
     "dtype": ["dtype"],
     "device": ["device", "map_location"],
     "callable": ["activation", "hook", "f", "lr_lambda"],

@@ -2,7 +2,8 @@
 typed :class:`tinynet.errors.TinynetError` (also a subclass of the matching built-in), never a
 NumPy/CuPy or Python-internal exception escaping from inside tinynet.
 
-The walk covers every public function of ``tinynet`` and ``tinynet.nn.functional``, every
+The walk covers every public function of ``tinynet``, ``tinynet.nn.functional``, ``tinynet.fft``
+and ``tinynet.special``, every
 public ``Tensor`` method and the arithmetic operators, every ``nn`` module's constructor and
 (for a table of valid modules) its ``forward``, and the optimizers' and LR schedulers'
 constructors. Each parameter's kind (tensor, dim, size, number, ...) is guessed from its name
@@ -140,7 +141,8 @@ def module_forwards():
                     [Param("module", "built")] + signature_params(cls.forward, True), first=build)
 
 
-ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *tensor_methods(), *classes(nn, "nn", nn.Module),
+ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinynet.fft, "fft"),
+           *functions(tinynet.special, "special"), *tensor_methods(), *classes(nn, "nn", nn.Module),
            *module_forwards(), *classes(optim, "optim", optim.Optimizer),
            *classes(lr_scheduler, "lr_scheduler", lr_scheduler.LRScheduler)]
 
@@ -284,6 +286,17 @@ PYTORCH_RAISES = {
     "Adam betas (1.5, 0.9)": lambda m: m.optim.Adam([m.zeros(2, requires_grad=True)], betas=(1.5, 0.9)),
     "Adam(None)": lambda m: m.optim.Adam(None),
     "StepLR of a str": lambda m: m.optim.lr_scheduler.StepLR("a", 1),
+    "fft.fft n=0": lambda m: m.fft.fft(m.zeros(4), n=0),
+    "fft.fft of a 0-d tensor": lambda m: m.fft.fft(m.tensor(1.0)),
+    "fft.rfft of a complex tensor": lambda m: m.fft.rfft(m.zeros(4) * 1j),
+    "fft.fftn repeated dims": lambda m: m.fft.fftn(m.zeros(2, 3), dim=(1, 1)),
+    "fft.fft norm 'x'": lambda m: m.fft.fft(m.zeros(4), norm="x"),
+    "special.polygamma n=-1": lambda m: m.special.polygamma(-1, m.ones(2)),
+    "special.zeta shapes": lambda m: m.special.zeta(m.ones(2), m.ones(3)),
+    "imag of a real tensor": lambda m: m.imag(m.zeros(2)),
+    "view_as_complex of a last dim 3": lambda m: m.view_as_complex(m.zeros(2, 3)),
+    "complex of float32 and float64": lambda m: m.complex(m.zeros(2), m.zeros(2, dtype=m.float64)),
+    "complex of int64 parts": lambda m: m.complex(m.zeros(2, dtype=m.int64), m.zeros(2, dtype=m.int64)),
 }
 
 

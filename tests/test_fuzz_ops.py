@@ -235,6 +235,46 @@ def cross_entropy_case(draw):
     return Case([draw(values((n, c) + extra)), target], kwargs)
 
 
+@st.composite
+def spectral_case(draw, halved=False):
+    """A 1-3-D input (sides >= 1: PyTorch's CPU FFT raises for some zero-size batches, see
+    docs/fft_special.md), a dim, an optional length ``n`` and a norm."""
+    shape = draw(shapes(min_dims=1, max_dims=3, min_side=1, max_side=5))
+    kwargs = {"dim": dims_of(draw, len(shape), none=False), "norm": draw(st.sampled_from([None, "backward", "ortho",
+                                                                                           "forward"]))}
+    if draw(st.booleans()):
+        kwargs["n"] = draw(st.integers(1 if not halved else 2, 7))
+    return Case([draw(values(shape))], kwargs)
+
+
+@st.composite
+def spectral_nd_case(draw):
+    """An n-dimensional transform: dims (unique, any order) and optional sizes ``s``."""
+    shape = draw(shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+    dims = tuple(draw(st.permutations(range(len(shape))))[:draw(st.integers(1, len(shape)))])
+    kwargs = {"dim": dims}
+    if draw(st.booleans()):
+        kwargs["s"] = tuple(draw(st.integers(2, 5)) for _ in dims)
+    return Case([draw(values(shape))], kwargs)
+
+
+@st.composite
+def in_range(draw, low, high):
+    """One input of random shape with values uniform in ``[low, high]`` (a special function's domain)."""
+    shape = draw(shapes())
+    return Case([numpy.random.default_rng(draw(st.integers(0, 2**16))).uniform(low, high, shape)])
+
+
+@st.composite
+def xlog1py_case(draw):
+    sa, sb = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, min_side=0, max_side=4)).input_shapes
+    return Case([draw(values(sa)), numpy.random.default_rng(draw(st.integers(0, 2**16))).uniform(-0.5, 2, sb)])
+
+
+def _real(m, y):
+    return m.view_as_real(y.resolve_conj()) if y.is_complex() else y
+
+
 # ---- the ops: (cases, call(lib, *tensors, **kwargs), integer inputs too?) ------------------
 # ``call`` takes the library (tinynet or torch, whose APIs agree) as its first argument.
 OPS = {
@@ -273,6 +313,21 @@ OPS = {
     "layer_norm": (layer_norm_case(), lambda m, a, *wb, normalized_shape: m.nn.functional.layer_norm(
         a, normalized_shape, *wb), False),
     "cross_entropy": (cross_entropy_case(), lambda m, *ts, **k: m.nn.functional.cross_entropy(*ts, **k), False),
+    "fft.fft": (spectral_case(), lambda m, a, **k: _real(m, m.fft.fft(a, **k)), False),
+    "fft.rfft": (spectral_case(), lambda m, a, **k: _real(m, m.fft.rfft(a, **k)), False),
+    "fft.irfft": (spectral_case(halved=True), lambda m, a, **k: m.fft.irfft(m.fft.fft(a, dim=k["dim"]), **k), False),
+    "fft.hfft": (spectral_case(halved=True), lambda m, a, **k: m.fft.hfft(a * 1j + a, **k), False),
+    "fft.fftn": (spectral_nd_case(), lambda m, a, **k: _real(m, m.fft.fftn(a, **k)), False),
+    "fft.rfftn": (spectral_nd_case(), lambda m, a, **k: _real(m, m.fft.rfftn(a, **k)), False),
+    "fft.irfftn": (spectral_nd_case(), lambda m, a, **k: m.fft.irfftn(m.fft.fftn(a, dim=k["dim"]), **k), False),
+    "fft.fftshift": (reduction(), lambda m, a, **k: m.fft.fftshift(a * (1 + 2j), k.get("dim")).imag, False),
+    "special.erfinv": (in_range(-0.95, 0.95), lambda m, a: m.special.erfinv(a), False),
+    "special.gammaln": (in_range(0.1, 6), lambda m, a: m.special.gammaln(a), False),
+    "special.digamma": (in_range(0.3, 6), lambda m, a: m.special.digamma(a), False),
+    "special.i1e": (unary(), lambda m, a: m.special.i1e(a), False),
+    "special.log_ndtr": (unary(), lambda m, a: m.special.log_ndtr(a * 3), False),
+    "special.ndtri": (in_range(0.02, 0.98), lambda m, a: m.special.ndtri(a), False),
+    "special.xlog1py": (xlog1py_case(), lambda m, a, b: m.special.xlog1py(a, b), False),
 }
 
 

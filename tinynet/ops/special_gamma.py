@@ -290,19 +290,47 @@ def _method_polygamma(self, n):
     return polygamma(n, self)
 
 
-def _inplace(name, compute, composed=False):
-    def method(self, *args):
-        return inplace_apply(name, self, lambda t: compute(t, *args), composed=composed)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``; returns the tensor."
-    return method
+def erfinv_(self):
+    """In-place :func:`erfinv`; returns the tensor."""
+    return inplace_apply("erfinv_", self, erfinv)
+
+
+def lgamma_(self):
+    """In-place :func:`lgamma`; returns the tensor."""
+    return inplace_apply("lgamma_", self, lgamma)
+
+
+def digamma_(self):
+    """In-place :func:`digamma`; returns the tensor."""
+    return inplace_apply("digamma_", self, digamma)
+
+
+def polygamma_(self, n):
+    """In-place ``polygamma(n, self)``; returns the tensor."""
+    return inplace_apply("polygamma_", self, lambda t: polygamma(n, t))
+
+
+def i0_(self):
+    """In-place :func:`i0`; returns the tensor."""
+    return inplace_apply("i0_", self, i0)
+
+
+def mvlgamma_(self, p):
+    """In-place :func:`mvlgamma`; returns the tensor."""
+    return inplace_apply("mvlgamma_", self, lambda t: _mvlgamma("mvlgamma_", t, p), composed=True)
+
+
+def igamma_(self, other):
+    """In-place :func:`igamma`; returns the tensor."""
+    return inplace_apply("igamma_", self, lambda t: igamma(t, other))
+
+
+def igammac_(self, other):
+    """In-place :func:`igammac`; returns the tensor."""
+    return inplace_apply("igammac_", self, lambda t: igammac(t, other))
 
 
 METHODS = {"erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _method_polygamma, "i0": i0,
-           "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac,
-           "erfinv_": _inplace("erfinv_", erfinv), "lgamma_": _inplace("lgamma_", lgamma),
-           "digamma_": _inplace("digamma_", digamma),
-           "polygamma_": _inplace("polygamma_", lambda t, n: polygamma(n, t)),
-           "i0_": _inplace("i0_", i0),
-           "mvlgamma_": _inplace("mvlgamma_", lambda t, p: _mvlgamma("mvlgamma_", t, p), composed=True),
-           "igamma_": _inplace("igamma_", igamma), "igammac_": _inplace("igammac_", igammac)}
+           "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac, "erfinv_": erfinv_, "lgamma_": lgamma_,
+           "digamma_": digamma_, "polygamma_": polygamma_, "i0_": i0_, "mvlgamma_": mvlgamma_, "igamma_": igamma_,
+           "igammac_": igammac_}
