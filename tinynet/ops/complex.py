@@ -110,7 +110,7 @@ class MakeComplex(Op):
 
     def forward(self, xp, re, im):
         self.shapes = re.shape, im.shape
-        z = xp.empty(xp.broadcast_shapes(re.shape, im.shape), dtypes.complex_for(re.dtype))
+        z = xp.empty(numpy.broadcast_shapes(re.shape, im.shape), dtypes.complex_for(re.dtype))
         z.real[...] = re
         z.imag[...] = im
         return z
