@@ -231,10 +231,16 @@ class Tensor:
         return self.numpy(force=True).tolist()
 
     def __float__(self):
-        return float(self.item())
+        return float(self._real_item("float"))
 
     def __int__(self):
-        return int(self.item())
+        return int(self._real_item("int"))
+
+    def _real_item(self, op):
+        v = self.item()
+        if isinstance(v, complex):
+            raise DTypeError(f"{op}: a complex value ({v}) cannot be converted to a real number; use .real or .abs()")
+        return v
 
     def __index__(self):
         if self.array.dtype.kind not in "iu" or self.array.size != 1:

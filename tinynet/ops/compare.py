@@ -79,7 +79,7 @@ def _bitwise(op, ufunc):
     def bitwise(input, other):
         xp, av, bv = _arrays(op, input, other)
         for v in (av, bv):
-            if isinstance(v, float) or getattr(v, "dtype", numpy.dtype(numpy.int64)).kind not in "biu":
+            if isinstance(v, (float, complex)) or getattr(v, "dtype", numpy.dtype(numpy.int64)).kind not in "biu":
                 raise DTypeError(f"{op}: operands must be bool or integer, got "
                                  f"{getattr(v, 'dtype', type(v).__name__)}")
         dt = dtypes.result_type(av, bv)  # PyTorch's promotion, not NumPy's
