@@ -6,7 +6,7 @@ they are differentiable where PyTorch's are): ``trace``, ``fliplr``, ``flipud``,
 import numpy
 
 from .. import backend, devices, dtypes
-from ..errors import ArgumentError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from .join import cat, stack
 from .pad import pad
@@ -60,11 +60,13 @@ def rot90(input, k=1, dims=(0, 1)):
     towards the second (counter-clockwise for ``dims=(0, 1)``).
 
     Raises:
-        ArgumentError: ``dims`` is not two different dims.
-        ShapeError: fewer than 2 dims.
+        ArgumentTypeError: ``dims`` is not a sequence. ArgumentError: ``dims`` is not two
+        different dims. ShapeError: fewer than 2 dims.
     """
     check_tensor("rot90", "input", input)
     k = check_int("rot90", "k", k)
+    if isinstance(dims, Tensor) or not isinstance(dims, (tuple, list)):
+        raise ArgumentTypeError(f"rot90: dims must be a sequence of two ints, got {type(dims).__name__}")
     dims = tuple(dims)
     if len(dims) != 2:
         raise ArgumentError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
