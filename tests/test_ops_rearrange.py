@@ -364,6 +364,10 @@ def test_fliplr_flipud_match_torch(device):
         tinynet.fliplr(m[0])
     with pytest.raises(errors.ArgumentError, match="rot90: expected rotation dims to be different"):
         tinynet.rot90(m, 1, (1, 1))
+    with pytest.raises(TypeError):
+        torch.rot90(torch.tensor(M), 1, 0)
+    with pytest.raises(errors.ArgumentTypeError, match="rot90: dims must be a tuple of two ints"):
+        tinynet.rot90(m, 1, 0)
 
 
 @pytest.mark.parametrize("k,dims", [(1, (0, 1)), (2, (0, 1)), (3, (0, 1)), (-1, (0, 1)), (5, (1, 0)),

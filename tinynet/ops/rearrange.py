@@ -274,10 +274,13 @@ def rot90(input, k=1, dims=(0, 1)):
 
     Raises:
         ArgumentError: ``dims`` is not two different dims.
+        ArgumentTypeError: ``dims`` is not a tuple or list.
         ShapeError: fewer than 2 dims.
     """
     check_tensor("rot90", "input", input)
     k = check_int("rot90", "k", k)
+    if not isinstance(dims, (tuple, list)):
+        raise ArgumentTypeError(f"rot90: dims must be a tuple of two ints, got {type(dims).__name__}")
     dims = tuple(dims)
     if len(dims) != 2:
         raise ArgumentError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
