@@ -214,11 +214,16 @@ def _param(entry):
 @given(data=st.data())
 def test_bad_arguments_raise_typed_errors(entry, device, data):
     args, kwargs = data.draw(calls(entry), label="call")
+    deterministic = (tinynet.are_deterministic_algorithms_enabled(),
+                     tinynet.is_deterministic_algorithms_warn_only_enabled())
     tinynet.set_default_device(device)
     try:
         call_expecting_typed_errors(entry, make(args, device), make(kwargs, device))
     finally:
         tinynet.set_default_device(None)
+        # a valid walked call of use_deterministic_algorithms would outlive the walk (test_determinism
+        # expects the default); put the process-wide switch back
+        tinynet.use_deterministic_algorithms(deterministic[0], warn_only=deterministic[1])
 
 
 # ---- no silence: where PyTorch refuses an input, tinynet refuses it too, with a typed error ----

@@ -1,4 +1,4 @@
-"""Embedding lookup, one-hot encoding and ``normalize``.
+"""Embedding lookup and one-hot encoding.
 
 ``embedding(input, weight)`` reads the rows ``weight[input]``; its gradient adds each
 output row's gradient into the row it was read from (repeated indices accumulate), so a
@@ -21,18 +21,14 @@ import numbers
 import numpy
 
 from .. import backend
-from ..autograd import Op, no_grad
+from ..autograd import Op
 from ..autograd.node import bump_version
 from ..kernels import cublas, gemm
 from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, IndexOutOfRangeError,
                       ShapeError)
 from ..tensor import Tensor
-from .autocast import autocast_op
 from .indexing import IndexAddInto
-from .inplace import copy_
-from .stats import norm
-from .unary import clamp
-from .util import check_float, check_int, check_tensor, dim_index, is_graph
+from .util import check_int, check_tensor, is_graph
 
 
 # Vocabulary size times positions up to which the GPU backward is a one-hot product (64 M
@@ -221,32 +217,3 @@ def one_hot(tensor, num_classes=-1):
         if hi >= c:
             raise IndexOutOfRangeError(f"one_hot: class values must be smaller than num_classes={c}, got {hi}")
     return Tensor._wrap((a[..., None] == xp.arange(c)).astype(numpy.int64))
-
-
-@autocast_op
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` with the p-norm taken along ``dim``.
-
-    Args:
-        input (Tensor): float, any shape with ``dim``.
-        p (float): the norm's exponent (``inf`` allowed). Default 2.
-        dim (int): the dimension normalised. Default 1.
-        eps (float): the smallest denominator. Default 1e-12.
-        out (Tensor, optional): receives the result (no gradient flows through it).
-
-    Returns:
-        Tensor of the input's shape (``out`` when given).
-
-    Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: not floating point.
-        IndexOutOfRangeError: ``dim`` outside the input's dims.
-    """
-    check_float("normalize", "input", input)
-    d = dim_index("normalize", dim, input.ndim)
-    denom = clamp(norm(input, p, d, keepdim=True), min=eps)
-    result = input / denom
-    if out is not None:
-        with no_grad():
-            copy_(check_tensor("normalize", "out", out), result)
-        return out
-    return result

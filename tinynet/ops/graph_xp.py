@@ -7,7 +7,7 @@ tinynet's differentiable ops and is itself recorded, which is how second derivat
 Only the NumPy functions that backward code uses are here; an op whose backward needs
 others does not declare ``twice_differentiable``.
 """
-from . import compare, conversion, creation, indexing, join, linalg, reduction, select, shape, unary
+from . import blas, compare, compare_extrema, conversion, creation, indexing, join, reduction, select, shape, unary
 
 
 def _axes(axis, ndim):
@@ -32,8 +32,8 @@ class GraphNamespace:
     cos = staticmethod(unary.cos)
     erf = staticmethod(unary.erf)
     floor = staticmethod(unary.floor)
-    maximum = staticmethod(select.maximum)
-    minimum = staticmethod(select.minimum)
+    maximum = staticmethod(compare_extrema.maximum)
+    minimum = staticmethod(compare_extrema.minimum)
     isfinite = staticmethod(compare.isfinite)
 
     @staticmethod
@@ -117,7 +117,7 @@ class GraphNamespace:
     def take(a, i, axis=0):
         return indexing.getitem(a, (slice(None),) * (axis % a.ndim) + (i,))
 
-    matmul = staticmethod(linalg.matmul)
+    matmul = staticmethod(blas.matmul)
 
 
 def shape_reshape(a, shp):

@@ -10,7 +10,7 @@ import types
 import numpy
 
 from ..dtypes import is_floating
-from .. import backend
+from .. import backend, dtypes
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError
 from ..tensor import Tensor
 
@@ -35,6 +35,25 @@ def check_float(op, name, t):
     if not is_floating(t.array.dtype):
         raise DTypeError(f"{op}: expected a floating-point {name}, got {t.dtype}")
     return t
+
+
+def float_tensor(op, t, name="input"):
+    """``t`` (which must be a Tensor), cast to the default float dtype's family when it is an
+    integer or bool tensor (PyTorch's rule for the elementwise functions that compute in
+    floats); ArgumentTypeError for a non-Tensor."""
+    check_tensor(op, name, t)
+    return t if is_floating(t.array.dtype) else t.to(dtypes.float_for(t.array.dtype))
+
+
+def check_operands(op, first, second, names=("input", "other")):
+    """The operands of a binary function that takes Python numbers too: at least one is a
+    Tensor, and each is a Tensor or a real number (not a bool); ArgumentTypeError otherwise."""
+    if not isinstance(first, Tensor) and not isinstance(second, Tensor):
+        raise ArgumentTypeError(f"{op}: expected at least one Tensor, got {type(first).__name__} and "
+                                f"{type(second).__name__}")
+    for name, v in zip(names, (first, second)):
+        if not isinstance(v, (Tensor, int, float)) or isinstance(v, bool):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor or a number, got {type(v).__name__}")
 
 
 def check_int(op, name, v, minimum=None):

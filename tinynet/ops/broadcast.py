@@ -1,6 +1,7 @@
-"""Shape and product helpers PyTorch scripts use, composed of tinynet's differentiable ops:
-``atleast_1d``, ``atleast_2d``, ``atleast_3d``, ``broadcast_shapes``, ``broadcast_tensors``,
-``ravel``, ``kron`` and ``inner``.
+"""Ranks and broadcasting, by NumPy's and PyTorch's rules (sizes aligned from the right,
+leading dims of size 1 added, size 1 stretched): ``broadcast_shapes``, ``broadcast_tensors``
+(views, as :func:`~tinynet.expand`) and ``atleast_1d``, ``atleast_2d``, ``atleast_3d``
+(reshapes that add the missing dims).
 """
 import numbers
 
@@ -8,8 +9,6 @@ import numpy
 
 from ..errors import ArgumentTypeError, ShapeError
 from ..tensor import Tensor
-from .arith import mul
-from .linalg import matmul
 from .shape import broadcast_to, reshape
 from .util import check_tensor
 
@@ -93,52 +92,3 @@ def broadcast_tensors(*tensors):
         check_tensor("broadcast_tensors", f"tensors[{i}]", t)
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(t if tuple(t.shape) == shape else broadcast_to(t, shape) for t in tensors)
-
-
-def ravel(input):
-    """``input`` as one dimension, in C order (a view when the memory allows, else a copy).
-
-    Raises:
-        ArgumentTypeError: not a Tensor.
-    """
-    check_tensor("ravel", "input", input)
-    return reshape(input, (-1,))
-
-
-def kron(input, other):
-    """Kronecker product: for shapes ``a`` and ``b`` (the shorter padded with leading 1s),
-    the result has shape ``a[i] * b[i]`` and block ``idx`` of it is ``input[idx] * other``.
-
-    Raises:
-        ArgumentTypeError: an argument is not a Tensor.
-    """
-    check_tensor("kron", "input", input)
-    check_tensor("kron", "other", other)
-    n = max(input.ndim, other.ndim)
-    a = (1,) * (n - input.ndim) + tuple(input.shape)
-    b = (1,) * (n - other.ndim) + tuple(other.shape)
-    # interleave: input as (a0, 1, a1, 1, ...), other as (1, b0, 1, b1, ...); their product's
-    # pairs of dims merge into a0*b0, a1*b1, ...
-    x = reshape(input, tuple(v for s in a for v in (s, 1)))
-    y = reshape(other, tuple(v for s in b for v in (1, s)))
-    return reshape(mul(x, y), tuple(p * q for p, q in zip(a, b)))
-
-
-def inner(input, other):
-    """Inner product over the last dim: shape ``input.shape[:-1] + other.shape[:-1]``; with a
-    0-d argument, the elementwise product.
-
-    Raises:
-        ArgumentTypeError: an argument is not a Tensor.
-        ShapeError: the last dims differ.
-    """
-    check_tensor("inner", "input", input)
-    check_tensor("inner", "other", other)
-    if input.ndim == 0 or other.ndim == 0:
-        return mul(input, other)
-    k = input.shape[-1]
-    if other.shape[-1] != k:
-        raise ShapeError(f"inner: the last dims must match, got shapes {tuple(input.shape)} and "
-                         f"{tuple(other.shape)}")
-    rows = matmul(reshape(input, (-1, k)), reshape(other, (-1, k)).t())
-    return reshape(rows, tuple(input.shape[:-1]) + tuple(other.shape[:-1]))

@@ -1,6 +1,5 @@
-"""F.lp_pool1d/2d and nn.LPPool1d/2d, F.channel_shuffle / torch.channel_shuffle and
-nn.ChannelShuffle, F.pdist / torch.pdist against PyTorch on every backend: values, gradients
-(gradcheck), printed layers and errors."""
+"""Power-average pooling (ops/pooling_lp.py): F.lp_pool1d/2d and nn.LPPool1d/2d against
+PyTorch on every backend: values, gradients (gradcheck), printed layers and errors."""
 import numpy
 import pytest
 
@@ -41,37 +40,7 @@ def test_odd_power_of_a_negative_sum_gives_zero_as_torch(device):
                  atol=0, what="negative sums")
 
 
-@pytest.mark.parametrize("shape,groups", [((2, 6, 3), 3), ((2, 8, 3, 4), 4), ((1, 4, 2, 2, 2), 2), ((3, 5, 2), 1)])
-def test_channel_shuffle_matches_torch(shape, groups, device):
-    x = R.standard_normal(shape)
-    check_op(device, lambda t: F.channel_shuffle(t, groups), lambda t: TF.channel_shuffle(t, groups), [x])
-    assert_close(tinynet.channel_shuffle(tinynet.tensor(x, device=device), groups),
-                 torch.channel_shuffle(torch.tensor(x), groups), rtol=0, atol=0, what="torch.channel_shuffle")
-    assert repr(nn.ChannelShuffle(groups)) == repr(torch.nn.ChannelShuffle(groups))
-    assert_close(nn.ChannelShuffle(groups)(tinynet.tensor(x, device=device)),
-                 torch.nn.ChannelShuffle(groups)(torch.tensor(x)), rtol=0, atol=0, what="layer")
-
-
-@pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf")])
-def test_pdist_matches_torch(p, device):
-    x = R.standard_normal((5, 3))
-    check_op(device, lambda t: F.pdist(t, p), lambda t: TF.pdist(t, p), [x])
-    assert_close(tinynet.pdist(tinynet.tensor(x, device=device), p), torch.pdist(torch.tensor(x), p), rtol=1e-12,
-                 atol=0, what="torch.pdist")
-    assert tuple(F.pdist(tinynet.zeros(1, 3, device=device)).shape) == tuple(TF.pdist(torch.zeros(1, 3)).shape)
-
-
 def test_bad_input(device):
-    with pytest.raises(errors.ShapeError, match="divisible by groups, got 6 channels and 4 groups"):
-        F.channel_shuffle(tinynet.zeros(2, 6, 3, device=device), 4)
-    with pytest.raises(errors.ArgumentError):
-        F.channel_shuffle(tinynet.zeros(2, 6, 3, device=device), 0)
-    with pytest.raises(errors.ShapeError, match="expects input with > 2 dims"):
-        F.channel_shuffle(tinynet.zeros(2, 6, device=device), 2)
-    with pytest.raises(errors.ShapeError, match="pdist: only supports 2-D"):
-        F.pdist(tinynet.zeros(2, 3, 4, device=device))
-    with pytest.raises(errors.ArgumentError):
-        F.pdist(tinynet.zeros(2, 3, device=device), -1)
     with pytest.raises(errors.ArgumentTypeError, match="lp_pool2d: norm_type must be a number"):
         F.lp_pool2d(tinynet.zeros(1, 1, 4, 4, device=device), "a", 2)
     x = numpy.zeros((1, 1, 4, 4))

@@ -1,7 +1,9 @@
-"""F.cosine_similarity, F.pairwise_distance, F.threshold/hardshrink/softshrink, F.rms_norm and
-their layers against PyTorch: forward and gradients in float32/float64, gradcheck (and
-gradgradcheck where PyTorch's formula is smooth), values and gradients exactly at the
-thresholds, reprs, the eps clamp, and bad arguments."""
+"""Distances (ops/distance.py: F.cosine_similarity, F.pairwise_distance, torch.cdist,
+F.pdist) and the other functions whose layers live in nn/modules/distance.py
+(F.threshold/hardshrink/softshrink, F.rms_norm), with those layers, against PyTorch: forward
+and gradients in float32/float64, gradcheck (and gradgradcheck where PyTorch's formula is
+smooth), values and gradients exactly at the thresholds, reprs, the eps clamp, and bad
+arguments."""
 import numpy
 import pytest
 
@@ -118,3 +120,27 @@ def test_bad_arguments_raise_typed_errors():
         F.pairwise_distance(tinynet.tensor(1.0), tinynet.tensor(2.0))
     with pytest.raises(ArgumentError, match="RMSNorm: normalized_shape"):
         nn.RMSNorm([])
+
+
+@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
+def test_cdist_matches_torch(p, device):
+    check_op(device, lambda a, b: tinynet.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p),
+             [R.standard_normal((5, 4)), R.standard_normal((3, 4))])
+    check_op(device, lambda a, b: tinynet.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p),
+             [R.standard_normal((2, 3, 4)), R.standard_normal((1, 5, 4))])
+
+
+@pytest.mark.parametrize("p", [2, 1, 3, 0.5, float("inf")])
+def test_pdist_matches_torch(p, device):
+    x = R.standard_normal((5, 3))
+    check_op(device, lambda t: F.pdist(t, p), lambda t: TF.pdist(t, p), [x])
+    assert_close(tinynet.pdist(tinynet.tensor(x, device=device), p), torch.pdist(torch.tensor(x), p), rtol=1e-12,
+                 atol=0, what="torch.pdist")
+    assert tuple(F.pdist(tinynet.zeros(1, 3, device=device)).shape) == tuple(TF.pdist(torch.zeros(1, 3)).shape)
+
+
+def test_pdist_bad_input(device):
+    with pytest.raises(ShapeError, match="pdist: only supports 2-D"):
+        F.pdist(tinynet.zeros(2, 3, 4, device=device))
+    with pytest.raises(ArgumentError):
+        F.pdist(tinynet.zeros(2, 3, device=device), -1)

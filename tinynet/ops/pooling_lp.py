@@ -1,5 +1,4 @@
-"""Power-average pooling and channel shuffling, composed of tinynet's ops: ``lp_pool1d``,
-``lp_pool2d`` and ``channel_shuffle``.
+"""Power-average pooling, composed of tinynet's ops: ``lp_pool1d`` and ``lp_pool2d``.
 
 LP pooling (as PyTorch computes it) is ``(sum over the window of x^p)^(1/p)``: an average
 pooling of ``x^p`` times the window's size, with ``sign(s) * relu(|s|)`` taken of the sum
@@ -7,14 +6,13 @@ pooling of ``x^p`` times the window's size, with ``sign(s) * relu(|s|)`` taken o
 """
 import numbers
 
-from ..errors import ArgumentTypeError, ShapeError
-from . import shape as S
+from ..errors import ArgumentTypeError
 from .activation import relu
 from .arith import mul, pow
 from .pooling import avg_pool2d
 from .pooling1d import avg_pool1d
 from .unary import abs, sign
-from .util import check_float, check_int, check_tensor
+from .util import check_float
 
 
 def _norm(op, norm_type):
@@ -59,24 +57,3 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     check_float("lp_pool1d", "input", input)
     pooled = avg_pool1d(pow(input, p), kernel_size, stride, 0, ceil_mode)
     return _root(pooled, p, kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size)
-
-
-def channel_shuffle(input, groups):
-    """Interleave the channels of (N, C, *) input across ``groups`` (ShuffleNet, Zhang et al.
-    2018): channel ``g * (C / groups) + k`` moves to ``k * groups + g``.
-
-    Raises:
-        ArgumentTypeError: not a Tensor, or ``groups`` not an int.
-        ArgumentError: ``groups`` below 1.
-        ShapeError: fewer than 3 dims, or channels not divisible by ``groups``.
-    """
-    check_tensor("channel_shuffle", "input", input)
-    g = check_int("channel_shuffle", "groups", groups, 1)
-    if input.ndim < 3:
-        raise ShapeError(f"channel_shuffle: expects input with > 2 dims, got shape {tuple(input.shape)}")
-    n, c, *rest = input.shape
-    if c % g:
-        raise ShapeError(f"channel_shuffle: the number of channels must be divisible by groups, got {c} channels "
-                         f"and {g} groups")
-    x = S.reshape(input, (n, g, c // g, *rest))
-    return S.reshape(S.transpose(x, 1, 2), (n, c, *rest))

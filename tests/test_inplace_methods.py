@@ -1,13 +1,12 @@
-"""The aliases (multiply, divide, subtract, positive), the queries (is_signed, is_complex,
-is_same_size, is_cpu, is_inference, stride, storage_offset, data_ptr, output_nr) and the
-in-place binary, comparison, logical/bitwise and scan methods against PyTorch on every backend."""
+"""The in-place methods composed of an out-of-place function (ops/inplace_methods.py): the
+binary, comparison, logical/bitwise, triangle and scan methods against PyTorch on every
+backend (the elementwise math ones: test_inplace_math.py)."""
 import numpy
 import pytest
 
 import tinynet
-from helpers import assert_close, check_op, rng, torch
-from tinynet import errors
-from tinynet.ops.tensor_extras import _BINARY, _COMPARISONS
+from helpers import assert_close, rng, torch
+from tinynet.ops.inplace_methods import _BINARY, _COMPARISONS
 
 R = rng(151)
 A, B, C = R.uniform(0.5, 2.0, (3, 4)), R.uniform(0.5, 2.0, (3, 4)), R.uniform(0.5, 2.0, (3, 4))
@@ -15,38 +14,6 @@ ARGS = {"lerp_": lambda t, d: (t(B), 0.3), "addcmul_": lambda t, d: (t(B), t(C))
         "clamp_min_": lambda t, d: (1.0,), "clamp_max_": lambda t, d: (1.0,), "tril_": lambda t, d: (),
         "triu_": lambda t, d: (1,), "cumsum_": lambda t, d: (1,), "cumprod_": lambda t, d: (0,)}
 FLOAT_BINARY = sorted(n for n in _BINARY if not n.startswith(("logical", "bitwise")))
-
-
-def test_aliases_match_torch(device):
-    for name in ("multiply", "divide", "subtract"):
-        check_op(device, getattr(tinynet, name), getattr(torch, name), [A, B])
-        check_op(device, lambda x, y, n=name: getattr(x, n)(y), lambda x, y, n=name: getattr(x, n)(y), [A, B])
-    check_op(device, lambda x, y: tinynet.divide(x, y, rounding_mode="floor"),
-             lambda x, y: torch.divide(x, y, rounding_mode="floor"), [A * 5, B], grad=False)
-    check_op(device, tinynet.positive, torch.positive, [A])
-    with pytest.raises(RuntimeError):
-        torch.positive(torch.tensor([True]))
-    with pytest.raises(errors.ArgumentTypeError):
-        tinynet.positive(tinynet.tensor([True], device=device))
-
-
-def test_queries_match_torch(device):
-    for dt in ("float32", "int64", "uint8", "bool", "int8"):
-        ours, theirs = tinynet.zeros(2, dtype=dt, device=device), torch.zeros(2, dtype=getattr(torch, dt))
-        assert ours.is_signed() == theirs.is_signed() and tinynet.is_signed(ours) == torch.is_signed(theirs)
-        assert ours.is_complex() is False and tinynet.is_complex(ours) is False
-    x, p = tinynet.arange(24.0, device=device).reshape(2, 3, 4), torch.arange(24.0).reshape(2, 3, 4)
-    for f in (lambda t: t, lambda t: t.transpose(0, 2), lambda t: t[:, 1:, ::2], lambda t: t[1], lambda t: t[1, 2, 3]):
-        assert f(x).stride() == f(p).stride() and f(x).storage_offset() == f(p).storage_offset()
-    assert x.stride(1) == p.stride(1) and x.stride(-1) == p.stride(-1)
-    assert x[1].data_ptr() - x.data_ptr() == (p[1].data_ptr() - p.data_ptr())
-    assert x.is_same_size(tinynet.zeros(2, 3, 4)) and not tinynet.is_same_size(x, tinynet.zeros(3, 4))
-    assert x.is_cpu == (device == "cpu") and x.is_inference() is False
-    y = x.unbind(1)
-    assert [t.output_nr for t in tinynet.tensor(A, requires_grad=True).unbind(0)] == [0, 1, 2]
-    assert y[0].output_nr == 0
-    with pytest.raises(errors.IndexOutOfRangeError):
-        tinynet.tensor(1.0).stride(0)
 
 
 @pytest.mark.parametrize("name", FLOAT_BINARY)

@@ -1,12 +1,13 @@
-"""Index-based updates PyTorch scripts use, composed of :func:`~tinynet.scatter`,
+"""Index-based updates (PyTorch's mutating ops, here returning a new tensor; their in-place
+methods are in :mod:`.inplace_methods`), composed of :func:`~tinynet.scatter`,
 :func:`~tinynet.scatter_add` and indexing (so their gradients are those ops'):
-``index_add``, ``index_copy``, ``index_fill``, ``take`` and ``masked_scatter``.
+``index_add``, ``index_copy``, ``index_fill``, ``index_put`` and ``masked_scatter``.
 
 ``index_add(input, dim, index, source)`` adds slice ``k`` of ``source`` along ``dim`` to
 slice ``index[k]`` of ``input`` (repeated indices accumulate); ``index_copy`` writes it
 instead (with a repeated index, one of the writes wins, as in PyTorch); ``index_fill`` writes
-a number into the slices at ``index``. ``take`` reads the flattened input at ``index``;
-``masked_scatter`` writes ``source``'s leading elements, in order, where ``mask`` is true.
+a number into the slices at ``index``. ``masked_scatter`` writes ``source``'s leading
+elements, in order, where ``mask`` is true; ``index_put`` is ``input[indices] = values`` on a copy.
 """
 import numbers
 
@@ -15,7 +16,6 @@ from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import mul
 from .gather import scatter, scatter_add
-from .inplace import composed_method
 from .shape import broadcast_to, flatten, reshape
 from .util import check_tensor, dim_index
 
@@ -95,21 +95,6 @@ def index_fill(input, dim, index, value):
     return scatter(input, d, _spread(idx, d, shape), value=value)
 
 
-def take(input, index):
-    """The elements of the flattened ``input`` at ``index``, in ``index``'s shape
-    (negative indices count from the end).
-
-    Raises:
-        ArgumentTypeError: non-Tensors. DTypeError: a non-integer index.
-        IndexOutOfRangeError: an index out of range (on the CPU).
-    """
-    check_tensor("take", "input", input)
-    check_tensor("take", "index", index)
-    if index.array.dtype.kind not in "iu":
-        raise DTypeError(f"take: index must be an integer tensor, got {index.dtype}")
-    return reshape(flatten(input)[reshape(index, (-1,))], tuple(index.shape))
-
-
 def masked_scatter(input, mask, source):
     """A copy of ``input`` with ``source``'s first elements (in C order) written, in order,
     where the bool ``mask`` (broadcast to ``input``'s shape) is true.
@@ -164,10 +149,3 @@ def index_put(input, indices, values, accumulate=False):
         target = backend.array_module(input.array).empty(input.shape, dtype=bool)[idx].shape
         v = broadcast_to(values.to(input.dtype), target)
         return add(input, IndexAddInto(tuple(input.shape), idx).apply(v))
-
-
-index_add_ = composed_method("index_add_", index_add)
-index_put_ = composed_method("index_put_", index_put)
-index_copy_ = composed_method("index_copy_", index_copy)
-index_fill_ = composed_method("index_fill_", index_fill)
-masked_scatter_ = composed_method("masked_scatter_", masked_scatter)

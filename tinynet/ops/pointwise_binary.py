@@ -1,13 +1,16 @@
 """Elementwise functions of two tensors beyond arithmetic, on the binary-op machinery of
 :mod:`tinynet.ops.arith` (PyTorch's type promotion, broadcasting, gradients summed back to
-each input's shape): ``atan2``, ``hypot``, ``logaddexp``, ``fmod``; and ``lerp``,
-``addcmul``, ``addcdiv``, composed of arithmetic.
+each input's shape): ``atan2``, ``hypot``, ``logaddexp``, ``fmod``; and ``logaddexp2``,
+``float_power``, ``lerp``, ``addcmul``, ``addcdiv``, composed of other ops.
 
 Derivatives (``r = a^2 + b^2``): ``atan2(a, b)``: ``da = b / r``, ``db = -a / r``;
 ``hypot``: ``da = a / h``, ``db = b / h``; ``logaddexp``: ``da = 1 / (1 + e^(b - a))``,
 ``db = 1 / (1 + e^(a - b))``; ``fmod(a, b) = a - trunc(a / b) b`` (the dividend's sign):
 ``da = 1``, ``db = -trunc(a / b)``. ``lerp(s, e, w) = s + w (e - s)``.
+``logaddexp2(a, b) = log2(2^a + 2^b) = logaddexp(a ln 2, b ln 2) / ln 2``;
+``float_power(a, b) = a^b`` computed in float64.
 """
+import math
 import numbers
 
 import numpy
@@ -15,9 +18,11 @@ import numpy
 from .. import dtypes
 from ..errors import ArgumentTypeError, DTypeError
 from ..tensor import Tensor
-from .arith import _Binary, _promote, _reduce, _run, add, mul, sub
+from .arith import _Binary, _promote, _reduce, _run, add, mul, pow as _pow, sub
 from .division import _integer_checks, div
-from .util import check_tensor
+from .util import check_operands, check_tensor
+
+_LN2 = math.log(2.0)
 
 
 class Atan2(_Binary):
@@ -128,6 +133,34 @@ def logaddexp(input, other):
         ShapeError: shapes do not broadcast.
     """
     return _float_binary("logaddexp", LogAddExp, input, other, floats_only=True)
+
+
+def logaddexp2(input, other):
+    """Elementwise ``log2(2**input + 2**other)``, computed without overflow.
+
+    Raises:
+        ArgumentTypeError: neither operand is a Tensor, or one is neither a Tensor nor a number.
+        DTypeError: integer or bool operands (as PyTorch).
+        ShapeError: the shapes do not broadcast.
+    """
+    check_operands("logaddexp2", input, other)
+    for v in (input, other):
+        if isinstance(v, Tensor) and not dtypes.is_floating(v.array.dtype):
+            raise DTypeError(f"logaddexp2: not implemented for {v.dtype} operands; cast them to a floating dtype")
+    a = mul(input, _LN2) if isinstance(input, Tensor) else input * _LN2
+    b = mul(other, _LN2) if isinstance(other, Tensor) else other * _LN2
+    return div(logaddexp(a, b), _LN2)
+
+
+def float_power(input, exponent):
+    """``input ** exponent`` in double precision: the result is float64 whatever the
+    operands' dtypes (PyTorch's ``float_power``). Either may be a Python number.
+
+    Raises:
+        ArgumentTypeError: neither is a Tensor, or one is neither a Tensor nor a number.
+    """
+    check_operands("float_power", input, exponent, ("input", "exponent"))
+    return _pow(*(v.to(dtypes.float64) if isinstance(v, Tensor) else float(v) for v in (input, exponent)))
 
 
 def fmod(input, other):
