@@ -131,17 +131,17 @@ def worker(args):
         losses.append(run(xs[i], ys[i]).float().clone())
     sync()
     seconds = time.perf_counter() - t0
+    profile = host = None
+    if args.profile_this:
+        profile = _profile(lambda: run(xs[0], ys[0]), sync, args.profile_steps)
+        host = _host_profile(lambda: run(xs[0], ys[0]), sync, args.profile_steps)
     peak = None
-    if dev.type == "cuda":  # after the timing: tinynet's peak tracking is a CuPy memory hook, a cost per allocation
+    if dev.type == "cuda":  # after the timing and profiles: tinynet's peak tracking is a CuPy memory hook
         lib.cuda.reset_peak_memory_stats()
         for i in range(3):
             run(xs[i], ys[i])
         sync()
         peak = lib.cuda.max_memory_allocated() / 2 ** 20
-    profile = host = None
-    if args.profile_this:
-        profile = _profile(lambda: run(xs[0], ys[0]), sync, args.profile_steps)
-        host = _host_profile(lambda: run(xs[0], ys[0]), sync, args.profile_steps)
     out = dict(run=args.worker, ms_per_step=1e3 * seconds / (steps - args.warm_up),
                tokens_per_s=(steps - args.warm_up) * xs.shape[1] * xs.shape[2] / seconds,
                peak_mib=peak,
