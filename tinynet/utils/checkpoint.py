@@ -293,7 +293,8 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
         The output of the last function.
 
     Raises:
-        ArgumentError: ``segments`` not a positive int, or other keyword arguments.
+        ArgumentError: ``segments`` not a positive int or more than the functions, or other
+            keyword arguments.
     """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
@@ -316,9 +317,12 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
             return x
         return forward
 
+    if segments > len(functions):
+        raise ArgumentError(f"checkpoint_sequential: segments ({segments}) must be at most the number of functions "
+                            f"({len(functions)})")
     size = len(functions) // segments
     end = 0
-    for lo in range(0, size * (segments - 1), size) if size else ():
+    for lo in range(0, size * (segments - 1), size):
         end = lo + size
         input = checkpoint(span(lo, end), input, use_reentrant=use_reentrant, preserve_rng_state=preserve)
     return span(end, len(functions))(input)
