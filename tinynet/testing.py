@@ -295,11 +295,21 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
     """
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
+    for s in shape:
+        if isinstance(s, bool) or not isinstance(s, (int, numpy.integer)):
+            raise ArgumentTypeError(f"make_tensor: shape must be ints, got {type(s).__name__}")
+        if s < 0:
+            raise ArgumentError(f"make_tensor: shape must be non-negative, got {tuple(shape)}")
     shape = tuple(int(s) for s in shape)
+    for name, value in (("low", low), ("high", high)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Real)):
+            raise ArgumentTypeError(f"make_tensor: {name} must be a real number or None, got {type(value).__name__}")
     if noncontiguous and memory_format is not None:
         raise ArgumentError("make_tensor: noncontiguous and memory_format are mutually exclusive, got "
                             f"noncontiguous=True and memory_format={memory_format}")
-    dt = numpy.dtype(dtype) if dtype != bfloat16 else bfloat16
+    if not isinstance(dtype, numpy.dtype) and dtype is not bfloat16:
+        raise ArgumentTypeError(f"make_tensor: dtype must be a tinynet dtype, got {type(dtype).__name__}")
+    dt = dtype
     floating = is_floating(dt)
     if requires_grad and not floating:
         raise ArgumentError(f"make_tensor: requires_grad=True is not supported for boolean and integral dtypes, got "

@@ -42,6 +42,11 @@ def _as_tuple(x, what, fn):
     return True, x
 
 
+def _check_callable(fn, func):
+    if not callable(func):
+        raise ArgumentTypeError(f"{fn}: func must be callable, got {type(func).__name__}")
+
+
 def _unpack(res, to_unpack):
     """Undo :func:`_as_tuple` on results: ``to_unpack`` a bool, or (outer, inner) for nested
     tuples (outer first)."""
@@ -163,6 +168,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
         AutogradError: ``strict`` and an output independent of an input.
     """
     fn = "autograd.functional.vjp"
+    _check_callable(fn, func)
     with enable_grad():
         in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
         inputs = _prepare(inputs, create_graph, True)
@@ -195,6 +201,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         As :func:`vjp`; AutogradError also for an op with no recorded backward.
     """
     fn = "autograd.functional.jvp"
+    _check_callable(fn, func)
     with enable_grad():
         in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
         inputs = _prepare(inputs, create_graph, True)
@@ -239,7 +246,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
         ArgumentTypeError: inputs or outputs not Tensors / tuples of Tensors.
     """
     fn = "autograd.functional.jacobian"
-    if strategy not in _STRATEGIES:
+    _check_callable(fn, func)
+    if not isinstance(strategy, str) or strategy not in _STRATEGIES:
         raise ArgumentError(f"{fn}: strategy must be 'forward-mode' or 'reverse-mode', got {strategy!r}")
     if strategy == "forward-mode" and not vectorize:
         raise AutogradError(f"{fn}: strategy='forward-mode' is only implemented together with vectorize=True")
@@ -321,8 +329,9 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
         not depend on an input.
     """
     fn = "autograd.functional.hessian"
+    _check_callable(fn, func)
     in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
-    if outer_jacobian_strategy not in _STRATEGIES:
+    if not isinstance(outer_jacobian_strategy, str) or outer_jacobian_strategy not in _STRATEGIES:
         raise ArgumentError(f"{fn}: outer_jacobian_strategy must be 'forward-mode' or 'reverse-mode', got "
                             f"{outer_jacobian_strategy!r}")
     scalar = _single_output(fn, func, strict)
@@ -340,6 +349,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 
 
 def _hessian_products(fn, func, inputs, v, create_graph, strict, transpose):
+    _check_callable(fn, func)
     with enable_grad():
         in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
         inputs = _prepare(inputs, create_graph, True)

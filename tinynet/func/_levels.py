@@ -80,6 +80,12 @@ class Level:
         return tree_map(one, tree)
 
 
+def check_callable(op, name, f):
+    """Raise ArgumentTypeError naming ``op`` unless ``f`` is callable."""
+    if not callable(f):
+        raise ArgumentTypeError(f"{op}: {name} must be callable, got {type(f).__name__}")
+
+
 def check_argnums(op, argnums, nargs):
     """``argnums`` (an int or a non-empty tuple of distinct ints) as a tuple of indices in
     ``range(nargs)``.

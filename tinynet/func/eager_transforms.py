@@ -17,7 +17,7 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.node import tensor_type
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..dtypes import is_floating
-from ._levels import Level, check_argnums, split_aux, wrap_args, zeros_for
+from ._levels import Level, check_argnums, check_callable, split_aux, wrap_args, zeros_for
 from ._pytree import tree_flatten, tree_unflatten
 
 
@@ -54,6 +54,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         ShapeError: the output is not 0-dimensional.
     """
     op = "grad_and_value(f)(*args)"
+    check_callable("grad_and_value", "func", func)
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
@@ -128,6 +129,7 @@ def vjp(func, *primals, has_aux=False):
         ShapeError: a cotangent's shape differs from its output's.
     """
     op = "vjp(f, *primals)"
+    check_callable("vjp", "func", func)
     outer = is_grad_enabled()
     level = Level(op)
     with enable_grad():
@@ -189,6 +191,7 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         AutogradError: an op in ``func`` has no recorded backward (forward mode needs one).
     """
     op = "jvp(f, primals, tangents)"
+    check_callable("jvp", "func", func)
     if not isinstance(primals, (tuple, list)):
         raise ArgumentTypeError(f"{op}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
     if not isinstance(tangents, (tuple, list)):

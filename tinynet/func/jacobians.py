@@ -17,7 +17,7 @@ import functools
 from ..autograd import engine
 from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..errors import ArgumentError
-from ._levels import Level, check_argnums, split_aux, wrap_args
+from ._levels import Level, check_argnums, check_callable, split_aux, wrap_args
 from ._pytree import tree_flatten, tree_unflatten
 from .eager_transforms import _check_outputs, _grads_tree, forward_products
 from .vmap import check_randomness, random_error, rng_changed, rng_snapshot
@@ -79,6 +79,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         ArgumentTypeError for a non-tensor output; ArgumentError for a bad ``chunk_size``.
     """
     op = "jacrev(f)(*args)"
+    check_callable("jacrev", "func", func)
     _check_chunk("jacrev", chunk_size)
 
     @functools.wraps(func)
@@ -124,6 +125,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         recorded backward.
     """
     op = "jacfwd(f)(*args)"
+    check_callable("jacfwd", "func", func)
     check_randomness("jacfwd", randomness)
 
     @functools.wraps(func)

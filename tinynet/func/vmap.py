@@ -35,7 +35,7 @@ def _name(func):
 
 def check_randomness(op, randomness):
     """Raise ArgumentError unless ``randomness`` is one of torch's three values."""
-    if randomness not in RANDOMNESS:
+    if not isinstance(randomness, str) or randomness not in RANDOMNESS:
         raise ArgumentError(f"{op}: only allowed values for randomness are 'error', 'different', or 'same'. "
                             f"Got {randomness!r}")
 

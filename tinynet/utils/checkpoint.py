@@ -224,6 +224,12 @@ def _non_reentrant(function, args, kwargs, preserve, context_fn, determinism_che
     return tree_unflatten(flat, spec)
 
 
+def _check_flags(op, **flags):
+    for name, value in flags.items():
+        if not isinstance(value, bool) and not (name == "use_reentrant" and value is None):
+            raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(value).__name__}")
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, determinism_check="default",
                debug=False, early_stop=True, **kwargs):
     """``function(*args, **kwargs)`` without keeping its activations for backward
@@ -252,7 +258,7 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     Raises:
         ArgumentError: keyword arguments, a ``context_fn`` or ``debug`` with
             ``use_reentrant=True``; an unknown ``determinism_check``.
-        ArgumentTypeError: ``function`` is not callable.
+        ArgumentTypeError: ``function`` or ``context_fn`` is not callable; a flag is not a bool.
         AutogradError: in backward, the recomputation differs in shape or dtype, or
             (reentrant) the walk is ``autograd.grad``.
     """
@@ -264,7 +270,11 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn, 
     if not callable(function):
         raise ArgumentTypeError(f"checkpoint: function must be callable, got {type(function).__name__}")
     preserve = kwargs.pop("preserve_rng_state", True)
-    if determinism_check not in ("default", "none"):
+    _check_flags("checkpoint", use_reentrant=use_reentrant, preserve_rng_state=preserve, debug=debug,
+                 early_stop=early_stop)
+    if not callable(context_fn):
+        raise ArgumentTypeError(f"checkpoint: context_fn must be callable, got {type(context_fn).__name__}")
+    if not isinstance(determinism_check, str) or determinism_check not in ("default", "none"):
         raise ArgumentError(f"checkpoint: determinism_check should be 'default' or 'none', got {determinism_check!r}")
     if use_reentrant:
         if context_fn is not noop_context_fn or debug:
@@ -295,6 +305,8 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     Raises:
         ArgumentError: ``segments`` not a positive int or more than the functions, or other
             keyword arguments.
+        ArgumentTypeError: ``functions`` not a Sequential or a list of callables; a flag
+            not a bool.
     """
     if use_reentrant is None:
         warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant parameter should be passed "
@@ -302,12 +314,16 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
                       stacklevel=2)
         use_reentrant = True
     preserve = kwargs.pop("preserve_rng_state", True)
+    _check_flags("checkpoint_sequential", use_reentrant=use_reentrant, preserve_rng_state=preserve)
     if kwargs:
         raise ArgumentError("checkpoint_sequential: unexpected keyword arguments: " + ",".join(kwargs))
     if isinstance(segments, bool) or not isinstance(segments, int) or segments < 1:
         raise ArgumentError(f"checkpoint_sequential: segments must be a positive int, got {segments!r}")
     if hasattr(functions, "children") and callable(functions.children):
         functions = list(functions.children())
+    if not isinstance(functions, (list, tuple)) or not all(callable(f) for f in functions):
+        raise ArgumentTypeError("checkpoint_sequential: functions must be an nn.Sequential or a list of callables, "
+                                f"got {type(functions).__name__}")
     functions = list(functions)
 
     def span(lo, hi):
