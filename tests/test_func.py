@@ -271,45 +271,45 @@ def test_bad_input_is_typed_and_named(device):
         tf.vmap(lambda a: a, in_dims=(0, 0))(x)
     with pytest.raises(IndexOutOfRangeError, match="in_dim=3"):
         tf.vmap(lambda a: a, in_dims=3)(x)
-    with pytest.raises(ArgumentError, match="non-Tensor"):
+    with pytest.raises(ArgumentError, match="non-Tensor argument"):
         tf.vmap(lambda a, b: a, in_dims=(0, 0))(x, 1)
     with pytest.raises(ShapeError, match=r"sizes \[2, 3\]"):
         tf.vmap(lambda a, b: a, in_dims=(0, 1))(x, x)
     with pytest.raises(ArgumentError, match="at least one Tensor"):
         tf.vmap(lambda a: a, in_dims=None)(x)
-    with pytest.raises(ArgumentError, match="must only return Tensors"):
+    with pytest.raises(ArgumentError, match="must return only Tensors"):
         tf.vmap(lambda a: 1.0)(x)
     with pytest.raises(ArgumentError, match="randomness"):
         tf.vmap(lambda a: a, randomness="foo")
     with pytest.raises(ArgumentError, match="chunk_size"):
         tf.vmap(lambda a: a, chunk_size=0)
-    with pytest.raises(IndexOutOfRangeError, match=r"grad_and_value\(f\)\(\*args\): Got argnum=2"):
+    with pytest.raises(IndexOutOfRangeError, match=r"grad_and_value\(f\)\(\*args\): argnums 2 is out of range"):
         tf.grad(lambda a: a.sum(), argnums=2)(x)
-    with pytest.raises(ArgumentError, match="unique"):
+    with pytest.raises(ArgumentError, match="must not repeat"):
         tf.grad(lambda a: a.sum(), argnums=(0, 0))(x)
     with pytest.raises(ArgumentTypeError, match="argnums"):
         tf.grad(lambda a: a.sum(), argnums=1.0)(x)
-    with pytest.raises(ArgumentTypeError, match=r"grad_and_value\(f\)\(\*args\): Expected f\(\*args\) to return a "
+    with pytest.raises(ArgumentTypeError, match=r"grad_and_value\(f\)\(\*args\): the function must return a "
                                                 r"Tensor, got float"):
         tf.grad(lambda a: 1.0)(x)
-    with pytest.raises(ShapeError, match="scalar Tensor, got tensor with 2 dims"):
+    with pytest.raises(ShapeError, match="0-dimensional Tensor, got one with 2 dims"):
         tf.grad(lambda a: a * 2)(x)
-    with pytest.raises(ArgumentTypeError, match="must be Tensor, got float"):
+    with pytest.raises(ArgumentTypeError, match="must be Tensors, got float"):
         tf.grad(lambda a: a)(1.0)
-    with pytest.raises(DTypeError, match="floating point"):
+    with pytest.raises(DTypeError, match="floating-point"):
         tf.grad(lambda a: a.sum())(tinynet.ones(2, dtype=tinynet.int64, device=device))
     with pytest.raises(ArgumentTypeError, match="has_aux"):
         tf.grad(lambda a: a.sum(), has_aux=True)(x)
-    with pytest.raises(ArgumentError, match="same python structure"):
+    with pytest.raises(ArgumentError, match="same structure"):
         tf.jvp(lambda a: a, (x,), (x, x))
     with pytest.raises(ShapeError, match="tangent 0"):
         tf.jvp(lambda a: a, (x,), (x[0],))
-    with pytest.raises(ArgumentTypeError, match="primals to be a tuple"):
+    with pytest.raises(ArgumentTypeError, match="primals must be a tuple"):
         tf.jvp(lambda a: a, x, x)
     _, fn = tf.vjp(lambda a: a * 2, x)
     with pytest.raises(ShapeError, match="cotangent 0"):
         fn(x[0])
-    with pytest.raises(ArgumentError, match="structure of cotangents"):
+    with pytest.raises(ArgumentError, match="structure of the outputs"):
         fn((x, x))
     with pytest.raises(IndexOutOfRangeError, match="jacrev"):
         tf.jacrev(lambda a: a, argnums=1)(x)

@@ -33,9 +33,9 @@ class Level:
             ArgumentTypeError: ``x`` is not a Tensor. DTypeError: not floating point.
         """
         if not isinstance(x, tensor_type):
-            raise ArgumentTypeError(f"{self.op}: thing passed to transform API must be Tensor, got {type(x).__name__}")
+            raise ArgumentTypeError(f"{self.op}: the inputs to differentiate must be Tensors, got {type(x).__name__}")
         if not is_floating(x.dtype):
-            raise DTypeError(f"{self.op}: only Tensors of floating point dtype can require gradients, got {x.dtype}")
+            raise DTypeError(f"{self.op}: only floating-point Tensors can be differentiated, got dtype {x.dtype}")
         if x.requires_grad:
             return x.view_as(x)
         y = x.detach().requires_grad_(True)
@@ -107,10 +107,10 @@ def check_argnums(op, argnums, nargs):
             raise ArgumentTypeError(f"{op}: argnums must be int or Tuple[int, ...], got an element of type "
                                     f"{type(a).__name__}")
         if not -nargs <= a < nargs:
-            raise IndexOutOfRangeError(f"{op}: Got argnum={a}, but only {nargs} positional inputs")
+            raise IndexOutOfRangeError(f"{op}: argnums {a} is out of range for {nargs} positional inputs")
         out.append(a % nargs)
     if len(set(out)) != len(out):
-        raise ArgumentError(f"{op}: argnums elements must be unique, got {argnums}")
+        raise ArgumentError(f"{op}: argnums must not repeat an index, got {argnums}")
     return tuple(out)
 
 
@@ -136,7 +136,7 @@ def split_aux(op, out, has_aux):
     if not has_aux:
         return out, None
     if not (isinstance(out, tuple) and len(out) == 2):
-        raise ArgumentTypeError(f"{op}: output of function f should be a tuple: (output, aux) if has_aux is True")
+        raise ArgumentTypeError(f"{op}: with has_aux=True the function must return a pair (output, aux)")
     return out
 
 

@@ -65,10 +65,10 @@ def grad_and_value(func, argnums=0, has_aux=False):
             diff, inputs, specs = wrap_args(level, args, nums)
             out, aux = split_aux(op, func(*diff, **kwargs), has_aux)
             if not isinstance(out, tensor_type):
-                raise ArgumentTypeError(f"{op}: Expected f(*args) to return a Tensor, got {type(out).__name__}")
+                raise ArgumentTypeError(f"{op}: the function must return a Tensor, got {type(out).__name__}")
             if out.ndim != 0:
-                raise ShapeError(f"{op}: Expected f(*args) to return a scalar Tensor, got tensor with {out.ndim} "
-                                 "dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+                raise ShapeError(f"{op}: the function must return a 0-dimensional Tensor, got one with {out.ndim} "
+                                 "dims (vjp or jacrev take other outputs)")
             if out.requires_grad:
                 grads = engine.grad(out, inputs, create_graph=outer, allow_unused=True)
             else:
@@ -101,10 +101,9 @@ def grad(func, argnums=0, has_aux=False):
 def _check_outputs(op, flat):
     for o in flat:
         if not isinstance(o, tensor_type):
-            raise ArgumentTypeError(f"{op}: expected f(*args) to return only tensors, got unsupported type "
-                                    f"{type(o).__name__}")
+            raise ArgumentTypeError(f"{op}: the function must return only Tensors, got {type(o).__name__}")
     if not flat:
-        raise ArgumentError(f"{op}: Expected f to be a function that has non-empty output (got no tensors)")
+        raise ArgumentError(f"{op}: the function returned no Tensors")
 
 
 def vjp(func, *primals, has_aux=False):
@@ -139,22 +138,20 @@ def vjp(func, *primals, has_aux=False):
     _check_outputs(op, flat_out)
     for o in flat_out:
         if not is_floating(o.dtype):
-            raise DTypeError(f"{op}: All outputs of f must be floating-point or complex Tensors, got Tensor with "
-                             f"dtype {o.dtype}")
+            raise DTypeError(f"{op}: the function's outputs must be floating point, got dtype {o.dtype}")
 
     def vjp_fn(cotangents, retain_graph=True, create_graph=None):
         cg = is_grad_enabled() if create_graph is None else create_graph
         flat_ct, ct_spec = tree_flatten(cotangents)
         if ct_spec != out_spec:
-            raise ArgumentError(f"vjp_fn: Expected pytree structure of cotangents to be the same as pytree "
-                                f"structure of outputs to the function. cotangents: {ct_spec}, primal output: "
-                                f"{out_spec}")
+            raise ArgumentError(f"vjp_fn: the cotangents must have the structure of the outputs: cotangents {ct_spec}, "
+                                f"outputs {out_spec}")
         for k, (o, c) in enumerate(zip(flat_out, flat_ct)):
             if not isinstance(c, tensor_type):
                 raise ArgumentTypeError(f"vjp_fn: cotangent {k} must be a Tensor, got {type(c).__name__}")
             if tuple(c.shape) != tuple(o.shape):
-                raise ShapeError(f"vjp_fn: Mismatch in shape: cotangent {k} has a shape of {tuple(c.shape)} and "
-                                 f"output {k} has a shape of {tuple(o.shape)}")
+                raise ShapeError(f"vjp_fn: cotangent {k} has shape {tuple(c.shape)} but output {k} has shape "
+                                 f"{tuple(o.shape)}")
         pairs = [(o, c) for o, c in zip(flat_out, flat_ct) if o.requires_grad]
         with enable_grad():
             grads = engine.grad([p[0] for p in pairs], inputs, [p[1] for p in pairs], retain_graph=retain_graph,
@@ -193,14 +190,15 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     op = "jvp(f, primals, tangents)"
     check_callable("jvp", "func", func)
     if not isinstance(primals, (tuple, list)):
-        raise ArgumentTypeError(f"{op}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+        raise ArgumentTypeError(f"{op}: primals must be a tuple (the function is called as f(*primals)), got "
+                                f"{type(primals).__name__}")
     if not isinstance(tangents, (tuple, list)):
-        raise ArgumentTypeError(f"{op}: Expected tangents to be a tuple, got {type(tangents).__name__}")
+        raise ArgumentTypeError(f"{op}: tangents must be a tuple, got {type(tangents).__name__}")
     flat_p, p_spec = tree_flatten(tuple(primals))
     flat_t, t_spec = tree_flatten(tuple(tangents))
     if p_spec != t_spec:
-        raise ArgumentError(f"{op}: Expected primals and tangents to have the same python structure. Got primals "
-                            f"with structure {p_spec} and tangents with structure {t_spec}")
+        raise ArgumentError(f"{op}: primals and tangents must have the same structure, got primals {p_spec} and "
+                            f"tangents {t_spec}")
     for k, (p, t) in enumerate(zip(flat_p, flat_t)):
         if not isinstance(t, tensor_type):
             raise ArgumentTypeError(f"{op}: tangent {k} must be a Tensor, got {type(t).__name__}")
@@ -216,8 +214,8 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         _check_outputs(op, flat_out)
         tangents_out = forward_products(level, flat_out, inputs, [flat_t], outer)[0]
     if strict and any(t is None for t in tangents_out):
-        raise ArgumentError("jvp(f, primals, tangents, strict=True): The output of f is independent of the inputs. "
-                            "This is not allowed with strict=True.")
+        raise ArgumentError("jvp(f, primals, tangents, strict=True): an output of the function does not depend on "
+                            "the inputs")
     tangents_out = zeros_for(tangents_out, flat_out)
     result = (level.unwrap(out, outer), level.unwrap(tree_unflatten(tangents_out, out_spec), outer))
     return result + (level.unwrap(aux, outer),) if has_aux else result

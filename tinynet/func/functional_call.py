@@ -57,8 +57,8 @@ def _merge(dicts):
     if isinstance(dicts, dict):
         return dict(dicts)
     if not isinstance(dicts, (list, tuple)) or not all(isinstance(d, dict) for d in dicts):
-        raise ArgumentTypeError("functional_call: Expected parameter_and_buffer_dicts to be a dict, or a list/tuple "
-                                f"of dicts, but got {type(dicts)}")
+        raise ArgumentTypeError("functional_call: parameter_and_buffer_dicts must be a dict or a list/tuple of dicts, "
+                                f"got {type(dicts).__name__}")
     merged, seen = {}, {}
     for d in dicts:
         for k, v in d.items():
@@ -66,8 +66,8 @@ def _merge(dicts):
             merged[k] = v
     repeated = sorted(k for k, n in seen.items() if n > 1)
     if repeated:
-        raise ArgumentError(f"functional_call: {repeated} appeared in multiple dictionaries; behavior of functional "
-                            "call is ambiguous")
+        raise ArgumentError(f"functional_call: the keys {repeated} are in multiple dictionaries (which one to use "
+                            "is ambiguous)")
     return merged
 
 
@@ -83,8 +83,8 @@ def _untie(module, given):
             continue
         present = [n for n in group if n in given]
         if len({id(given[n]) for n in present}) > 1:
-            raise ArgumentError(f"functional_call got multiple values for keys {sorted(group)}, which are tied. "
-                                "Consider using tie_weights=False")
+            raise ArgumentError(f"functional_call: different values for the tied keys {sorted(group)} (one tensor "
+                                "under several names); pass one, or tie_weights=False")
         if present:
             for n in group:
                 out[n] = given[present[0]]
@@ -134,7 +134,8 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
         if missing:
             msgs.append(f"Missing key(s): {', '.join(map(repr, missing))}.")
         if msgs:
-            raise StateDictError(f"Error(s) in reparametrizing for {type(module).__name__}:\n\t" + "\n\t".join(msgs))
+            raise StateDictError(f"functional_call: strict=True and the keys do not match {type(module).__name__}:"
+                                 "\n\t" + "\n\t".join(msgs))
     args = () if args is None else args if isinstance(args, tuple) else (args,)
     swapped = []
     try:

@@ -36,8 +36,7 @@ def _name(func):
 def check_randomness(op, randomness):
     """Raise ArgumentError unless ``randomness`` is one of torch's three values."""
     if not isinstance(randomness, str) or randomness not in RANDOMNESS:
-        raise ArgumentError(f"{op}: only allowed values for randomness are 'error', 'different', or 'same'. "
-                            f"Got {randomness!r}")
+        raise ArgumentError(f"{op}: randomness must be 'error', 'different' or 'same', got {randomness!r}")
 
 
 def rng_snapshot():
@@ -57,9 +56,8 @@ def rng_restore(state):
 
 
 def random_error(op):
-    return AutogradError(f"{op}: called random operation while in randomness error mode. Please either use the "
-                         "'same' or 'different' randomness flags on vmap or perform the randomness operation "
-                         "out of vmap")
+    return AutogradError(f"{op}: called random operation under randomness='error'; pass randomness='same' or "
+                         "'different', or draw the random numbers outside the transform")
 
 
 def _is_dim(v):
@@ -77,26 +75,24 @@ def _flat_in_dims(in_dims, args, where):
     elif isinstance(in_dims, tuple):
         dims = broadcast_prefix(in_dims, args, lambda v: _children(v) is None)
         if dims is None:
-            raise ArgumentError(f"{where}: in_dims is not compatible with the structure of `inputs`. in_dims has "
-                                f"structure {_structure(in_dims)} but inputs has structure {_structure(args)}.")
+            raise ArgumentError(f"{where}: in_dims is not compatible with the structure of the inputs: in_dims "
+                                f"{_structure(in_dims)}, inputs {_structure(args)}")
     else:
-        raise ArgumentError(f"{where}: expected `in_dims` to be int or a (potentially nested) tuple matching the "
-                            f"structure of inputs, got: {type(in_dims)}.")
+        raise ArgumentError(f"{where}: in_dims must be an int, None, or a (nested) tuple shaped like the inputs, "
+                            f"got {type(in_dims).__name__}")
     leaves = tree_flatten(args)[0]
     out = []
     for leaf, d in zip(leaves, dims):
         if not _is_dim(d):
-            raise ArgumentError(f"{where}: Got in_dim={d!r} for an input but in_dim must be either an integer "
-                                "dimension or None.")
+            raise ArgumentError(f"{where}: each in_dim must be an int dimension or None, got in_dim={d!r}")
         if d is not None and not isinstance(leaf, Tensor):
-            raise ArgumentError(f"{where}: Got in_dim={d} for an input but the input is of type {type(leaf)}. We "
-                                "cannot vmap over non-Tensor arguments, please use None as the respective in_dim")
+            raise ArgumentError(f"{where}: in_dim={d} given for an input of type {type(leaf).__name__}; only "
+                                "tensors can be mapped over (non-Tensor argument: give it in_dim None)")
         if d is not None:
             n = leaf.ndim
             if not -n <= d < n:
-                raise IndexOutOfRangeError(
-                    f"{where}: Got in_dim={d} for some input, but that input is a Tensor of dimensionality {n} so "
-                    f"expected in_dim to satisfy -{n} <= in_dim < {n}.")
+                raise IndexOutOfRangeError(f"{where}: in_dim={d} is out of range for an input with {n} dimensions "
+                                           f"(expected -{n} <= in_dim < {n})")
             d %= n
         out.append(d)
     return leaves, out
@@ -127,28 +123,27 @@ def _combine(outs, out_dims, func, where):
     else:
         dims = broadcast_prefix(out_dims, outs[0], lambda v: _children(v) is None)
         if dims is None:
-            raise ArgumentError(f"{where}: out_dims is not compatible with the structure of `outputs`. out_dims has "
-                                f"structure {_structure(out_dims)} but outputs has structure {spec}.")
+            raise ArgumentError(f"{where}: out_dims is not compatible with the structure of the outputs: out_dims "
+                                f"{_structure(out_dims)}, outputs {spec}")
     result = []
     for k, d in enumerate(dims):
         column = [f[0][k] for f in flats]
         if d is None:
             if isinstance(column[0], Tensor) and not _same_values(column):
-                raise ArgumentError(f"vmap({_name(func)}, ...): `{_name(func)}` can not return a BatchedTensor "
-                                    "when out_dim is None")
+                raise ArgumentError(f"vmap({_name(func)}, ...): an output with out_dim None differs between the "
+                                    "examples (it is batched); give it an int out_dim")
             result.append(column[0])
             continue
         if not _is_dim(d):
-            raise ArgumentError(f"{where}: `out_dims` must be an int, None or a python collection of ints "
-                                "representing where in the outputs the vmapped dimension should appear.")
+            raise ArgumentError(f"{where}: out_dims must be an int, None, or a collection of them, got {d!r}")
         bad = next((c for c in column if not isinstance(c, Tensor)), None)
         if bad is not None or not column:
-            raise ArgumentError(f"vmap({_name(func)}, ...): `{_name(func)}` must only return Tensors, got type "
-                                f"{type(bad)}. Did you mean to set out_dims= to None for output?")
+            raise ArgumentError(f"vmap({_name(func)}, ...): the function must return only Tensors, got "
+                                f"{type(bad).__name__} (for a non-Tensor output give out_dims None)")
         n = column[0].ndim
         if not -(n + 1) <= d <= n:
-            raise IndexOutOfRangeError(f"{where}: Dimension out of range (expected to be in range of "
-                                       f"[{-(n + 1)}, {n}], but got {d})")
+            raise IndexOutOfRangeError(f"{where}: out_dim {d} is out of range for outputs with {n} dimensions per "
+                                       f"example (expected [{-(n + 1)}, {n}])")
         result.append(stack(column, dim=d))
     return result, dims, spec
 
@@ -209,27 +204,26 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     check_randomness("vmap", randomness)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int)
                                    or chunk_size <= 0):
-        raise ArgumentError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size!r})")
+        raise ArgumentError(f"vmap: chunk_size must be None or an int > 0, got {chunk_size!r}")
     if not (_is_dim(out_dims) or isinstance(out_dims, (tuple, list))):
-        raise ArgumentError(f"vmap({_name(func)}, ..., out_dims={out_dims!r}): `out_dims` must be an int, None or a "
-                            "python collection of ints representing where in the outputs the vmapped dimension "
-                            "should appear.")
+        raise ArgumentError(f"vmap({_name(func)}, ..., out_dims={out_dims!r}): out_dims must be an int, None, or a "
+                            "collection of them")
 
     @functools.wraps(func)
     def vmapped(*args, **kwargs):
         name = _name(func)
         where = f"vmap({name}, in_dims={in_dims!r}, ...)(<inputs>)"
         if not args:
-            raise ArgumentError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
-                                "trying to vmap over a function with no inputs. The latter is unsupported.")
+            raise ArgumentError(f"vmap({name})(<inputs>): got no positional inputs; a function of no inputs (or of "
+                                "keyword arguments only) cannot be mapped")
         leaves, dims = _flat_in_dims(in_dims, args, where)
         spec = tree_flatten(args)[1]
         sizes = [x.shape[d] for x, d in zip(leaves, dims) if d is not None]
         if not sizes:
-            raise ArgumentError("vmap: Expected at least one Tensor to vmap over")
+            raise ArgumentError("vmap: expected at least one Tensor to map over (every in_dim is None)")
         if len(set(sizes)) > 1:
-            raise ShapeError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
-                             f"{sizes} for the mapped dimension")
+            raise ShapeError(f"vmap: the mapped inputs must have one size along their mapped dimensions, got sizes "
+                             f"{sizes}")
         out_where = f"vmap({name}, ..., out_dims={out_dims!r})(<inputs>)"
         if sizes[0] == 0:
             return _empty_batch(func, args, kwargs, leaves, dims, spec, out_dims, out_where)
