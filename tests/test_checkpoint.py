@@ -178,3 +178,14 @@ def test_recomputation_must_match(device):
     calls.clear()
     with pytest.raises(ArgumentError, match="determinism_check"):
         checkpoint(shifty, x, use_reentrant=False, determinism_check="strict")
+
+
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_input_changed_in_place_is_refused(device, reentrant):
+    x, w1, w2 = make(device)
+    h = x * 1.0
+    out = checkpoint(block(w1, w2, p=0.0), h, use_reentrant=reentrant)
+    with tinynet.no_grad():
+        h.add_(1.0)  # the recomputation would read the new values
+    with pytest.raises(AutogradError, match="modified by an in-place operation"):
+        out.sum().backward()

@@ -103,14 +103,9 @@ def _check_requires_grad(fn, tensors, kind, strict):
             raise AutogradError(f"{fn}: " + _STRICT[kind].format(i=i))
 
 
-def _zeros_like(t):
-    return higher_order.graph_xp.zeros_like(t)
-
-
 def _grads(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
     """``engine.grad`` on the outputs that require grad (None for every input when none does)."""
-    if grad_outputs is None:
-        grad_outputs = (None,) * len(outputs)
+    grad_outputs = (None,) * len(outputs) if grad_outputs is None else grad_outputs
     pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
     if not pairs:
         return (None,) * len(inputs)
@@ -124,7 +119,7 @@ def _fill(fn, grads, refs, strict, message):
         if g is None:
             if strict:
                 raise AutogradError(f"{fn}: " + message.format(i=i))
-            g = _zeros_like(r)
+            g = higher_order.graph_xp.zeros_like(r)
         out.append(g)
     return tuple(out)
 
@@ -212,7 +207,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
             raise ArgumentError(f"{fn}: v can be None only when the input is one Tensor of one element")
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn)
         _check_requires_grad(fn, outputs, "outputs", strict)
-        us = tuple(_zeros_like(o).requires_grad_(True) for o in outputs)
+        us = tuple(higher_order.graph_xp.zeros_like(o).requires_grad_(True) for o in outputs)
         g = _grads(outputs, inputs, us, create_graph=True)
         _check_requires_grad(fn, g, "grad_inputs", strict)
         res = _grads(g, us, v, create_graph=create_graph)
@@ -277,13 +272,13 @@ def _reverse_rows(fn, out, i, inputs, create_graph, strict):
                 if strict:
                     raise AutogradError(f"{fn}: output {i} of the user-provided function does not depend on input "
                                         f"{j}; not allowed in strict mode")
-                gj = _zeros_like(inputs[j])
+                gj = higher_order.graph_xp.zeros_like(inputs[j])
             rows[j].append(gj)
     return tuple(_block(r, out.shape, x.shape, x, False) for r, x in zip(rows, inputs))
 
 
 def _forward_jacobian(outputs, inputs, create_graph):
-    us = tuple(_zeros_like(o).requires_grad_(True) for o in outputs)
+    us = tuple(higher_order.graph_xp.zeros_like(o).requires_grad_(True) for o in outputs)
     g = _grads(outputs, inputs, us, create_graph=True)
     cols = [[[] for _ in inputs] for _ in outputs]
     for j, x in enumerate(inputs):
@@ -291,7 +286,7 @@ def _forward_jacobian(outputs, inputs, create_graph):
             jv = _grads((g[j],), us, (e,), create_graph=create_graph, retain_graph=True) if g[j] is not None \
                 else (None,) * len(us)
             for i, o in enumerate(outputs):
-                cols[i][j].append(_zeros_like(o) if jv[i] is None else jv[i])
+                cols[i][j].append(higher_order.graph_xp.zeros_like(o) if jv[i] is None else jv[i])
     return tuple(tuple(_block(cols[i][j], o.shape, x.shape, x, True) for j, x in enumerate(inputs))
                  for i, o in enumerate(outputs))
 
@@ -366,7 +361,7 @@ def _hessian_products(fn, func, inputs, v, create_graph, strict, transpose):
             res = _fill(fn, res, inputs, strict, "the Jacobian of the user-provided function does not depend on "
                         "input {i}; not allowed in strict mode")
         else:  # H v by the double-backward trick
-            us = tuple(_zeros_like(x).requires_grad_(True) for x in inputs)
+            us = tuple(higher_order.graph_xp.zeros_like(x).requires_grad_(True) for x in inputs)
             back = _grads(jac, inputs, us, create_graph=True)
             _check_requires_grad(fn, back, "hessian", strict)
             res = _grads(back, us, v, create_graph=create_graph)

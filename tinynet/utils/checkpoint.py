@@ -101,6 +101,13 @@ class _Checkpoint(Op):
         return self.run(grads, graph)
 
 
+def _watch(op, tensors):
+    """Make backward refuse to recompute from ``tensors`` changed in place since the first
+    run (the engine's version checks of saved tensors, :meth:`Op.check_saved`)."""
+    op._checks = [(t._vc, t._vc[0], ("input", i)) for i, t in enumerate(tensors)]
+    op._gate = -1  # the engine's general path, which runs the checks
+
+
 def _recompute(state, run):
     """``run()`` with the random state set to ``state`` (then put back as it was)."""
     if state is None:
@@ -143,7 +150,9 @@ def _reentrant(function, args, preserve):
         result = [d.grad for d in detached if isinstance(d, Tensor)]
         return tuple(None if g is None else g if graph else g.array for g in result)
 
-    results = _Checkpoint(run, outs).apply(*tensors)
+    op = _Checkpoint(run, outs)
+    results = op.apply(*tensors)
+    _watch(op, tensors)
     results = iter(results if isinstance(results, tuple) else (results,))
     if isinstance(out, Tensor):
         return next(results)
@@ -218,6 +227,7 @@ def _non_reentrant(function, args, kwargs, preserve, context_fn, determinism_che
     op = _Checkpoint(run, [flat[k] for k in inner])
     op.twice_differentiable = True
     results = op.apply(*boundary)
+    _watch(op, tensors + [t for t in boundary if all(t is not u for u in tensors)])
     results = results if isinstance(results, tuple) else (results,)
     for k, r in zip(inner, results):
         flat[k] = r
