@@ -319,3 +319,22 @@ def test_bad_input_is_typed_and_named(device):
         tf.jacfwd(lambda a: a + tinynet.rand(3, dtype=tinynet.float64, device=device))(x)
     with pytest.raises(ArgumentTypeError, match="nn.Module"):
         tf.functional_call(lambda a: a, {}, x)
+
+
+def test_aux_outputs_and_unbatched_outputs(device):
+    (a,) = arrays((3,))
+    (x,), (xt,) = ours(device, a), theirs(a)
+    f = lambda M: lambda x: (M.tanh(x) * 2, {"norm": (x * x).sum()})  # noqa: E731
+    for ours_t, theirs_t in ((tf.jacrev, TF.jacrev), (tf.jacfwd, TF.jacfwd)):
+        close_tree(ours_t(f(tinynet), has_aux=True)(x), theirs_t(f(torch), has_aux=True)(xt))
+    s = lambda M: lambda x: ((x.sin() ** 2).sum(), x.cos())  # noqa: E731
+    close_tree(tf.grad_and_value(s(tinynet), has_aux=True)(x), TF.grad_and_value(s(torch), has_aux=True)(xt))
+    # out_dims None: an output that is the same for every example comes back once; a batched one raises
+    close_tree(tf.vmap(lambda r, c: (r * c, c.exp()), in_dims=(0, None), out_dims=(0, None))(x, x),
+               TF.vmap(lambda r, c: (r * c, c.exp()), in_dims=(0, None), out_dims=(0, None))(xt, xt))
+    with pytest.raises(ArgumentError, match="out_dim None differs between the examples"):
+        tf.vmap(lambda r: r * 2, out_dims=None)(x)
+    with pytest.raises(IndexOutOfRangeError, match="out_dim 2 is out of range"):
+        tf.vmap(lambda r: r * 2, out_dims=2)(x)
+    with pytest.raises(AutogradError, match="randomness='error'"):
+        tf.vmap(lambda r: tinynet.nn.functional.dropout(r, 0.5))(x)
