@@ -12,6 +12,7 @@ from . import (activation, arith, binary_extras, binary_math, compare, conversio
                indexing, inplace, linalg, reduction, select, shape, stats, unary)
 from . import matrix_helpers, order_extras, quantile, rearrange, scatter_views, scan, search, sorting, split_extras
 from . import arrange_extras, counting, index_extras, math_extras, numeric_extras, tensor_extras
+from . import linalg_torch
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -135,7 +136,7 @@ def attach():
     for module, names in SAME_SIGNATURE.items():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
-    for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS, **binary_extras.METHODS,
+    for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS, **linalg_torch.METHODS, **binary_extras.METHODS,
                      **split_extras.METHODS, **quantile.METHODS, **scatter_views.METHODS,
                      "nanmedian": order_extras.nanmedian}.items():
         setattr(Tensor, name, fn)
