@@ -18,9 +18,10 @@ from .ops.lapack_decomp import eigh, eigvalsh, qr, svd, svdvals
 from .ops.lapack_det import cholesky, cholesky_ex, det, slogdet
 from .ops.lapack_lstsq import lstsq, matrix_rank, pinv
 from .ops.lapack_solve import inv, inv_ex, solve, solve_triangular
+from .ops.linalg import matmul  # torch.linalg.matmul is torch.matmul (ops/linalg.py: the matrix products)
 from .ops.matrix_functions import cross, diagonal, matrix_exp, matrix_power, multi_dot, vander, vecdot
 from .ops.norms import matrix_norm, norm, vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "inv_ex",
-           "lstsq", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]
+           "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vander", "vecdot", "vector_norm"]

@@ -107,8 +107,10 @@ def qr(A, mode="reduced"):
         (backward raises AutogradError there, as PyTorch's).
 
     Raises:
-        ArgumentTypeError, ShapeError (fewer than 2 dims), DTypeError, ArgumentError (an
-        unknown mode).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims.
+        DTypeError: integer or low-precision input.
+        ArgumentError: an unknown mode.
     """
     check_matrix("linalg.qr", "A", A)
     mode = check_choice("linalg.qr", "mode", mode, ("reduced", "complete", "r"))
@@ -187,7 +189,10 @@ def svd(A, full_matrices=True, *, driver=None):
         on PyTorch's CPU, the library chooses the algorithm (GPU: cuSOLVER's).
 
     Raises:
-        ArgumentTypeError, ShapeError, DTypeError, ArgumentError (a driver given).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims.
+        DTypeError: integer or low-precision input.
+        ArgumentError: a driver given.
     """
     check_matrix("linalg.svd", "A", A)
     full = check_flag("linalg.svd", "full_matrices", full_matrices)
@@ -274,8 +279,10 @@ def eigh(A, UPLO="L"):
         gradient is symmetric (see the module's notes and caveat).
 
     Raises:
-        ArgumentTypeError, ShapeError (not square), DTypeError, ArgumentError (UPLO not
-        'L'/'U'; lower case is accepted, as PyTorch).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: integer or low-precision input.
+        ArgumentError: UPLO not 'L' or 'U' (lower case is accepted, as PyTorch).
     """
     check_matrix("linalg.eigh", "A", A, square=True)
     return EighResult(*Eigh(_uplo("linalg.eigh", UPLO)).apply(A))

@@ -127,8 +127,9 @@ def det(A):
     cofactor matrix through the SVD, see the module's notes).
 
     Raises:
-        ArgumentTypeError, ShapeError (fewer than 2 dims, not square), DTypeError (integer,
-        float16 or bfloat16 input, as PyTorch's CPU).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: integer, float16 or bfloat16 input (as PyTorch's CPU).
     """
     check_matrix("linalg.det", "A", A, square=True)
     return Det().apply(A)
@@ -155,9 +156,11 @@ def cholesky(A, *, upper=False):
     Differentiable (Murray 2016; the gradient is symmetric).
 
     Raises:
-        ArgumentTypeError, ShapeError (not square), DTypeError, LinAlgError (not
-        positive-definite: the message names the batch element and the order of the failing
-        leading minor, as PyTorch's).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: integer or low-precision input.
+        LinAlgError: not positive-definite (the message names the batch element and the
+            order of the failing leading minor, as PyTorch's).
     """
     check_matrix("linalg.cholesky", "A", A, square=True)
     upper = check_flag("linalg.cholesky", "upper", upper)

@@ -124,8 +124,11 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
         A's dtype. Differentiable where the rank does not change (Golub & Pereyra 1973).
 
     Raises:
-        ArgumentTypeError, ShapeError (fewer than 2 dims; ``hermitian`` with non-square A),
-        DTypeError, ArgumentError (both rtol and rcond).
+        ArgumentTypeError: not a Tensor, or a tolerance that is not a number or a tensor.
+        ShapeError: fewer than 2 dims; ``hermitian`` with non-square A; a tolerance tensor
+            that does not broadcast to the batch shape.
+        DTypeError: integer or low-precision input.
+        ArgumentError: both rtol and rcond.
     """
     op = "linalg.pinv"
     check_matrix(op, "A", A)
@@ -147,7 +150,10 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     rtol=0``. Not differentiable (an integer).
 
     Raises:
-        ArgumentTypeError, ShapeError, DTypeError, ArgumentError (``tol`` with atol/rtol).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims (non-square with ``hermitian``).
+        DTypeError: integer or low-precision input.
+        ArgumentError: ``tol`` with atol/rtol.
     """
     op = "linalg.matrix_rank"
     check_matrix(op, "A", A)
@@ -267,9 +273,11 @@ def lstsq(A, B, rcond=None, *, driver=None):
         pseudo-inverse, Golub & Pereyra 1973).
 
     Raises:
-        ArgumentTypeError, ShapeError (A not a matrix, rows that differ, batches that do not
-        broadcast), DTypeError (integer/low-precision, or different dtypes), ArgumentError (an
-        unknown driver, a driver other than gels on the GPU, a GPU system with m < n).
+        ArgumentTypeError: A or B is not a Tensor, rcond not a number.
+        ShapeError: A not a matrix, rows that differ, batches that do not broadcast.
+        DTypeError: integer or low-precision dtypes, or two dtypes.
+        ArgumentError: an unknown driver, a driver other than gels on the GPU, a GPU system
+            with m < n.
     """
     op = "linalg.lstsq"
     check_matrix(op, "A", A)

@@ -96,9 +96,10 @@ def solve(A, B, *, left=True):
         X of B's (broadcast) shape, A's dtype. Differentiable in both (Giles 2008).
 
     Raises:
-        ArgumentTypeError, ShapeError (A not square, sizes that do not match, batches that do
-        not broadcast), DTypeError (integer or low-precision dtypes, or A and B of different
-        dtypes), LinAlgError (A singular: LU found a zero pivot, as PyTorch).
+        ArgumentTypeError: A or B is not a Tensor.
+        ShapeError: A not square, sizes that do not match, batches that do not broadcast.
+        DTypeError: integer or low-precision dtypes, or A and B of different dtypes.
+        LinAlgError: A singular (LU found a zero pivot), as PyTorch.
     """
     op = "linalg.solve"
     check_matrix(op, "A", A, square=True)
@@ -129,8 +130,10 @@ def inv(A):
     (``gA = -A^{-T} gY A^{-T}``, Giles 2008).
 
     Raises:
-        ArgumentTypeError, ShapeError (fewer than 2 dims, not square), DTypeError,
-        LinAlgError (a singular matrix; the message names the batch element and the pivot).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: integer or low-precision input.
+        LinAlgError: a singular matrix (the message names the batch element and the pivot).
     """
     check_matrix("linalg.inv", "A", A, square=True)
     return Inv().apply(A)
@@ -199,8 +202,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
         triangle read).
 
     Raises:
-        ArgumentTypeError, ShapeError (B not a batch of matrices, sizes that do not match, A
-        not square), DTypeError.
+        ArgumentTypeError: A or B is not a Tensor, or a flag is not a bool.
+        ShapeError: B not a batch of matrices, sizes that do not match, A not square.
+        DTypeError: integer or low-precision dtypes, or two dtypes.
     """
     op = "linalg.solve_triangular"
     check_matrix(op, "A", A, square=True)

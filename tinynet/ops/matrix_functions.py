@@ -67,8 +67,9 @@ def matrix_exp(A):
     float32 and float64. Differentiable (the Frechet derivative, see the module's notes).
 
     Raises:
-        ArgumentTypeError, ShapeError (fewer than 2 dims, not square), DTypeError (integer or
-        bfloat16 input).
+        ArgumentTypeError: not a Tensor.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: integer or bfloat16 input.
     """
     check_matrix("linalg.matrix_exp", "A", A, square=True, low_precision=True)
     if A.dtype == dtypes.bfloat16:
@@ -82,8 +83,10 @@ def matrix_power(A, n):
     differentiable; integer matrices for ``n >= 0``.
 
     Raises:
-        ArgumentTypeError (n not an int), ShapeError (not square), DTypeError (integer input
-        with n < 0), LinAlgError (n < 0 and A singular).
+        ArgumentTypeError: A not a Tensor, or n not an int.
+        ShapeError: fewer than 2 dims, or not square.
+        DTypeError: bool input, or integer input with n < 0.
+        LinAlgError: n < 0 and A singular.
     """
     op = "linalg.matrix_power"
     check_tensor(op, "A", A)
@@ -135,8 +138,10 @@ def multi_dot(tensors):
     1-D (a column vector); the others are 2-D. Differentiable (``matmul``).
 
     Raises:
-        ArgumentTypeError (not a list/tuple of Tensors), ArgumentError (fewer than 2),
-        ShapeError (wrong ranks or sizes that do not chain), DTypeError (mixed dtypes).
+        ArgumentTypeError: not a list or tuple of Tensors.
+        ArgumentError: fewer than 2 tensors.
+        ShapeError: wrong ranks, or sizes that do not chain.
+        DTypeError: mixed dtypes.
     """
     op = "linalg.multi_dot"
     if not isinstance(tensors, (list, tuple)):
@@ -182,7 +187,9 @@ def vander(x, *, N=None):
     ``N`` defaults to n. Floats and integers; differentiable (repeated ``mul``).
 
     Raises:
-        ArgumentTypeError, DTypeError (bool), ArgumentError (N < 2, or n < 2 by default).
+        ArgumentTypeError: x not a Tensor, N not an int.
+        DTypeError: bool input.
+        ArgumentError: N < 2 (or n < 2 by default).
     """
     op = "linalg.vander"
     check_tensor(op, "x", x)
@@ -199,11 +206,14 @@ def vander(x, *, N=None):
 
 def vecdot(x, y, *, dim=-1):
     """The dot products ``sum(x * y, dim)`` of the vectors along ``dim``, after broadcasting
-    ``x`` and ``y``; floats only, one dtype. Differentiable.
+    ``x`` and ``y`` (two 1-D inputs must have one size, as PyTorch's); floats only, one
+    dtype. Differentiable.
 
     Raises:
-        ArgumentTypeError, DTypeError (integer, or two dtypes), ShapeError (shapes that do
-        not broadcast), IndexOutOfRangeError (dim).
+        ArgumentTypeError: x or y not a Tensor.
+        DTypeError: integer input, or two dtypes.
+        ShapeError: shapes that do not broadcast (1-D inputs of two sizes).
+        IndexOutOfRangeError: dim out of range.
     """
     op = "linalg.vecdot"
     check_tensor(op, "x", x)
@@ -213,6 +223,8 @@ def vecdot(x, y, *, dim=-1):
     if x.dtype != y.dtype:
         raise DTypeError(f"{op}: Expected x and y to have the same dtype, but found x of type {x.dtype} and y of "
                          f"type {y.dtype} instead")
+    if x.ndim == 1 and y.ndim == 1 and x.shape != y.shape:  # PyTorch takes the dot product here: no broadcasting
+        raise ShapeError(f"{op}: 1-D x and y must have the same size, got {x.shape[0]} and {y.shape[0]}")
     try:
         shape = numpy.broadcast_shapes(x.shape, y.shape)
     except ValueError:
@@ -227,8 +239,10 @@ def cross(input, other, *, dim=-1):
     ``linalg.cross``; ``torch.cross`` defaults to the first dim of size 3). Differentiable.
 
     Raises:
-        ArgumentTypeError, ShapeError (different ranks, ``dim`` not of size 3, batches that
-        do not broadcast), DTypeError (two dtypes), IndexOutOfRangeError (dim).
+        ArgumentTypeError: input or other not a Tensor.
+        ShapeError: different ranks, ``dim`` not of size 3, batches that do not broadcast.
+        DTypeError: two dtypes.
+        IndexOutOfRangeError: dim out of range.
     """
     op = "linalg.cross"
     check_tensor(op, "input", input)
@@ -254,7 +268,9 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     with the matrix defaults. A view; differentiable.
 
     Raises:
-        As ``tinynet.diagonal`` (IndexOutOfRangeError for dims, ArgumentError for equal dims).
+        ArgumentTypeError: A not a Tensor.
+        IndexOutOfRangeError: a dim out of range.
+        ArgumentError: dim1 and dim2 are the same dim.
     """
     check_tensor("linalg.diagonal", "A", A)
     return _diagonal(A, offset, dim1, dim2)

@@ -59,9 +59,10 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
         x's dtype (or ``dtype``). Differentiable (0 gradient for ord 0).
 
     Raises:
-        ArgumentTypeError (ord not a number), DTypeError (integer input, as PyTorch),
-        IndexOutOfRangeError (dim), ArgumentError (``inf`` or a negative ord over an empty
-        dim: no identity).
+        ArgumentTypeError: x not a Tensor, ord not a number.
+        DTypeError: integer input (as PyTorch), or a narrowing or non-float ``dtype``.
+        IndexOutOfRangeError: a dim out of range.
+        ArgumentError: ``inf`` or a negative ord over an empty dim (no identity).
     """
     op = "linalg.vector_norm"
     if not isinstance(x, Tensor):
@@ -102,8 +103,12 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
         empty matrices. Differentiable. ``"nuc"``, 2 and -2 need float32/float64 (the SVD).
 
     Raises:
-        ShapeError (fewer than 2 dims), DTypeError (integer, or low precision with an SVD
-        order), ArgumentError (an unknown ord, dim not two different dims).
+        ArgumentTypeError: A not a Tensor.
+        ShapeError: fewer than 2 dims.
+        DTypeError: integer input, or low precision with an SVD order.
+        ArgumentError: an unknown ord, or dim not two different dims.
+        IndexOutOfRangeError: a dim out of range, or a negative ord of an empty matrix
+            (PyTorch's amin refuses it too).
     """
     op = "linalg.matrix_norm"
     if not isinstance(A, Tensor):
@@ -144,8 +149,9 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     ``ord=None`` with ``dim=None`` is the 2-norm of all entries, whatever the rank.
 
     Raises:
-        As the two; ShapeError (a number or str ``ord`` with ``dim=None`` on an input that is
-        not 1-D or 2-D), ArgumentError (``dim`` of length other than 1 or 2).
+        ShapeError: a number or str ``ord`` with ``dim=None`` on an input that is not 1-D
+            or 2-D (and the errors of the two norms).
+        ArgumentError: ``dim`` of length other than 1 or 2.
     """
     op = "linalg.norm"
     if not isinstance(A, Tensor):
