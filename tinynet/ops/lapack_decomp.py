@@ -147,12 +147,12 @@ def svd_backward(xp, u, s, vh, gu, gs, gvh):
     with numpy.errstate(divide="ignore", invalid="ignore"):
         f = 1.0 / (s2[..., None, :] - s2[..., :, None])
         k = s.shape[-1]
-        f[..., numpy.arange(k), numpy.arange(k)] = 0
+        f[..., xp.arange(k), xp.arange(k)] = 0
         utgu, vtgv = mT(u) @ gu, mT(v) @ gv
         j = f * (utgu - mT(utgu))
         kk = f * (vtgv - mT(vtgv))
         inner = j * s[..., None, :] + s[..., :, None] * kk
-        inner[..., numpy.arange(k), numpy.arange(k)] += gs
+        inner[..., xp.arange(k), xp.arange(k)] += gs
         ga = u @ inner @ vh
         if m > k:
             ga = ga + ((gu - u @ utgu) / s[..., None, :]) @ vh
@@ -238,9 +238,9 @@ class Eigh(Op):
                 f = 1.0 / (w[..., None, :] - w[..., :, None])
                 inner = f * (0.5 * (x - mT(x)))
             n = w.shape[-1]
-            inner[..., numpy.arange(n), numpy.arange(n)] = 0
+            inner[..., xp.arange(n), xp.arange(n)] = 0
         n = w.shape[-1]
-        inner[..., numpy.arange(n), numpy.arange(n)] += gw
+        inner[..., xp.arange(n), xp.arange(n)] += gw
         return (v @ inner @ mT(v),)
 
 
