@@ -483,3 +483,30 @@ def test_integer_and_vector_inputs_are_refused(device, fn):
     raises(ShapeError, lambda: f(tinynet.ones(3, device=device)), f"linalg.{fn}", "2 dimensions")
     with pytest.raises(Exception):  # PyTorch refuses both too
         getattr(torch.linalg, fn)(torch.ones(3, 3, dtype=torch.int64))
+
+
+SECOND_ORDER = {  # the ops whose backward is recorded (create_graph=True), and compositions of them
+    "solve": lambda a, b: tinynet.linalg.solve(a, b),
+    "solve_vector_left_false": lambda a, b: tinynet.linalg.solve(a, b[..., 0].unsqueeze(-2), left=False),
+    "inv": lambda a, b: tinynet.linalg.inv(a),
+    "slogdet": lambda a, b: tinynet.linalg.slogdet(a).logabsdet,
+    "logdet": lambda a, b: tinynet.logdet(a @ a.mT),
+    "matrix_exp": lambda a, b: tinynet.linalg.matrix_exp(a / 3),
+    "matrix_power": lambda a, b: tinynet.linalg.matrix_power(a, -2),
+    "multi_dot": lambda a, b: tinynet.linalg.multi_dot([a[0], a[1], b[0]]),
+    "vector_norm": lambda a, b: tinynet.linalg.vector_norm(b, 3, dim=-1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SECOND_ORDER))
+def test_second_derivatives(device, name):
+    a = tinynet.tensor(well_conditioned((2, 3, 3)), device=device, requires_grad=True)
+    b = tinynet.tensor(rng(1).standard_normal((2, 3, 2)), device=device, requires_grad=True)
+    tinynet.autograd.gradgradcheck(SECOND_ORDER[name], (a, b))
+
+
+def test_second_derivatives_of_a_factorisation_raise(device):
+    a = tinynet.tensor(spd((3, 3)), device=device, requires_grad=True)
+    (g,) = tinynet.autograd.grad(tinynet.linalg.cholesky(a).sum(), a, create_graph=True)
+    with pytest.raises(AutogradError, match="linalg.cholesky"):
+        g.sum().backward()

@@ -8,6 +8,10 @@ literature cited in each module. Real float32/float64 matrices (float16 where Py
 takes it: norms, ``matrix_exp``, ``matrix_power``, ``vecdot``, ``multi_dot``); tinynet has no
 complex dtypes. docs/linalg.md lists the functions and where tinynet differs from PyTorch.
 
+``solve``, ``inv``, ``slogdet``, ``matrix_exp`` and the compositions are twice
+differentiable; the backwards of the factorisations are not recorded (second derivatives
+through them raise ``AutogradError``).
+
 Bad input raises :mod:`tinynet.errors` types naming ``linalg.<fn>`` and the argument; a
 matrix the factorisation cannot take (``solve``/``inv`` of a singular matrix, ``cholesky``
 of one that is not positive-definite) raises :class:`LinAlgError`, a ``RuntimeError``, as

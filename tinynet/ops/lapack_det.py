@@ -25,8 +25,9 @@ from ..autograd import Op
 from ..tensor import Tensor
 from .lapack_util import (check_matrix, contiguous, factor_info, host_tensor, mT, not_pd_error, raising,
                           symmetric_from, tri_solve)
+from .lapack_solve import Inv
 from .shape import transpose
-from .util import check_flag
+from .util import check_flag, is_graph
 
 SlogdetResult = collections.namedtuple("linalg_slogdet", ["sign", "logabsdet"])  # type: ignore[name-match]  # torch.return_types
 CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])  # type: ignore[name-match]  # torch.return_types
@@ -68,8 +69,10 @@ class Det(Op):
 
 
 class LogAbsDet(Op):
-    """``slogdet``'s ``logabsdet`` as the output; the sign is kept in ``self.sign``."""
+    """``slogdet``'s ``logabsdet`` as the output; the sign is kept in ``self.sign``. Twice
+    differentiable (the backward's inverse is :class:`Inv` in a create_graph backward)."""
     name = "linalg.slogdet"
+    twice_differentiable = True
 
     def forward(self, xp, a):
         sign, logabs = xp.linalg.slogdet(contiguous(xp, a))
@@ -80,7 +83,9 @@ class LogAbsDet(Op):
     def backward(self, xp, gy):
         (a,) = self.saved
         if a.shape[-1] == 0:
-            return (xp.zeros(a.shape, dtype=a.dtype),)
+            return (xp.zeros_like(a),)
+        if is_graph(xp):  # tensors: the inverse as a recorded op
+            return (gy[..., None, None] * mT(Inv().call(xp, a)),)
         return (gy[..., None, None] * inverse_t(xp, a),)
 
 

@@ -28,29 +28,32 @@ InvExResult = collections.namedtuple("linalg_inv_ex", ["inverse", "info"])  # ty
 
 
 class Solve(Op):
-    """``X = A^{-1} B`` for one batch shape, ``B`` a batch of matrices."""
+    """``X = A^{-1} B`` for one batch shape, ``B`` a batch of matrices. Its backward solves
+    with ``A^T`` through this op again, so it is twice differentiable."""
     name = "linalg.solve"
+    twice_differentiable = True
 
     def forward(self, xp, a, b):
-        a, b = contiguous(xp, a, b)
+        ac, bc = contiguous(xp, a, b)
         try:
             with raising(xp):
-                x = xp.linalg.solve(a, b)
+                x = xp.linalg.solve(ac, bc)
         except numpy.linalg.LinAlgError:
-            raise singular_error(self.name, "A", a) from None
+            raise singular_error(self.name, "A", ac) from None
         self.save_for_backward(a, x)
         return x
 
     def backward(self, xp, gx):
         a, x = self.saved
-        gb = xp.linalg.solve(contiguous(xp, mT(a)), contiguous(xp, gx))
+        gb = Solve().call(xp, mT(a), gx)
         ga = -(gb @ mT(x)) if self.needs_input_grad[0] else None
         return ga, gb
 
 
 class Inv(Op):
-    """``Y = A^{-1}``."""
+    """``Y = A^{-1}`` (twice differentiable: the backward is products of ``Y``)."""
     name = "linalg.inv"
+    twice_differentiable = True
 
     def forward(self, xp, a):
         try:

@@ -92,7 +92,7 @@ def raising(xp):
 
 
 def mT(x):
-    """The matrix transpose of an array (the last two axes swapped)."""
+    """The matrix transpose of an array or tensor (the last two axes swapped)."""
     return x.swapaxes(-1, -2)
 
 
