@@ -7,7 +7,7 @@ PyTorch's) by signs; functions of them that do not depend on the signs agree.
 
 Gradients (real matrices):
 
-* ``qr`` (Walter & Lehmann 2018, "Algorithmic differentiation of linear algebra functions
+* ``qr`` (Walter & Lehmann 2010, "Algorithmic differentiation of linear algebra functions
   with application in optimum experimental design"; the wide case as in Liao et al. 2019,
   "Differentiable programming tensor networks"): for ``m >= n``, with
   ``M = R gR^T - gQ^T Q`` and ``copyltu(M)`` its lower triangle mirrored,

@@ -8,7 +8,7 @@ counterparts (LAPACK ``getrf`` and ``potrf``).
 Gradients:
 
 * ``det``: ``d det(A) = det(A) tr(A^{-1} dA)`` (Giles 2008, "An extended collection of
-  matrix derivative results", 2.2.4), so ``gA = g adj(A)^T``, the cofactor matrix. It is
+  matrix derivative results"), so ``gA = g adj(A)^T``, the cofactor matrix. It is
   formed from the SVD ``A = U S V^T`` as ``det(U) det(V) U diag(prod_{j != i} s_j) V^T``,
   which stays finite for singular ``A`` (where ``det(A) A^{-T}`` does not exist).
 * ``slogdet``: ``g_logabsdet A^{-T}`` (the sign has no gradient).
@@ -35,7 +35,7 @@ CholeskyExResult = collections.namedtuple("linalg_cholesky_ex", ["L", "info"])  
 
 def cofactor(xp, a):
     """``adj(A)^T`` (``det(A) A^{-T}`` where A is invertible) through the SVD, for any ``A``."""
-    u, s, vh = xp.linalg.svd(a)
+    u, s, vh = xp.linalg.svd(contiguous(xp, a))
     n = s.shape[-1]
     ones = xp.ones(s.shape[:-1] + (1,), dtype=s.dtype)
     before = xp.cumprod(xp.concatenate([ones, s[..., :n - 1]], axis=-1), axis=-1)  # prod_{j < i} s_j
@@ -49,7 +49,7 @@ def inverse_t(xp, a):
     try:
         return mT(xp.linalg.inv(contiguous(xp, a)))
     except numpy.linalg.LinAlgError:  # NumPy refuses singular matrices
-        u, s, vh = xp.linalg.svd(a)
+        u, s, vh = xp.linalg.svd(contiguous(xp, a))
         with numpy.errstate(divide="ignore", invalid="ignore"):
             return (u / s[..., None, :]) @ vh
 

@@ -8,7 +8,7 @@ eigendecomposition with ``hermitian=True``) with PyTorch's ``atol``/``rtol`` cut
 ``numpy.linalg.pinv`` lacks.
 
 Gradients: the pseudo-inverse ``P = A^+`` by Golub & Pereyra 1973 ("The differentiation of
-pseudo-inverses and nonlinear least squares problems whose variables separate", 4.12),
+pseudo-inverses and nonlinear least squares problems whose variables separate"),
 valid where the rank does not change:
 ``gA = -P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)``.
 ``lstsq``'s solution ``X = A^+ B`` goes through it (``gA`` from ``gP = gX B^T``,

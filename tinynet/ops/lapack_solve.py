@@ -6,7 +6,7 @@ LAPACK ``gesv``/``getrf``+``getri``); triangular solves by BLAS ``trsm``
 (``scipy.linalg.blas`` / ``cupyx.scipy.linalg.solve_triangular``).
 
 Gradients (Giles 2008, "An extended collection of matrix derivative results for forward
-and reverse mode algorithmic differentiation", sections 2.2.2-2.2.3): for ``X = A^{-1} B``,
+and reverse mode algorithmic differentiation"): for ``X = A^{-1} B``,
 ``gB = A^{-T} gX`` and ``gA = -gB X^T``; for ``Y = A^{-1}``, ``gA = -Y^T gY Y^T``. For a
 triangular ``A`` the same formula restricted to the triangle that is read (the strict
 triangle with ``unitriangular``), as PyTorch does. ``left=False`` (``X A = B``) is the

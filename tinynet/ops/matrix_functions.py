@@ -5,7 +5,7 @@
 ``matrix_exp``: ``scipy.linalg.expm`` (Al-Mohy & Higham 2009 scaling and squaring, batched)
 on the CPU, ``cupyx.scipy.linalg.expm`` per matrix on the GPU. Its gradient is the Frechet
 derivative of ``exp`` at ``A^T`` in the direction ``G`` (Mathias 1996, "A chain rule for
-matrix functions and applications"; Higham 2008, "Functions of Matrices", 3.2):
+matrix functions and applications"; Higham 2008, "Functions of Matrices", chapter 3):
 ``exp([[A^T, G], [0, A^T]]) = [[exp(A^T), L(A^T, G)], [0, exp(A^T)]]``, one ``expm`` of the
 doubled matrix. The others are compositions of tinynet's differentiable ops (``matmul``,
 ``inv``, ``mul``, ``sum``), so their gradients come from those.
@@ -117,7 +117,7 @@ def matrix_power(A, n):
 
 def _chain_order(dims):
     """The cheapest parenthesisation of a matrix chain with shapes ``dims[i] x dims[i+1]``
-    (the textbook dynamic programme, Cormen et al. 15.2): the split table."""
+    (the textbook dynamic programme of Cormen et al., "Introduction to Algorithms"): the split table."""
     n = len(dims) - 1
     cost = [[0] * n for _ in range(n)]
     split = [[0] * n for _ in range(n)]

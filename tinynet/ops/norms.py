@@ -3,7 +3,7 @@
 * ``vector_norm``: ``(sum |x|^ord)^(1/ord)`` over ``dim``; ``inf``/``-inf`` the largest/smallest
   ``|x|``, 0 the count of nonzeros (the reduction op of ``tinynet.norm``, whose gradient is
   ``sign(x) |x|^(ord-1) / ||x||^(ord-1)``).
-* ``matrix_norm`` over two dims (Golub & Van Loan, "Matrix Computations", 2.3): ``"fro"``
+* ``matrix_norm`` over two dims (Golub & Van Loan, "Matrix Computations", chapter 2): ``"fro"``
   the 2-norm of the entries, ``"nuc"`` the sum of the singular values, ``2``/``-2`` the
   largest/smallest singular value, ``1``/``-1`` the largest/smallest column sum of ``|A|``,
   ``inf``/``-inf`` the largest/smallest row sum. Composed of ``svdvals``, ``abs``, ``sum``
