@@ -2,7 +2,7 @@
 typed :class:`tinynet.errors.TinynetError` (also a subclass of the matching built-in), never a
 NumPy/CuPy or Python-internal exception escaping from inside tinynet.
 
-The walk covers every public function of ``tinynet`` and ``tinynet.nn.functional``, every
+The walk covers every public function of ``tinynet``, ``tinynet.nn.functional`` and ``tinynet.linalg``, every
 public ``Tensor`` method and the arithmetic operators, every ``nn`` module's constructor and
 (for a table of valid modules) its ``forward``, and the optimizers' and LR schedulers'
 constructors. Each parameter's kind (tensor, dim, size, number, ...) is guessed from its name
@@ -142,7 +142,8 @@ def module_forwards():
                     [Param("module", "built")] + signature_params(cls.forward, True), first=build)
 
 
-ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *tensor_methods(), *classes(nn, "nn", nn.Module),
+ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinynet.linalg, "linalg"), *tensor_methods(),
+           *classes(nn, "nn", nn.Module),
            *module_forwards(), *classes(optim, "optim", optim.Optimizer),
            *classes(lr_scheduler, "lr_scheduler", lr_scheduler.LRScheduler),
            # the function transforms and testing helpers (their public names only; assert_close raises
@@ -307,6 +308,20 @@ PYTORCH_RAISES = {
     "checkpoint_sequential of 0 segments": lambda m: m.utils.checkpoint.checkpoint_sequential(
         [lambda x: x], 0, m.zeros(2), use_reentrant=False),
     "make_tensor low >= high": lambda m: m.testing.make_tensor(2, dtype=m.float32, device="cpu", low=3, high=1),
+    "linalg.solve of a singular matrix": lambda m: m.linalg.solve(m.zeros(2, 2), m.ones(2)),
+    "linalg.inv of a non-square matrix": lambda m: m.linalg.inv(m.zeros(2, 3)),
+    "linalg.cholesky not positive-definite": lambda m: m.linalg.cholesky(-m.eye(2)),
+    "linalg.det of int64": lambda m: m.linalg.det(m.ones(2, 2, dtype=m.int64)),
+    "linalg.svd of a vector": lambda m: m.linalg.svd(m.ones(3)),
+    "linalg.qr mode 'raw'": lambda m: m.linalg.qr(m.eye(2), mode="raw"),
+    "linalg.eigh UPLO 'X'": lambda m: m.linalg.eigh(m.eye(2), UPLO="X"),
+    "linalg.lstsq driver 'x'": lambda m: m.linalg.lstsq(m.eye(2), m.ones(2, 1), driver="x"),
+    "linalg.lstsq rows differ": lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(4, 1)),
+    "linalg.matrix_norm ord 3": lambda m: m.linalg.matrix_norm(m.eye(2), 3),
+    "linalg.vector_norm inf of empty": lambda m: m.linalg.vector_norm(m.ones(0), float("inf")),
+    "linalg.cross of 4-vectors": lambda m: m.linalg.cross(m.ones(4), m.ones(4)),
+    "linalg.matrix_power float n": lambda m: m.linalg.matrix_power(m.eye(2), 1.5),
+    "linalg.multi_dot of one": lambda m: m.linalg.multi_dot([m.eye(2)]),
 }
 
 

@@ -79,6 +79,8 @@ from .ops.interpolate import channel_shuffle
 from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.counting import bincount, histc, unique_consecutive
 from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.linalg_torch import (cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
+                                svd)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
 from .ops.search import bucketize, isin, searchsorted, unique
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, float_power, fmod, hypot, lerp, logaddexp,
@@ -91,6 +93,7 @@ from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, a
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import linalg  # noqa: E402  (torch.linalg)
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402

@@ -15,6 +15,7 @@ DeviceError              RuntimeError (a BackendError)
 DeviceMismatchError      ValueError
 BackendError             RuntimeError
 AutogradError            RuntimeError
+LinAlgError              RuntimeError
 GradcheckError           RuntimeError (an AutogradError)
 AnomalyError             RuntimeError (an AutogradError)
 StateDictError           RuntimeError
@@ -82,6 +83,12 @@ class DeviceError(BackendError):
 
 class AutogradError(TinynetError, RuntimeError):
     """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
+
+
+class LinAlgError(TinynetError, RuntimeError):
+    """A matrix the factorisation cannot take: ``linalg.solve``/``linalg.inv`` of a singular
+    matrix, ``linalg.cholesky`` of one that is not positive-definite (PyTorch's
+    ``torch.linalg.LinAlgError``, also a ``RuntimeError``; ``tinynet.linalg.LinAlgError``)."""
 
 
 class AutocastError(TinynetError, RuntimeError):
