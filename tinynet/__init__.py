@@ -91,6 +91,7 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+from . import accelerator  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
@@ -100,6 +101,8 @@ from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
+from . import serialization  # noqa: E402
+serialization.register_default([nn.Parameter])  # a data-only type: weights_only loads rebuild it
 
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e
