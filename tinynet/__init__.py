@@ -91,7 +91,7 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
-from . import accelerator  # noqa: E402
+from . import accelerator, multiprocessing  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402

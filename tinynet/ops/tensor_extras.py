@@ -1,6 +1,6 @@
 """PyTorch's remaining everyday Tensor spellings: the aliases ``multiply``, ``divide``,
 ``subtract``, ``positive``; the queries ``is_signed``, ``is_complex``, ``is_same_size``,
-``is_cpu``, ``is_inference``, ``stride``, ``storage_offset``, ``data_ptr``, ``output_nr``;
+``is_cpu`` (and ``is_xpu``/``is_mps``/``is_meta``, always False), ``is_inference``, ``stride``, ``storage_offset``, ``data_ptr``, ``output_nr``;
 and the in-place versions of binary, comparison, logical/bitwise and scan functions
 (``x.atan2_(y)``, ``x.lt_(y)``, ``x.tril_()``, ``x.cumsum_(0)``, ...), each the function of
 the same name written back into ``x`` with autograd's in-place rules.
@@ -8,7 +8,7 @@ the same name written back into ``x`` with autograd's in-place rules.
 A comparison written in place stores 1 and 0 in ``x``'s own dtype, as PyTorch does.
 ``stride`` and ``storage_offset`` count elements (NumPy and CuPy count bytes).
 """
-from .. import backend
+from .. import _shared_memory, backend
 from ..errors import ArgumentTypeError, IndexOutOfRangeError
 from . import arith, binary_math, compare, division, matrix_helpers, rearrange, scan
 from .inplace import composed_method, inplace_apply
@@ -98,6 +98,20 @@ def storage_offset(self):
     return (data_ptr(self) - data_ptr(base)) // self.array.itemsize
 
 
+def share_memory_(self):
+    """Move a CPU tensor's values into memory that processes of :mod:`tinynet.multiprocessing`
+    share (see :mod:`tinynet._shared_memory`); a no-op for a tensor already there and for a
+    CUDA tensor, as in PyTorch. Returns self. Other tensors viewing the old array keep it (in
+    PyTorch the storage moves with all its views)."""
+    self.array = _shared_memory.share(self.array)
+    return self
+
+
+def is_shared(self):
+    """True when the tensor's values are in shared memory (:meth:`share_memory_`)."""
+    return _shared_memory.segment_of(self.array) is not None
+
+
 def _output_nr(self):
     return self._output_nr
 
@@ -126,6 +140,13 @@ _COMPARISONS = {f"{n}_": getattr(compare, n) for n in ("eq", "ne", "lt", "le", "
 METHODS = {"multiply": multiply, "divide": divide, "subtract": subtract, "positive": positive,
            "is_signed": is_signed, "is_complex": is_complex, "is_same_size": is_same_size,
            "is_inference": is_inference, "stride": stride, "storage_offset": storage_offset, "data_ptr": data_ptr,
+           "share_memory_": share_memory_, "is_shared": is_shared,
            **{n: composed_method(n, f) for n, f in _BINARY.items()},
            **{n: _comparison_inplace(n, f) for n, f in _COMPARISONS.items()}}
-PROPERTIES = {"is_cpu": _is_cpu, "output_nr": _output_nr}
+def _no_such_device(self):
+    """False: tinynet has no XPU, MPS or meta tensors (PyTorch's ``is_xpu``, ``is_mps``, ``is_meta``)."""
+    return False
+
+
+PROPERTIES = {"is_cpu": _is_cpu, "output_nr": _output_nr, "is_xpu": _no_such_device, "is_mps": _no_such_device,
+              "is_meta": _no_such_device}
