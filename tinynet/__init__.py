@@ -29,6 +29,7 @@ from .parallel import get_num_threads, set_num_threads
 from .determinism import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                           use_deterministic_algorithms)
 from .tensor import Tensor
+from .size import Size
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
 from .ops.arith import add, mul, neg, negative, pow, sub
@@ -102,7 +103,7 @@ from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocas
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
 from . import serialization  # noqa: E402
-serialization.register_default([nn.Parameter])  # a data-only type: weights_only loads rebuild it
+serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e

@@ -57,10 +57,10 @@ def segment_of(array):
     """``(fd, nbytes, offset in bytes)`` of the segment a host array views, or None."""
     if not isinstance(array, numpy.ndarray):
         return None
-    a = array
-    while isinstance(a.base, numpy.ndarray):
-        a = a.base
-    owner = a.base.obj if isinstance(a.base, memoryview) else a.base
+    owner = array.base
+    while owner is not None and not isinstance(owner, (memoryview, mmap.mmap)):
+        owner = getattr(owner, "base", None)  # views, and as_strided's interface holders, keep their base there
+    owner = owner.obj if isinstance(owner, memoryview) else owner
     if not isinstance(owner, mmap.mmap):
         return None
     with _lock:

@@ -15,6 +15,7 @@ from .dtypes import is_floating
 from . import backend, capture, devices, dtypes, layouts as _formats
 from .autograd import engine, node, post_hooks
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
+from .size import Size
 
 
 class Tensor:
@@ -86,8 +87,8 @@ class Tensor:
     # ---- metadata -------------------------------------------------------------------
     @property
     def shape(self):
-        """Tuple of dimension sizes."""
-        return self.array.shape
+        """The dimension sizes, a :class:`tinynet.Size` (a tuple)."""
+        return tuple.__new__(Size, self.array.shape)
 
     @property
     def dtype(self):
@@ -135,7 +136,7 @@ class Tensor:
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
-            return self.array.shape
+            return tuple.__new__(Size, self.array.shape)
         n = max(self.array.ndim, 1)
         if isinstance(dim, bool) or not isinstance(dim, (int, numpy.integer)) or not -n <= dim < n:
             raise IndexOutOfRangeError(f"size: dimension out of range (expected to be in range of [{-n}, {n - 1}], "

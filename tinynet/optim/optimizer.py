@@ -62,7 +62,13 @@ def implementation_flags(name, **flags):
     Raises:
         ArgumentError: ``fused`` and ``foreach`` both True, ``fused`` with ``differentiable``
             (PyTorch's two refusals), or ``differentiable=True``.
+        ArgumentTypeError: a flag that is not a bool (``foreach``/``fused``: or None).
     """
+    for key, value in flags.items():
+        allowed = (bool, type(None)) if key in ("foreach", "fused") else (bool,)
+        if not isinstance(value, allowed):
+            raise ArgumentTypeError(f"{name}: {key} must be {'None or ' if len(allowed) > 1 else ''}a bool, "
+                                    f"got {type(value).__name__}")
     if flags.get("fused") and flags.get("foreach"):
         raise ArgumentError(f"{name}: `fused` and `foreach` cannot be `True` together.")
     if flags.get("fused") and flags.get("differentiable"):
