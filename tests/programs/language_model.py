@@ -5,7 +5,6 @@ PyTorch's word-language-model recipe does; a load without them must be refused."
 import math
 import pickle
 
-import numpy
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -1,6 +1,5 @@
 """torchvision's MNIST dataset with Compose/ToTensor/Normalize through a DataLoader into a small
 CNN trained by SGD; Resize/CenterCrop on the PIL images, make_grid and save_image of a batch."""
-import numpy
 import torch
 import torch.nn as nn
 import torch.nn.functional as F

@@ -17,7 +17,7 @@ from .. import _shared_memory
 from ..nn import Parameter
 from ..tensor import Tensor
 
-_registered = []
+_registered: list = []
 
 
 def rebuild_shared(cls, dupfd, nbytes, dtype, shape, strides, offset, requires_grad):

@@ -1,6 +1,7 @@
 """PyTorch's remaining everyday Tensor spellings: the aliases ``multiply``, ``divide``,
 ``subtract``, ``positive``; the queries ``is_signed``, ``is_complex``, ``is_same_size``,
-``is_cpu`` (and ``is_xpu``/``is_mps``/``is_meta``, always False), ``is_inference``, ``stride``, ``storage_offset``, ``data_ptr``, ``output_nr``;
+``is_cpu`` (and ``is_xpu``/``is_mps``/``is_meta``, always False), ``is_inference``, ``stride``,
+``storage_offset``, ``data_ptr``, ``output_nr``, ``share_memory_``, ``is_shared``;
 and the in-place versions of binary, comparison, logical/bitwise and scan functions
 (``x.atan2_(y)``, ``x.lt_(y)``, ``x.tril_()``, ``x.cumsum_(0)``, ...), each the function of
 the same name written back into ``x`` with autograd's in-place rules.
