@@ -53,6 +53,7 @@ ROOT = os.path.dirname(HERE)
 TOLERANCE = 0.25
 TORCHVISION_FOR = {"2.13": "0.28.0"}  # torch version -> the torchvision release made for it
 MISSING = re.compile(r"tinynet\.compat: the PyTorch (?:name|module) (\S+) is not in tinynet")
+ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 LOSS = re.compile(r"(?i)loss[^0-9\n]*?(-?\d+\.\d+(?:e[-+]?\d+)?)")
 
 
@@ -193,8 +194,10 @@ def _outcome(result, side):
     m = MISSING.search(result["stderr"])
     if m:
         return "missing", m.group(1)
-    lines = [ln for ln in result["stderr"].strip().splitlines() if ln.strip()]
-    return "fails", (lines[-1][:200] if lines else f"exit code {result['rc']}")
+    lines = [ln.strip() for ln in result["stderr"].strip().splitlines() if ln.strip()]
+    raised = [ln for ln in lines if ERROR_LINE.match(ln)]  # the exception's own line, not its wrapped tail
+    shown = raised[-1] if raised else (lines[-1] if lines else f"exit code {result['rc']}")
+    return "fails", shown[:200]
 
 
 def _losses(text):
