@@ -53,6 +53,7 @@ ROOT = os.path.dirname(HERE)
 TOLERANCE = 0.25
 TORCHVISION_FOR = {"2.13": "0.28.0"}  # torch version -> the torchvision release made for it
 MISSING = re.compile(r"tinynet\.compat: the PyTorch (?:name|module) (\S+) is not in tinynet")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")  # terminal colours in an error message
 ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 LOSS = re.compile(r"(?i)loss[^0-9\n]*?(-?\d+\.\d+(?:e[-+]?\d+)?)")
 
@@ -194,7 +195,8 @@ def _outcome(result, side):
     m = MISSING.search(result["stderr"])
     if m:
         return "missing", m.group(1)
-    lines = [ln.strip() for ln in result["stderr"].strip().splitlines() if ln.strip()]
+    text = ANSI.sub("", result["stderr"])
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     raised = [ln for ln in lines if ERROR_LINE.match(ln)]  # the exception's own line, not its wrapped tail
     shown = raised[-1] if raised else (lines[-1] if lines else f"exit code {result['rc']}")
     return "fails", shown[:200]
@@ -262,7 +264,7 @@ def markdown(records):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--examples-dir", required=True, help="a checkout of github.com/pytorch/examples")
+    ap.add_argument("--examples-dir", help="a checkout of github.com/pytorch/examples")
     ap.add_argument("--work", default=None, help="scratch folder (default: a temporary one)")
     ap.add_argument("--mnist", default=os.path.join(ROOT, "..", "shared", "datasets", "mnist"))
     ap.add_argument("--train-images", type=int, default=2048)
@@ -272,7 +274,14 @@ def main(argv=None):
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "pytorch_examples.json"))
     ap.add_argument("--markdown", action="store_true", help="print the docs table")
+    ap.add_argument("--table", metavar="JSON", help="only print the docs table of a results file")
     args = ap.parse_args(argv)
+    if args.table:
+        with open(args.table) as f:
+            print(markdown(json.load(f)["programs"]))
+        return 0
+    if not args.examples_dir:
+        ap.error("--examples-dir is required")
     examples_dir = os.path.abspath(args.examples_dir)
     work = os.path.abspath(args.work or tempfile.mkdtemp(prefix="pytorch-examples-"))
     os.makedirs(work, exist_ok=True)

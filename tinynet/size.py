@@ -32,7 +32,10 @@ class Size(tuple):
     __slots__ = ()
 
     def __new__(cls, sizes=()):
-        items = tuple(sizes)
+        try:
+            items = tuple(sizes)
+        except TypeError:
+            raise ArgumentTypeError(f"Size: takes an iterable of ints, got {type(sizes).__name__}") from None
         for i, s in enumerate(items):
             if isinstance(s, bool) or not hasattr(s, "__index__"):
                 raise ArgumentTypeError(f"Size: takes an iterable of ints (item {i} is {type(s).__name__})")
