@@ -4,14 +4,15 @@ modules, as the *same module objects* (``torch.nn is tinynet.nn``).
 
 It is a :pep:`451` meta-path finder placed first on :data:`sys.meta_path`, with a loader that
 hands back the already imported tinynet module and puts its own ``__spec__`` back after the
-import system stamped the alias's spec on it. Nothing on disk changes, and nothing is patched:
-:func:`uninstall` removes the finder (modules imported under ``torch.*`` names stay in
-:data:`sys.modules` until then and are removed with it).
+import system stamped the alias's spec on it. Nothing on disk changes and no tinynet module is
+modified: :func:`uninstall` removes the finder (modules imported under ``torch.*`` names stay in
+:data:`sys.modules` until then and are removed with it). The one other change a compat run
+makes is in memory, in :mod:`multiprocessing` (:mod:`tinynet.compat._spawn`).
 
 A few of PyTorch's module paths name a file that tinynet does not have (``torch.nn.modules
 .pixelshuffle``; tinynet's PixelShuffle lives in ``tinynet.nn.modules.resample``). Importing
-one of those gives a :class:`ModuleView`: a read-only module whose names come from the listed
-tinynet modules, first match wins.
+one of those gives a :class:`ModuleView`: a module whose names come from the listed tinynet
+modules, first match wins.
 """
 import importlib
 import importlib.abc
@@ -35,7 +36,7 @@ VIEWS = {
 
 
 class ModuleView(types.ModuleType):
-    """A read-only module showing names of several tinynet modules (see :data:`VIEWS`)."""
+    """A module showing the names of several tinynet modules (see :data:`VIEWS`)."""
 
     def __init__(self, name, sources):
         super().__init__(name)

@@ -21,6 +21,8 @@ Speed: when ``transform`` is made only of :class:`~tinynet.vision.transforms.ToT
 DataLoader gets a whole batch per call (``__getitems__``), transformed as one array: the same
 numbers as one sample at a time.
 """
+import os
+
 import numpy
 
 from ..data import datasets as _files
@@ -91,7 +93,7 @@ def _files_class(base, torchvision_name):
 
     class Files(base):
         def _folders(self):
-            return [self.root, f"{self.root}/{self.name}", f"{self.root}/{torchvision_name}/raw"]
+            return [self.root, os.path.join(self.root, self.name), os.path.join(self.root, torchvision_name, "raw")]
 
         def _verify(self, path, expected):
             if path.endswith(".gz"):
