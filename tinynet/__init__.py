@@ -29,6 +29,7 @@ from .parallel import get_num_threads, set_num_threads
 from .determinism import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                           use_deterministic_algorithms)
 from .tensor import Tensor
+from .size import Size
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
 from .ops.arith import add, mul, multiply, neg, negative, positive, pow, sub, subtract
@@ -94,6 +95,7 @@ from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, a
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from . import linalg  # noqa: E402  (torch.linalg)
+from . import accelerator, multiprocessing  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
@@ -105,6 +107,8 @@ from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
+from . import serialization  # noqa: E402
+serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e

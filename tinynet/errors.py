@@ -20,6 +20,7 @@ GradcheckError           RuntimeError (an AutogradError)
 AnomalyError             RuntimeError (an AutogradError)
 StateDictError           RuntimeError
 SerializationError       ValueError
+UnpicklingError          ValueError (a SerializationError)
 DatasetNotFoundError     FileNotFoundError
 ChecksumError            OSError
 DownloadError            OSError
@@ -34,6 +35,7 @@ ProcessGroupError        ValueError (a DistributedError)
 Messages name the operation and give the expected and the actual value, e.g.
 ``conv2d: expected input of shape (N, C, H, W), got (28, 28)``.
 """
+import pickle
 
 
 class TinynetError(Exception):
@@ -116,6 +118,12 @@ class StateDictError(TinynetError, RuntimeError):
 
 class SerializationError(TinynetError, ValueError):
     """A checkpoint file is not a valid tinynet ``.npz`` file, or an object can't be saved."""
+
+
+class UnpicklingError(SerializationError, pickle.UnpicklingError):
+    """``load`` with ``weights_only=True`` (the default) found a global in a pickled checkpoint
+    that is not on the allow-list; the message names it and the opt-ins (``add_safe_globals``,
+    the ``safe_globals`` context manager, ``weights_only=False``), as PyTorch 2.6+ does."""
 
 
 class DatasetNotFoundError(TinynetError, FileNotFoundError):
