@@ -7,7 +7,7 @@ import pytest
 import tinynet
 from helpers import assert_close, rng, torch
 from tinynet import errors
-from tinynet.ops.inplace import MATH_INPLACE
+from tinynet.ops.inplace_methods import MATH_INPLACE
 
 R = rng(81)
 DOMAIN = {"acosh_": (1.1, 3.0), "arccosh_": (1.1, 3.0), "asin_": (-0.9, 0.9), "acos_": (-0.9, 0.9),

@@ -270,3 +270,23 @@ def test_bad_configuration_raises_typed_error(name, call, exc, pattern):
     with pytest.raises(exc, match=pattern) as info:
         call()
     assert isinstance(info.value, errors.TinynetError)
+
+
+@pytest.mark.parametrize("shape,groups", [((2, 6, 3), 3), ((2, 8, 3, 4), 4), ((1, 4, 2, 2, 2), 2), ((3, 5, 2), 1)])
+def test_channel_shuffle_matches_torch(shape, groups, device):
+    x = rng(101).standard_normal(shape)
+    check_op(device, lambda t: F.channel_shuffle(t, groups), lambda t: TF.channel_shuffle(t, groups), [x])
+    assert_close(tinynet.channel_shuffle(tinynet.tensor(x, device=device), groups),
+                 torch.channel_shuffle(torch.tensor(x), groups), rtol=0, atol=0, what="torch.channel_shuffle")
+    assert repr(nn.ChannelShuffle(groups)) == repr(torch.nn.ChannelShuffle(groups))
+    assert_close(nn.ChannelShuffle(groups)(tinynet.tensor(x, device=device)),
+                 torch.nn.ChannelShuffle(groups)(torch.tensor(x)), rtol=0, atol=0, what="layer")
+
+
+def test_channel_shuffle_bad_input(device):
+    with pytest.raises(errors.ShapeError, match="divisible by groups, got 6 channels and 4 groups"):
+        F.channel_shuffle(tinynet.zeros(2, 6, 3, device=device), 4)
+    with pytest.raises(errors.ArgumentError):
+        F.channel_shuffle(tinynet.zeros(2, 6, 3, device=device), 0)
+    with pytest.raises(errors.ShapeError, match="expects input with > 2 dims"):
+        F.channel_shuffle(tinynet.zeros(2, 6, device=device), 2)

@@ -1,4 +1,4 @@
-"""F.hinge_embedding_loss, F.triplet_margin_loss (and their layers) and tinynet.cdist against
+"""F.hinge_embedding_loss, F.triplet_margin_loss (and their layers) and the margin losses against
 PyTorch on every backend: values, gradients in float32/float64, gradcheck, every
 reduction, swap, p-norms, batch dims, and bad arguments."""
 import numpy
@@ -30,14 +30,6 @@ def test_triplet_margin_loss_matches_torch(kw, device):
              lambda a, p, n: TF.triplet_margin_loss(a, p, n, **kw), [A, P, N])
     check_op(device, lambda a, p, n: F.triplet_margin_loss(a, p, n, **kw),
              lambda a, p, n: TF.triplet_margin_loss(a, p, n, **kw), [A[0], P[0], N[0]])
-
-
-@pytest.mark.parametrize("p", [2.0, 1.0, 3.0, float("inf")])
-def test_cdist_matches_torch(p, device):
-    check_op(device, lambda a, b: tinynet.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p),
-             [A, R.standard_normal((3, 4))])
-    check_op(device, lambda a, b: tinynet.cdist(a, b, p), lambda a, b: torch.cdist(a, b, p),
-             [R.standard_normal((2, 3, 4)), R.standard_normal((1, 5, 4))])
 
 
 def test_layers_match_functions_and_print_like_pytorch(device):

@@ -466,7 +466,7 @@ def test_bad_input_raises_typed_error(name, call, exc, pattern):
         call()
 
 
-# the functions of two tensors beyond arithmetic (ops/binary_math.py)
+# the functions of two tensors beyond arithmetic (ops/pointwise_binary.py)
 BINARY_MATH = {
     "atan2": (tinynet.atan2, torch.atan2 if torch else None, [X, Y]),
     "atan2_broadcast": (lambda a, b: a.atan2(b), lambda a, b: a.atan2(b), [X, ROW]),
@@ -509,3 +509,41 @@ def test_binary_math_integers_and_errors(device):
     if device == "cpu":
         with pytest.raises(errors.ArgumentError, match="fmod: integer division by zero"):
             tinynet.fmod(a, tinynet.zeros(2, 2, dtype=tinynet.int64, device=device))
+
+
+def test_clamp_min_and_clamp_max_match_torch(device):
+    m = R.standard_normal((3, 4))
+    check_op(device, lambda x: x.clamp_min(0.2), lambda x: x.clamp_min(0.2), [m])
+    check_op(device, lambda x: tinynet.clamp_max(x, -0.1), lambda x: torch.clamp_max(x, -0.1), [m])
+
+
+def test_nan_to_num_matches_torch(device):
+    a = R.standard_normal((3, 4))
+    a[0, 0], a[1, 1], a[2, 2] = numpy.nan, numpy.inf, -numpy.inf
+    check_op(device, tinynet.nan_to_num, torch.nan_to_num, [a], grad=False)  # the dtype's extremes
+    check_op(device, lambda x: tinynet.nan_to_num(x, posinf=1e3, neginf=-1e3),
+             lambda x: torch.nan_to_num(x, posinf=1e3, neginf=-1e3), [a], second_order=True)
+    check_op(device, lambda x: x.nan_to_num(nan=1.5, posinf=9.0, neginf=-9.0),
+             lambda x: x.nan_to_num(nan=1.5, posinf=9.0, neginf=-9.0), [a])
+    ints = R.integers(0, 5, (3, 4))
+    assert_close(tinynet.nan_to_num(tinynet.tensor(ints, device=device)), torch.nan_to_num(torch.tensor(ints)),
+                 rtol=0, atol=0, what="nan_to_num of ints")
+    with pytest.raises(errors.ArgumentTypeError, match="nan_to_num: nan must be a number"):
+        tinynet.nan_to_num(tinynet.tensor(a, device=device), nan="zero")
+
+
+# PyTorch's aliases of the arithmetic (ops/arith.py, ops/division.py)
+AL_A, AL_B = rng(151).uniform(0.5, 2.0, (2, 3, 4))
+
+
+def test_aliases_match_torch(device):
+    for name in ("multiply", "divide", "subtract"):
+        check_op(device, getattr(tinynet, name), getattr(torch, name), [AL_A, AL_B])
+        check_op(device, lambda x, y, n=name: getattr(x, n)(y), lambda x, y, n=name: getattr(x, n)(y), [AL_A, AL_B])
+    check_op(device, lambda x, y: tinynet.divide(x, y, rounding_mode="floor"),
+             lambda x, y: torch.divide(x, y, rounding_mode="floor"), [AL_A * 5, AL_B], grad=False)
+    check_op(device, tinynet.positive, torch.positive, [AL_A])
+    with pytest.raises(RuntimeError):
+        torch.positive(torch.tensor([True]))
+    with pytest.raises(errors.ArgumentTypeError):
+        tinynet.positive(tinynet.tensor([True], device=device))

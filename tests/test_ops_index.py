@@ -333,3 +333,13 @@ SHAPE_BAD = [
 def test_bad_shape_raises_typed_error(name, call, exc, pattern):
     with pytest.raises(exc, match=pattern):
         call()
+
+
+def test_take_matches_torch(device):
+    x = rng(141).standard_normal((4, 5))
+    idx = numpy.array([[0, 19], [-1, 7]])
+    check_op(device, lambda x: tinynet.take(x, tinynet.tensor(idx, device=device)),
+             lambda x: torch.take(x, torch.tensor(idx)), [x])
+    if device == "cpu":
+        with pytest.raises(errors.IndexOutOfRangeError):
+            tinynet.take(tinynet.tensor(x), tinynet.tensor([20]))

@@ -348,3 +348,35 @@ def test_bad_input_raises_typed_error(call, exc, pattern):
     with pytest.raises(exc, match=pattern) as info:
         call()
     assert isinstance(info.value, errors.TinynetError)
+
+
+# fliplr, flipud, rot90 and tile (ops/rearrange.py), on data of their own
+R51 = rng(51)
+M = R51.standard_normal((3, 4))
+T3 = R51.standard_normal((2, 3, 4))
+
+
+def test_fliplr_flipud_match_torch(device):
+    check_op(device, lambda x: x.fliplr(), lambda x: x.fliplr(), [T3])
+    check_op(device, tinynet.flipud, torch.flipud, [M[0]])
+    m = tinynet.tensor(M, device=device)
+    with pytest.raises(errors.ShapeError, match="fliplr: input tensor must be >= 2-d"):
+        tinynet.fliplr(m[0])
+    with pytest.raises(errors.ArgumentError, match="rot90: expected rotation dims to be different"):
+        tinynet.rot90(m, 1, (1, 1))
+    with pytest.raises(TypeError):
+        torch.rot90(torch.tensor(M), 1, 0)
+    with pytest.raises(errors.ArgumentTypeError, match="rot90: dims must be a tuple of two ints"):
+        tinynet.rot90(m, 1, 0)
+
+
+@pytest.mark.parametrize("k,dims", [(1, (0, 1)), (2, (0, 1)), (3, (0, 1)), (-1, (0, 1)), (5, (1, 0)),
+                                    (1, (2, 0)), (0, (1, 2))])
+def test_rot90_matches_torch(k, dims, device):
+    check_op(device, lambda x: tinynet.rot90(x, k, dims), lambda x: torch.rot90(x, k, dims), [T3])
+
+
+def test_tile_matches_torch(device):
+    x = R51.standard_normal((3, 4))
+    check_op(device, lambda x: tinynet.tile(x, (2,)), lambda x: torch.tile(x, (2,)), [x])
+    check_op(device, lambda x: x.tile((2, 1, 3)), lambda x: x.tile((2, 1, 3)), [x])

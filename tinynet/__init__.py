@@ -30,71 +30,76 @@ from .parallel import get_num_threads, set_num_threads
 from .determinism import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                           use_deterministic_algorithms)
 from .tensor import Tensor
+from .size import Size
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
-from .ops.arith import add, mul, neg, negative, pow, sub
-from .ops.division import div, floor_divide, remainder, true_divide
+from .ops.arith import add, mul, multiply, neg, negative, positive, pow, sub, subtract
+from .ops.division import div, divide, floor_divide, remainder, true_divide
 from .ops.compare import (allclose, bitwise_and, bitwise_not, bitwise_or, bitwise_xor, eq, equal, ge, greater,
                           greater_equal, gt, isclose, isfinite, isinf, isnan, isneginf, isposinf, le, less,
                           less_equal, logical_and, logical_not, logical_or, logical_xor, lt, ne, not_equal,
                           result_type)
 from .ops.conversion import clone
 from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, eye, from_dlpack, from_numpy, full,
-                           full_like, is_floating_point, is_tensor, linspace, logspace, numel, ones, ones_like,
-                           tensor, zeros, zeros_like)
-from .ops.gather import gather, scatter, scatter_add, take_along_dim
+                           full_like, linspace, logspace, ones, ones_like, tensor, zeros, zeros_like)
+from .ops.tensor_properties import (is_complex, is_floating_point, is_inference, is_same_size, is_signed, is_tensor,
+                                    numel)
+from .ops.gather import gather, scatter, scatter_add, take, take_along_dim
 from .ops.indexing import argwhere, index_select, nonzero
-from .ops.join import cat, concat, concatenate, hstack, stack, vstack
+from .ops.join import cat, column_stack, concat, concatenate, dstack, hstack, row_stack, stack, vstack
 from .ops.einsum import einsum
 from .ops.embedding import torch_embedding as embedding
 from .ops.layer_norm import torch_group_norm as group_norm, torch_instance_norm as instance_norm
 from .ops.layer_norm import torch_layer_norm as layer_norm
 from .ops.piecewise_activations import prelu
 from .ops.smooth_activations import celu, celu_, selu, selu_
-from .ops.linalg import addbmm, addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer
-from .ops.rearrange import diag, diagonal, flip, repeat_interleave, roll, tril, triu
-from .ops.reduction import all, amax, amin, any, argmax, argmin, count_nonzero, max, mean, min, prod, sum
+from .ops.blas import addbmm, addmm, addmv, baddbmm, bmm, dot, ger, matmul, mm, mv, outer
+from .ops.blas_products import cross, inner, kron, tensordot, trace
+from .ops.rearrange import flip, fliplr, flipud, repeat_interleave, roll, rot90, tile
+from .ops.diagonal import block_diag, diag, diag_embed, diagflat, diagonal, tril, triu
+from .ops.reduction import all, amax, amin, aminmax, any, argmax, argmin, count_nonzero, max, mean, min, prod, sum
+from .ops.reduction_nan import nanmean, nanmedian, nansum
 from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
-from .ops.select import masked_fill, masked_select, maximum, minimum, where
-from .ops.stats import logsumexp, norm, std, var
+from .ops.select import masked_fill, masked_select, where
+from .ops.compare_extrema import fmax, fmin, maximum, minimum
+from .ops.stats import corrcoef, cov, logsumexp, norm, std, std_mean, var, var_mean
 from .ops.sampling import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn,
                            randn_like, randperm)
-from .ops.split import chunk, narrow, split, tensor_split, unbind
+from .ops.split import chunk, dsplit, hsplit, narrow, split, tensor_split, unbind, vsplit
 from .ops.sorting import argsort, kthvalue, median, msort, sort, topk
-from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, reshape, squeeze, swapaxes,
+from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, ravel, reshape, squeeze, swapaxes,
                         swapdims, t, transpose, unflatten, unsqueeze, view)
-from .ops.unary import (abs, absolute, ceil, clamp, clip, cos, erf, exp, expm1, floor, log, log1p, log2, log10,
-                        reciprocal, round, rsqrt, sign, sin, sqrt, square, tan, trunc)
-from .ops.loss_distance import cdist, pdist
-from .ops.matrix_helpers import (block_diag, cartesian_prod, clamp_max, clamp_min, fliplr, flipud, rot90, trace,
-                                  tril_indices, triu_indices)
+from .ops.broadcast import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors
+from .ops.unary import (abs, absolute, ceil, clamp, clamp_max, clamp_min, clip, cos, deg2rad, erf, exp, expm1, floor,
+                        frac, log, log1p, log2, log10, nan_to_num, rad2deg, reciprocal, round, rsqrt, sign, sin, sqrt,
+                        square, tan, trunc)
+from .ops.distance import cdist, pdist
+from .ops.grids import cartesian_prod, combinations, meshgrid, tril_indices, triu_indices, unravel_index, vander
 from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
-from .ops.pool_extras import channel_shuffle
-from .ops.index_extras import index_add, index_copy, index_fill, index_put, masked_scatter, take
+from .ops.interpolate import channel_shuffle
+from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.counting import bincount, histc, unique_consecutive
-from .ops.tensor_extras import (divide, is_complex, is_inference, is_same_size, is_signed, multiply, positive,
-                                subtract)
 from .ops.complex import (angle, conj, conj_physical, imag, is_conj, is_neg, polar, real, resolve_conj, resolve_neg,
                           view_as_complex, view_as_real)
 from .ops.complex import complex  # noqa: A001  (torch.complex)
-from .ops.numeric_extras import (corrcoef, cov, cross, cumulative_trapezoid, diag_embed, diagflat, trapezoid, trapz,
-                                 vander)
+from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.linalg_torch import (cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
+                                svd)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
-from .ops.search import bucketize, diff, isin, meshgrid, nan_to_num, searchsorted, tile, unique
-from .ops.binary_math import addcdiv, addcmul, arctan2, atan2, fmod, hypot, lerp, logaddexp
-from .ops.binary_extras import copysign, fix, float_power, fmax, fmin, heaviside, logaddexp2, sgn, signbit
-from .ops.split_extras import column_stack, dsplit, dstack, hsplit, row_stack, tensordot, vsplit
+from .ops.search import bucketize, isin, searchsorted, unique
+from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, float_power, fmod, hypot, lerp, logaddexp,
+                                   logaddexp2)
+from .ops.pointwise_sign import copysign, fix, heaviside, sgn, signbit
+from .ops.pointwise_special import logit, sinc, xlogy
 from .ops.quantile import nanquantile, quantile
-from .ops.order_extras import combinations, nanmedian, unravel_index
 from .ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
-from .ops.math_extras import (aminmax, deg2rad, frac, logit, nanmean, nansum, rad2deg, sinc, std_mean, var_mean,
-                              xlogy)
-from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors, inner, kron,
-                                 ravel)
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import linalg  # noqa: E402  (torch.linalg)
+from . import accelerator, multiprocessing  # noqa: E402
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
 from .ops.special_functions import erfinv, i0  # noqa: E402
 from .ops.special_gamma import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402
@@ -104,9 +109,13 @@ from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, con
                             conv_transpose2d, cosine_similarity, hardshrink, max_pool1d, max_pool2d,
                             pairwise_distance, pixel_shuffle, pixel_unshuffle, relu_, rms_norm, threshold, threshold_)
 from . import amp  # noqa: E402
+from . import func  # noqa: E402  (torch.func: above nn, for functional_call)
+from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
+from . import serialization  # noqa: E402
+serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e

@@ -11,7 +11,7 @@ PyTorch's signatures, values and gradients. The numbers come from ``scipy.specia
 CPU and ``cupyx.scipy.special`` on a GPU; docs/fft_special.md says where tinynet differs
 from PyTorch.
 """
-from .ops.math_extras import logit, sinc, xlogy
+from .ops.pointwise_special import logit, sinc, xlogy
 from .ops.special_functions import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, entr, erfcx, erfinv, expit, i0, i0e,
                                     i1, i1e, log_ndtr, log_softmax, modified_bessel_i0, modified_bessel_i1,
                                     modified_bessel_k0, modified_bessel_k1, ndtr, ndtri, scaled_modified_bessel_k0,

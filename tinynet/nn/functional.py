@@ -6,37 +6,38 @@ from ..ops.activation import bias_relu, gelu, leaky_relu, leaky_relu_, log_softm
 from ..ops.arith import add, mul, pow, sub
 from ..ops.division import div, remainder
 from ..ops.attention import scaled_dot_product_attention
-from ..ops.select import maximum, minimum, where
+from ..ops.compare_extrema import maximum, minimum
+from ..ops.select import where
 from ..ops.conv import conv1d, conv2d
 from ..ops.conv_transpose import conv_transpose1d, conv_transpose2d
-from ..ops.interpolate import (interpolate, pixel_shuffle, pixel_unshuffle, upsample, upsample_bilinear,
-                               upsample_nearest)
+from ..ops.interpolate import (channel_shuffle, interpolate, pixel_shuffle, pixel_unshuffle, upsample,
+                               upsample_bilinear, upsample_nearest)
 from ..ops.dropout import dropout, dropout1d, dropout2d, dropout3d
 from ..ops.linear import bilinear, linear
 from ..ops.loss import cross_entropy, mse_loss, nll_loss
 from ..ops.loss_binary import (binary_cross_entropy, binary_cross_entropy_with_logits, cosine_embedding_loss,
                                margin_ranking_loss, soft_margin_loss)
 from ..ops.loss_pointwise import gaussian_nll_loss, huber_loss, kl_div, l1_loss, poisson_nll_loss, smooth_l1_loss
-from ..ops.normalization import batch_norm
+from ..ops.normalization import batch_norm, normalize, rms_norm
 from ..ops.layer_norm import group_norm, instance_norm, layer_norm
 from ..ops.local_response_norm import local_response_norm
-from ..ops.embedding import embedding, normalize, one_hot
+from ..ops.embedding import embedding, one_hot
 from ..ops.smooth_activations import (celu, celu_, elu, elu_, glu, logsigmoid, mish, selu, selu_, silu, softmin,
                                       softplus, softsign, tanhshrink)
-from ..ops.piecewise_activations import hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6
+from ..ops.piecewise_activations import (hardshrink, hardsigmoid, hardswish, hardtanh, hardtanh_, prelu, relu6,
+                                         softshrink, threshold, threshold_)
 from ..ops.pooling import adaptive_avg_pool2d, avg_pool2d, max_pool2d
 from ..ops.pooling1d import (adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool1d_with_indices,
                              max_pool2d_with_indices)
 from ..ops.unpool import max_unpool1d, max_unpool2d
 from ..ops.embedding_bag import embedding_bag
 from ..ops.adaptive_max import adaptive_max_pool1d, adaptive_max_pool2d
-from ..ops.pool_extras import channel_shuffle, lp_pool1d, lp_pool2d
+from ..ops.pooling_lp import lp_pool1d, lp_pool2d
 from ..ops.random_activations import alpha_dropout, feature_alpha_dropout, gumbel_softmax, rrelu, rrelu_
-from ..ops.loss_distance import hinge_embedding_loss, multilabel_soft_margin_loss, pdist, triplet_margin_loss
+from ..ops.loss_distance import hinge_embedding_loss, multilabel_soft_margin_loss, triplet_margin_loss
 from ..ops.loss_distance import multi_margin_loss, triplet_margin_with_distance_loss
 from ..ops.unfold import fold, unfold
-from ..ops.similarity import (cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink, threshold,
-                              threshold_)
+from ..ops.distance import cosine_similarity, pairwise_distance, pdist
 from ..ops.reduction import amax, amin, argmax, argmin, max, mean, min, sum
 from ..ops.stats import var
 from ..ops.join import cat, stack

@@ -1,6 +1,8 @@
-"""Binary arithmetic with broadcasting: add, sub, mul, pow, and neg; the shared machinery of
-the binary ops (``_Binary``, ``_promote``, ``_run``). Division (div, floor_divide,
-remainder) is in :mod:`tinynet.ops.division`, maximum/minimum/where in :mod:`tinynet.ops.select`.
+"""Binary arithmetic with broadcasting: add, sub, mul, pow, and neg (with PyTorch's aliases
+``multiply``, ``subtract``, ``negative`` and ``positive``); the shared machinery of the binary
+ops (``_Binary``, ``_promote``, ``_run``). Division (div, floor_divide, remainder) is in
+:mod:`tinynet.ops.division`, maximum/minimum in :mod:`tinynet.ops.compare_extrema`, where in
+:mod:`tinynet.ops.select`.
 
 Operands broadcast as in NumPy; the result dtype follows PyTorch's promotion
 (:func:`tinynet.dtypes.result_type`): Python numbers do not widen a tensor of their kind,
@@ -28,7 +30,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .autocast import autocast_op
-from .util import array_of, operand
+from .util import array_of, check_tensor, operand
 
 
 class _Binary(Op):
@@ -299,6 +301,28 @@ def neg(input):
 
 
 negative = neg
+
+
+def multiply(input, other):
+    """An alias of :func:`tinynet.mul`."""
+    return mul(input, other)
+
+
+def subtract(input, other, *, alpha=1):
+    """An alias of :func:`tinynet.sub`."""
+    return sub(input, other, alpha=alpha)
+
+
+def positive(input):
+    """``input`` itself (PyTorch's unary plus); bool tensors are refused, as PyTorch does.
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or a bool tensor.
+    """
+    check_tensor("positive", "input", input)
+    if input.array.dtype.kind == "b":
+        raise ArgumentTypeError("positive: the unary + operator does not support bool tensors")
+    return input
 
 
 def _run(op, fn, *args):

@@ -17,7 +17,6 @@ import numbers
 
 import numpy
 
-from ..dtypes import is_floating
 from .. import backend, devices, dtypes
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
@@ -322,18 +321,3 @@ def from_dlpack(ext_tensor):
     if hasattr(ext_tensor, "__dlpack_device__") and ext_tensor.__dlpack_device__()[0] == 2:  # kDLCUDA
         return Tensor._wrap(backend.require_cupy("from_dlpack").from_dlpack(ext_tensor))
     return Tensor._wrap(numpy.from_dlpack(ext_tensor))
-
-
-def is_tensor(obj):
-    """True when ``obj`` is a tinynet Tensor."""
-    return isinstance(obj, Tensor)
-
-
-def is_floating_point(input):
-    """True when ``input`` has a floating-point dtype."""
-    return is_floating(check_tensor("is_floating_point", "input", input).array.dtype)
-
-
-def numel(input):
-    """Number of elements of ``input``."""
-    return int(check_tensor("numel", "input", input).array.size)

@@ -1,5 +1,5 @@
-"""Division with broadcasting: ``div`` (true division, or rounded with ``rounding_mode``),
-``true_divide``, ``floor_divide`` and ``remainder``, on the binary-op machinery of
+"""Division with broadcasting: ``div`` (true division, or rounded with ``rounding_mode``;
+``divide`` and ``true_divide`` are aliases), ``floor_divide`` and ``remainder``, on the binary-op machinery of
 :mod:`tinynet.ops.arith` (PyTorch's type promotion, gradients summed back to each input's
 shape).
 
@@ -100,6 +100,11 @@ def div(input, other, *, rounding_mode=None):
 
 
 true_divide = div
+
+
+def divide(input, other, *, rounding_mode=None):
+    """An alias of :func:`tinynet.div`."""
+    return div(input, other, rounding_mode=rounding_mode)
 
 
 def _integer_checks(op, dt, divisor):

@@ -1,4 +1,4 @@
-"""Embedding lookup, one-hot encoding and ``normalize``.
+"""Embedding lookup and one-hot encoding.
 
 ``embedding(input, weight)`` reads the rows ``weight[input]``; its gradient adds each
 output row's gradient into the row it was read from (repeated indices accumulate), so a
@@ -21,17 +21,20 @@ import numbers
 import numpy
 
 from .. import backend
-from ..autograd import Op, no_grad
+from ..autograd import Op
 from ..autograd.node import bump_version
+from ..kernels import cublas, gemm
 from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, IndexOutOfRangeError,
                       ShapeError)
 from ..tensor import Tensor
-from .autocast import autocast_op
 from .indexing import IndexAddInto
-from .inplace import copy_
-from .stats import norm
-from .unary import clamp
-from .util import check_float, check_int, check_tensor, dim_index, is_graph
+from .util import check_int, check_tensor, is_graph
+
+
+# Vocabulary size times positions up to which the GPU backward is a one-hot product (64 M
+# one-hot entries: 256 MiB in float32; the character GPT's 65 x 16384 tokens and 256 x 16384
+# positions are far below it, a 50k-word vocabulary at 16k tokens is not)
+ONE_HOT_LIMIT = 1 << 26
 
 
 class Embedding(Op):
@@ -65,6 +68,23 @@ class Embedding(Op):
         if scale is not None:
             gy = gy * (Tensor._wrap(scale) if is_graph(xp) else scale)
         return (IndexAddInto(self.weight_shape, (self.index,)).call(xp, gy),)
+
+    def forward_gpu(self, xp, weight):
+        return self.forward(xp, weight)
+
+    def backward_gpu(self, xp, gy):
+        """For a small vocabulary, ``dW = onehot(index)^T dY`` as one matrix product: the same
+        sums in a fixed order on every run (CuPy's ``add.at`` adds with atomics, in a varying
+        order) and capturable in a CUDA graph, for ``V * positions <= ONE_HOT_LIMIT``."""
+        v, d = self.weight_shape[0], math.prod(self.weight_shape[1:])
+        n = self.index.size
+        if not (gy.dtype in (numpy.float32, numpy.float64) and 0 < v * n <= ONE_HOT_LIMIT and d > 0) \
+                or cublas.settings["tf32"]:  # (TF32 would round the gradients)
+            return self.backward(xp, gy)
+        scale = self._row_scale(gy.dtype)
+        rows = xp.ascontiguousarray(gy if scale is None else gy * scale).reshape(n, d)
+        onehot = (self.index.reshape(n, 1) == xp.arange(v).reshape(1, v)).astype(gy.dtype)
+        return (gemm.matmul(onehot, rows, trans_a=True).reshape(self.weight_shape),)
 
 
 def _check_index(op, input, dtypes_ok=("int64", "int32")):
@@ -197,32 +217,3 @@ def one_hot(tensor, num_classes=-1):
         if hi >= c:
             raise IndexOutOfRangeError(f"one_hot: class values must be smaller than num_classes={c}, got {hi}")
     return Tensor._wrap((a[..., None] == xp.arange(c)).astype(numpy.int64))
-
-
-@autocast_op
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
-    """``input / max(||input||_p, eps)`` with the p-norm taken along ``dim``.
-
-    Args:
-        input (Tensor): float, any shape with ``dim``.
-        p (float): the norm's exponent (``inf`` allowed). Default 2.
-        dim (int): the dimension normalised. Default 1.
-        eps (float): the smallest denominator. Default 1e-12.
-        out (Tensor, optional): receives the result (no gradient flows through it).
-
-    Returns:
-        Tensor of the input's shape (``out`` when given).
-
-    Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: not floating point.
-        IndexOutOfRangeError: ``dim`` outside the input's dims.
-    """
-    check_float("normalize", "input", input)
-    d = dim_index("normalize", dim, input.ndim)
-    denom = clamp(norm(input, p, d, keepdim=True), min=eps)
-    result = input / denom
-    if out is not None:
-        with no_grad():
-            copy_(check_tensor("normalize", "out", out), result)
-        return out
-    return result

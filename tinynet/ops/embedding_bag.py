@@ -19,7 +19,7 @@ from .creation import arange, full, zeros
 from .counting import bincount
 from .division import div
 from .embedding import embedding
-from .index_extras import index_add, index_copy
+from .index_update import index_add, index_copy
 from .reduction import amax
 from .search import searchsorted
 from .select import where

@@ -1,5 +1,5 @@
 """Gathering and scattering along one dimension: ``gather``, ``scatter``, ``scatter_add``,
-``take_along_dim``.
+``take_along_dim``; and ``take`` (indexing of the flattened input).
 
 For dim 1 of a 3-D tensor: ``gather`` reads ``out[i][j][k] = input[i][index[i][j][k]][k]``,
 ``scatter`` writes ``out[i][index[i][j][k]][k] = src[i][j][k]``. Gathering and adding
@@ -14,10 +14,11 @@ import numpy
 
 from .. import backend
 from ..autograd import Op
-from ..errors import ArgumentError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .indexing import _add_at, _check_range, _index_tensor
+from .shape import expand, flatten, reshape
 from .util import check_number, check_tensor, dim_index
 
 
@@ -197,7 +198,6 @@ def take_along_dim(input, indices, dim=None):
     Raises:
         As :func:`gather`; ShapeError: the shapes do not broadcast outside ``dim``.
     """
-    from .shape import expand, flatten
     check_tensor("take_along_dim", "input", input)
     _index_tensor("take_along_dim", "indices", indices)
     if dim is None:
@@ -224,3 +224,16 @@ def take_along_dim(input, indices, dim=None):
     return _gather("take_along_dim", x, d, idx, negative=True)
 
 
+def take(input, index):
+    """The elements of the flattened ``input`` at ``index``, in ``index``'s shape
+    (negative indices count from the end).
+
+    Raises:
+        ArgumentTypeError: non-Tensors. DTypeError: a non-integer index.
+        IndexOutOfRangeError: an index out of range (on the CPU).
+    """
+    check_tensor("take", "input", input)
+    check_tensor("take", "index", index)
+    if index.array.dtype.kind not in "iu":
+        raise DTypeError(f"take: index must be an integer tensor, got {index.dtype}")
+    return reshape(flatten(input)[reshape(index, (-1,))], tuple(index.shape))

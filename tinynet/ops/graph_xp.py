@@ -8,7 +8,7 @@ Only the NumPy functions that backward code uses are here; an op whose backward 
 others does not declare ``twice_differentiable``.
 """
 from . import complex as complex_ops
-from . import compare, conversion, creation, indexing, join, linalg, reduction, select, shape, unary
+from . import blas, compare, compare_extrema, conversion, creation, indexing, join, reduction, select, shape, unary
 
 
 def _axes(axis, ndim):
@@ -33,8 +33,8 @@ class GraphNamespace:
     cos = staticmethod(unary.cos)
     erf = staticmethod(unary.erf)
     floor = staticmethod(unary.floor)
-    maximum = staticmethod(select.maximum)
-    minimum = staticmethod(select.minimum)
+    maximum = staticmethod(compare_extrema.maximum)
+    minimum = staticmethod(compare_extrema.minimum)
     isfinite = staticmethod(compare.isfinite)
     conj = staticmethod(complex_ops.conj)
     real = staticmethod(complex_ops.real)
@@ -121,7 +121,7 @@ class GraphNamespace:
     def take(a, i, axis=0):
         return indexing.getitem(a, (slice(None),) * (axis % a.ndim) + (i,))
 
-    matmul = staticmethod(linalg.matmul)
+    matmul = staticmethod(blas.matmul)
 
 
 def shape_reshape(a, shp):

@@ -302,7 +302,7 @@ def setitem(self, index, value):
     inplace_apply("setitem", self, lambda s: IndexPut(idx).apply(s, value))
 
 
-def _unary_inplace(name, fn):
+def unary_inplace(name, fn):
     def method(self):
         return inplace_apply(name, self, fn)
     method.__name__ = method.__qualname__ = name
@@ -310,17 +310,17 @@ def _unary_inplace(name, fn):
     return method
 
 
-exp_ = _unary_inplace("exp_", unary.exp)
-log_ = _unary_inplace("log_", unary.log)
-sqrt_ = _unary_inplace("sqrt_", unary.sqrt)
-abs_ = _unary_inplace("abs_", unary.abs)
-neg_ = _unary_inplace("neg_", arith.neg)
-floor_ = _unary_inplace("floor_", unary.floor)
-ceil_ = _unary_inplace("ceil_", unary.ceil)
-round_ = _unary_inplace("round_", unary.round)
-sign_ = _unary_inplace("sign_", unary.sign)
-reciprocal_ = _unary_inplace("reciprocal_", unary.reciprocal)
-square_ = _unary_inplace("square_", unary.square)
+exp_ = unary_inplace("exp_", unary.exp)
+log_ = unary_inplace("log_", unary.log)
+sqrt_ = unary_inplace("sqrt_", unary.sqrt)
+abs_ = unary_inplace("abs_", unary.abs)
+neg_ = unary_inplace("neg_", arith.neg)
+floor_ = unary_inplace("floor_", unary.floor)
+ceil_ = unary_inplace("ceil_", unary.ceil)
+round_ = unary_inplace("round_", unary.round)
+sign_ = unary_inplace("sign_", unary.sign)
+reciprocal_ = unary_inplace("reciprocal_", unary.reciprocal)
+square_ = unary_inplace("square_", unary.square)
 
 
 def composed_method(name, fn):
@@ -339,21 +339,3 @@ def composed_method(name, fn):
     method.__doc__ = f"In-place :func:`tinynet.{name[:-1]}`; returns self."
     method.__signature__ = sig
     return method
-
-
-def _math_inplace():
-    """The rest of PyTorch's in-place elementwise math methods (``x.sin_()``, ...), each the
-    function of the same name written back into ``x`` (a float result into an integer
-    tensor is refused, as PyTorch refuses it)."""
-    from . import math_extras
-    names = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
-             "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "exp2", "expm1", "log2", "log10",
-             "log1p", "rsqrt", "trunc", "absolute"]
-    out = {f"{n}_": _unary_inplace(f"{n}_", getattr(unary, n)) for n in names}
-    out["negative_"] = _unary_inplace("negative_", arith.neg)
-    for n in ("deg2rad", "rad2deg", "sinc", "frac", "logit", "xlogy"):
-        out[f"{n}_"] = composed_method(f"{n}_", getattr(math_extras, n))
-    return out
-
-
-MATH_INPLACE = _math_inplace()

@@ -1,5 +1,5 @@
 """Resampling: ``interpolate`` (``upsample``, ``upsample_nearest``, ``upsample_bilinear``)
-and the sub-pixel rearrangements ``pixel_shuffle`` / ``pixel_unshuffle``.
+and the channel rearrangements ``pixel_shuffle`` / ``pixel_unshuffle`` and ``channel_shuffle``.
 
 ``interpolate`` is separable: each spatial axis whose size changes is one
 :class:`~tinynet.ops.axis_map.AxisMap` (a weighted gather whose backward is the transposed
@@ -21,7 +21,8 @@ position ``j`` of an axis resized from ``n_in`` to ``n_out``:
 
 ``pixel_shuffle`` (Shi et al. 2016, "Real-Time Single Image and Video Super-Resolution
 Using an Efficient Sub-Pixel Convolutional Neural Network", arXiv:1609.05158) and its
-inverse are a reshape, a permute and a reshape.
+inverse are a reshape, a permute and a reshape; so is ``channel_shuffle`` (ShuffleNet,
+Zhang et al. 2018, arXiv:1707.01083).
 
 Differences from PyTorch: no 5-D input (``'trilinear'``, 3-D nearest) and no ``'bicubic'``,
 ``'area'`` or ``antialias=True`` (each raises ``ArgumentError``/``ShapeError``); nearest
@@ -258,3 +259,24 @@ def pixel_unshuffle(input, downscale_factor):
     x = S.reshape(input, (*batch, c, h // r, r, w // r, r))
     x = S.permute(x, (*range(b), b, b + 2, b + 4, b + 1, b + 3))
     return S.reshape(x, (*batch, c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of (N, C, *) input across ``groups`` (ShuffleNet, Zhang et al.
+    2018): channel ``g * (C / groups) + k`` moves to ``k * groups + g``.
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or ``groups`` not an int.
+        ArgumentError: ``groups`` below 1.
+        ShapeError: fewer than 3 dims, or channels not divisible by ``groups``.
+    """
+    check_tensor("channel_shuffle", "input", input)
+    g = check_int("channel_shuffle", "groups", groups, 1)
+    if input.ndim < 3:
+        raise ShapeError(f"channel_shuffle: expects input with > 2 dims, got shape {tuple(input.shape)}")
+    n, c, *rest = input.shape
+    if c % g:
+        raise ShapeError(f"channel_shuffle: the number of channels must be divisible by groups, got {c} channels "
+                         f"and {g} groups")
+    x = S.reshape(input, (n, g, c // g, *rest))
+    return S.reshape(S.transpose(x, 1, 2), (n, c, *rest))

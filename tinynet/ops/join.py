@@ -1,5 +1,6 @@
-"""Joining: ``cat``, ``stack``, ``hstack``, ``vstack`` (``pad`` and its op ``Pad`` live in
-:mod:`.pad` and are re-exported here under their old names).
+"""Joining: ``cat``, ``stack``, ``hstack``, ``vstack`` and NumPy's ``column_stack``,
+``row_stack`` and ``dstack`` (composed of ``cat`` and reshapes). ``pad`` and its op ``Pad``
+live in :mod:`.pad` and are re-exported here under their old names.
 
 Backwards split the gradient back into the pieces.
 """
@@ -8,7 +9,9 @@ import numpy
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
+from .broadcast import atleast_3d
 from .pad import Pad, pad  # noqa: F401  (moved to ops/pad.py; importable from here as before)
+from .shape import reshape
 from .util import check_tensor, dim_index
 
 
@@ -121,3 +124,30 @@ def vstack(tensors):
     """Concatenate along dim 0 (0-d and 1-D tensors become rows)."""
     ts = _seq("vstack", tensors)
     return cat([t.reshape(1, -1) if t.ndim < 2 else t for t in ts], 0)
+
+
+def column_stack(tensors):
+    """Stack as columns: 0-d and 1-D tensors become (n, 1) columns, then :func:`hstack`.
+
+    Raises:
+        ArgumentTypeError: not a sequence of tensors.
+        ShapeError: the row counts differ.
+    """
+    ts = _seq("column_stack", tensors)
+    return hstack([reshape(t, (t.numel(), 1)) if t.ndim < 2 else t for t in ts])
+
+
+def row_stack(tensors):
+    """:func:`vstack` under NumPy's older name."""
+    return vstack(tensors)
+
+
+def dstack(tensors):
+    """Concatenate along dim 2 after :func:`atleast_3d` ((n,) -> (1, n, 1), (m, n) -> (m, n, 1)).
+
+    Raises:
+        ArgumentTypeError: not a sequence of tensors.
+        ShapeError: the other dims differ.
+    """
+    ts = _seq("dstack", tensors)
+    return cat([atleast_3d(t) for t in ts], 2)

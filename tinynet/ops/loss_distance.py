@@ -1,7 +1,7 @@
 """Losses on distances and margins: ``hinge_embedding_loss``, ``triplet_margin_loss``,
 ``triplet_margin_with_distance_loss``, ``multilabel_soft_margin_loss`` and
-``multi_margin_loss`` (PyTorch's formulas, composed of differentiable ops), and ``cdist`` /
-``pdist``, the p-norm distances between two sets of row vectors / the rows of one.
+``multi_margin_loss`` (PyTorch's formulas, composed of differentiable ops; the distances
+themselves are in :mod:`.distance`).
 
 * Hinge embedding: ``x`` where ``y = 1``, ``max(0, margin - x)`` where ``y = -1``
   (a label of neither kind contributes both terms, as PyTorch's).
@@ -13,9 +13,6 @@
   ``sum_{i != y} w[y] max(0, margin - x[y] + x[i])^p / C``, ``p`` 1 or 2.
 * Multi-label soft margin: ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` per class
   (times ``weight``), averaged over the classes (the last dimension).
-* ``cdist(x1, x2, p)``: ``||x1[..., i, :] - x2[..., j, :]||_p`` for every pair (batch
-  dims broadcast). Computed from the differences, so float32 results can differ from
-  PyTorch's matrix-product shortcut for p = 2 in the last digits.
 """
 import numbers
 
@@ -26,11 +23,11 @@ from ..errors import ShapeError
 from ..tensor import Tensor
 from . import unary
 from .loss import check_pair, reduce_loss, reduction_of
-from .select import minimum, where
+from .compare_extrema import minimum
+from .select import where
 from .reduction import mean as _mean
-from .similarity import pairwise_distance
+from .distance import pairwise_distance
 from .smooth_activations import logsigmoid
-from .stats import norm
 from .util import check_float, check_number, check_tensor
 
 
@@ -90,34 +87,6 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return reduce_loss(unary.clamp(margin + d_pos - d_neg, min=0), reduction)
 
 
-def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """Pairwise p-norm distances between the rows of ``x1`` (B, P, M) and ``x2`` (B, R, M)
-    (batch dims broadcast; 2-D inputs have none): a (B, P, R) tensor.
-
-    Args:
-        x1, x2 (Tensor): float, at least 2-D, the same last dimension.
-        p (float): the norm's degree, ``>= 0`` (``inf`` allowed). Default 2.
-        compute_mode (str): accepted for PyTorch compatibility; the distances are always
-            computed from the differences.
-
-    Raises:
-        ArgumentTypeError / DTypeError: non-float Tensors.
-        ShapeError: fewer than 2 dims, or different last dimensions.
-        ArgumentError: ``p < 0``.
-    """
-    op = "cdist"
-    check_float(op, "x1", x1)
-    check_float(op, "x2", x2)
-    check_number(op, "p", p, minimum=0)
-    if x1.ndim < 2 or x2.ndim < 2:
-        raise ShapeError(f"{op}: x1 and x2 must be at least 2-D, got {tuple(x1.shape)} and {tuple(x2.shape)}")
-    if x1.shape[-1] != x2.shape[-1]:
-        raise ShapeError(f"{op}: x1 and x2 must have the same number of columns, got {x1.shape[-1]} and "
-                         f"{x2.shape[-1]}")
-    diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)  # (..., P, R, M)
-    return norm(diff, p, -1)
-
-
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
     """Multi-label one-versus-all logistic loss over (N, C) or (C,) scores and 0/1 targets.
 
@@ -142,27 +111,6 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     if weight is not None:
         losses = losses * check_tensor(op, "weight", weight)
     return reduce_loss(_mean(losses, dim=-1), reduction)
-
-
-def pdist(input, p=2):
-    """The p-norm distances between every pair of rows ``i < j`` of a (N, M) ``input``, in
-    the order of the upper triangle read row by row: a (N (N - 1) / 2,) tensor.
-
-    Args:
-        input (Tensor): float (N, M).
-        p (float): the norm's degree, ``>= 0`` (``inf`` allowed). Default 2.
-
-    Raises:
-        ArgumentTypeError: a non-float input.
-        ShapeError: ``input`` is not 2-D.
-        ArgumentError: a negative ``p``.
-    """
-    check_float("pdist", "input", input)
-    if input.ndim != 2:
-        raise ShapeError(f"pdist: only supports 2-D tensors, got {input.ndim}-D")
-    check_number("pdist", "p", p, 0.0)
-    rows, cols = numpy.triu_indices(input.shape[0], 1)
-    return norm(input[rows] - input[cols], p, dim=1)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,

@@ -8,51 +8,55 @@ import :mod:`tinynet.tensor` back. Methods whose signature differs from the func
 """
 from ..errors import ArgumentTypeError
 from ..tensor import Tensor
-from . import (activation, arith, binary_extras, binary_math, compare, conversion, creation, division, gather,
-               indexing, inplace, linalg, reduction, select, shape, stats, unary)
-from . import matrix_helpers, order_extras, quantile, rearrange, scatter_views, scan, search, sorting, split_extras
-from . import arrange_extras, counting, index_extras, math_extras, numeric_extras, tensor_extras
+from . import (activation, arith, blas, blas_products, calculus, compare, compare_extrema, conversion,
+               counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
+               pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
+               scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
+from . import linalg_torch
 from . import complex as complex_ops, special_gamma
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
 SAME_SIGNATURE = {
-    arith: ["add", "sub", "mul", "pow", "neg", "negative"],
-    division: ["div", "true_divide", "floor_divide", "remainder"],
-    binary_math: ["atan2", "arctan2", "hypot", "logaddexp", "fmod", "lerp", "addcmul", "addcdiv"],
-    search: ["unique", "tile", "diff", "nan_to_num"],
-    matrix_helpers: ["trace", "fliplr", "flipud", "rot90", "clamp_min", "clamp_max"],
-    math_extras: ["deg2rad", "rad2deg", "xlogy", "logit", "sinc", "frac", "nansum", "nanmean", "aminmax"],
-    arrange_extras: ["ravel", "kron", "inner"],
-    numeric_extras: ["cross", "diag_embed", "diagflat", "cov", "corrcoef"],
+    arith: ["add", "sub", "mul", "pow", "neg", "negative", "multiply", "subtract", "positive"],
+    division: ["div", "true_divide", "floor_divide", "remainder", "divide"],
+    pointwise_binary: ["atan2", "arctan2", "hypot", "logaddexp", "fmod", "lerp", "addcmul", "addcdiv", "logaddexp2",
+                       "float_power"],
+    pointwise_sign: ["signbit", "copysign", "heaviside", "sgn", "fix"],
+    pointwise_special: ["xlogy", "logit", "sinc"],
+    search: ["unique"],
+    calculus: ["diff"],
+    blas_products: ["trace", "kron", "inner", "cross"],
     counting: ["bincount", "histc", "unique_consecutive"],
-    index_extras: ["index_add", "index_copy", "index_fill", "take", "masked_scatter", "index_add_", "index_copy_",
-                   "index_fill_", "masked_scatter_", "index_put", "index_put_"],
-    select: ["maximum", "minimum", "masked_fill", "masked_select"],
+    index_update: ["index_add", "index_copy", "index_fill", "masked_scatter", "index_put"],
+    select: ["masked_fill", "masked_select"],
+    compare_extrema: ["maximum", "minimum", "fmax", "fmin"],
     unary: ["exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "reciprocal", "square", "abs",
             "absolute", "sin", "cos", "tan", "erf", "erfc", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh",
             "atanh", "arcsin", "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "exp2", "sign", "floor", "ceil",
-            "round", "trunc", "clamp", "clip"],
+            "round", "trunc", "clamp", "clip", "clamp_min", "clamp_max", "deg2rad", "rad2deg", "frac", "nan_to_num"],
     activation: ["sigmoid", "tanh", "relu", "softmax", "log_softmax", "relu_", "sigmoid_", "tanh_"],
     compare: ["eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal",
               "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
               "bitwise_xor", "bitwise_not", "isnan", "isinf", "isfinite", "isposinf", "isneginf", "isclose",
               "allclose", "equal"],
     reduction: ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "all", "any",
-                "count_nonzero"],
-    stats: ["var", "std", "logsumexp", "norm"],
+                "count_nonzero", "aminmax"],
+    reduction_nan: ["nansum", "nanmean", "nanmedian"],
+    stats: ["var", "std", "logsumexp", "norm", "cov", "corrcoef"],
     shape: ["reshape", "view", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
             "movedim", "moveaxis", "flatten", "unflatten", "squeeze", "unsqueeze", "expand", "expand_as",
-            "broadcast_to"],
+            "broadcast_to", "ravel"],
     indexing: ["index_select", "nonzero", "argwhere"],
-    gather: ["gather", "scatter", "scatter_add", "take_along_dim"],
-    linalg: ["matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "addmm", "addmv", "baddbmm", "addbmm"],
+    gather: ["gather", "scatter", "scatter_add", "take_along_dim", "take"],
+    blas: ["matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "addmm", "addmv", "baddbmm", "addbmm"],
     conversion: ["to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char",
                  "byte", "bool", "cpu", "cuda", "clone", "contiguous"],
-    split_ops: ["chunk", "split", "unbind", "tensor_split", "narrow", "unfold"],
+    split_ops: ["chunk", "split", "unbind", "tensor_split", "narrow", "unfold", "hsplit", "vsplit", "dsplit"],
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
-    rearrange: ["repeat", "repeat_interleave", "flip", "roll", "tril", "triu", "diag", "diagonal"],
+    rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
+    diagonal: ["tril", "triu", "diag", "diagonal", "diag_embed", "diagflat"],
     inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
               "normal_", "masked_fill_", "scatter_", "scatter_add_", "exp_", "log_",
               "sqrt_", "abs_", "neg_", "floor_", "ceil_", "round_", "sign_", "reciprocal_", "square_"],
@@ -110,7 +114,7 @@ OPERATORS = {
     "__floordiv__": division.floor_divide, "__rfloordiv__": lambda s, o: division.floor_divide(o, s),
     "__mod__": division.remainder, "__rmod__": lambda s, o: division.remainder(o, s),
     "__pow__": arith.pow, "__rpow__": lambda s, o: arith.pow(o, s),
-    "__matmul__": linalg.matmul, "__rmatmul__": lambda s, o: linalg.matmul(o, s),
+    "__matmul__": blas.matmul, "__rmatmul__": lambda s, o: blas.matmul(o, s),
     "__neg__": arith.neg, "__pos__": lambda s: s, "__abs__": unary.abs, "__invert__": compare.bitwise_not,
     "__and__": compare.bitwise_and, "__rand__": lambda s, o: compare.bitwise_and(o, s),
     "__or__": compare.bitwise_or, "__ror__": lambda s, o: compare.bitwise_or(o, s),
@@ -136,11 +140,11 @@ def attach():
     for module, names in SAME_SIGNATURE.items():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
-    for name, fn in {**inplace.MATH_INPLACE, **tensor_extras.METHODS, **binary_extras.METHODS,
-                     **split_extras.METHODS, **quantile.METHODS, **scatter_views.METHODS,
-                     **complex_ops.METHODS, **special_gamma.METHODS, "nanmedian": order_extras.nanmedian}.items():
+    for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
+                     **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
+                     **special_gamma.METHODS}.items():
         setattr(Tensor, name, fn)
-    for name, fn in tensor_extras.PROPERTIES.items():
+    for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))
     for name, fn in {**OPERATORS, **ADAPTERS}.items():
         setattr(Tensor, name, fn)

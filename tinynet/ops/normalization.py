@@ -1,4 +1,6 @@
-"""Batch normalisation (Ioffe & Szegedy, 2015, arXiv:1502.03167).
+"""Batch normalisation (Ioffe & Szegedy, 2015, arXiv:1502.03167), RMS normalisation and
+``normalize`` (layer, group and instance norm: :mod:`.layer_norm`; local response norm:
+:mod:`.local_response_norm`).
 
 Training: ``y = gamma * (x - mean_B) / sqrt(var_B + eps) + beta`` with batch statistics
 over every dim but the channel dim 1 (biased variance), and running statistics updated
@@ -6,15 +8,29 @@ in place as ``running = (1 - momentum) * running + momentum * stat`` (unbiased v
 for ``running_var``; ``momentum=None`` gives a cumulative average). Evaluation uses the
 running statistics. Backward (for ``M`` values per channel, ``xh`` the normalised input):
 ``dx = (1/sqrt(var+eps)) * (dxh - mean(dxh) - xh * mean(dxh * xh))``, ``dxh = dy * gamma``.
+
+``rms_norm`` (Zhang & Sennrich, 2019, "Root Mean Square Layer Normalization",
+arXiv:1910.07467): ``x / sqrt(mean(x^2) + eps) * weight`` over the trailing
+``normalized_shape``; ``eps`` defaults to the machine epsilon of the input's dtype, as
+PyTorch's. ``normalize``: ``x / max(||x||_p, eps)`` along ``dim``. Both are composed of
+differentiable ops.
 """
+import numbers
+
 import numpy
 
-from ..autograd import Op
-from ..dtypes import bfloat16
+from ..autograd import Op, no_grad
+from ..dtypes import bfloat16, finfo
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import batchnorm, cuda
 from ..tensor import Tensor
-from .util import check_flag, check_number
+from .arith import add, mul
+from .autocast import autocast_op
+from .inplace import copy_
+from .reduction import mean
+from .stats import norm
+from .unary import clamp, rsqrt
+from .util import check_flag, check_float, check_int, check_number, check_tensor, dim_index
 
 
 class BatchNorm(Op):
@@ -142,3 +158,73 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     rv = running_var.array if isinstance(running_var, Tensor) else running_var
     fn = BatchNorm(rm, rv, training, momentum, eps, num_batches_tracked)
     return fn.apply(input, weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """Root-mean-square normalisation over the trailing ``normalized_shape``:
+    ``input / sqrt(mean(input^2) + eps) [* weight]``.
+
+    Args:
+        input (Tensor): float (*, *normalized_shape).
+        normalized_shape (int or sequence of ints): the trailing shape normalised over.
+        weight (Tensor, optional): of ``normalized_shape``, multiplied in.
+        eps (float, optional): added to the mean square; default the machine epsilon of
+            the input's dtype (``finfo(input.dtype).eps``), as PyTorch.
+
+    Returns:
+        Tensor of the input's shape and dtype.
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or ``normalized_shape`` not an int or ints.
+        DTypeError: not floating point.
+        ShapeError: the trailing shape or the weight's shape differs from
+            ``normalized_shape``.
+    """
+    check_float("rms_norm", "input", input)
+    if isinstance(normalized_shape, numbers.Integral) and not isinstance(normalized_shape, bool):
+        normalized_shape = (int(normalized_shape),)
+    if not isinstance(normalized_shape, (tuple, list)):
+        raise ArgumentTypeError(f"rms_norm: normalized_shape must be an int or a sequence of ints, got "
+                                f"{type(normalized_shape).__name__}")
+    shape = tuple(check_int("rms_norm", "normalized_shape", s, 0) for s in normalized_shape)
+    k = len(shape)
+    if k == 0 or k > input.ndim or tuple(input.shape[input.ndim - k:]) != shape:
+        raise ShapeError(f"rms_norm: expected input with trailing shape {list(shape)}, got {tuple(input.shape)}")
+    if weight is not None and (not isinstance(weight, Tensor) or tuple(weight.shape) != shape):
+        raise ShapeError(f"rms_norm: expected weight of shape {list(shape)}, got "
+                         f"{getattr(weight, 'shape', type(weight).__name__)}")
+    if eps is None:
+        eps = float(finfo(input.dtype).eps)
+    check_number("rms_norm", "eps", eps)
+    dims = tuple(range(input.ndim - k, input.ndim))
+    y = mul(input, rsqrt(add(mean(mul(input, input), dim=dims, keepdim=True), eps)))
+    return mul(y, weight) if weight is not None else y
+
+
+@autocast_op
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    """``input / max(||input||_p, eps)`` with the p-norm taken along ``dim``.
+
+    Args:
+        input (Tensor): float, any shape with ``dim``.
+        p (float): the norm's exponent (``inf`` allowed). Default 2.
+        dim (int): the dimension normalised. Default 1.
+        eps (float): the smallest denominator. Default 1e-12.
+        out (Tensor, optional): receives the result (no gradient flows through it).
+
+    Returns:
+        Tensor of the input's shape (``out`` when given).
+
+    Raises:
+        ArgumentTypeError: not a Tensor. DTypeError: not floating point.
+        IndexOutOfRangeError: ``dim`` outside the input's dims.
+    """
+    check_float("normalize", "input", input)
+    d = dim_index("normalize", dim, input.ndim)
+    denom = clamp(norm(input, p, d, keepdim=True), min=eps)
+    result = input / denom
+    if out is not None:
+        with no_grad():
+            copy_(check_tensor("normalize", "out", out), result)
+        return out
+    return result

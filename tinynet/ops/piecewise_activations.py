@@ -1,5 +1,5 @@
-"""Piecewise activation functions: Hardtanh, ReLU6, Hardswish, Hardsigmoid and PReLU, with
-PyTorch's formulas and its gradients at the kinks.
+"""Piecewise activation functions: Hardtanh, ReLU6, Hardswish, Hardsigmoid, PReLU,
+Threshold, Hardshrink and Softshrink, with PyTorch's formulas and its gradients at the kinks.
 
 * Hardtanh ``clamp(x, min_val, max_val)``; derivative 1 strictly inside, 0 elsewhere, so
   0 *at* ``min_val`` and ``max_val`` (unlike :func:`tinynet.clamp`, which passes the
@@ -13,6 +13,10 @@ PyTorch's formulas and its gradients at the kinks.
 * PReLU (He et al., 2015, arXiv:1502.01852): ``x`` for ``x > 0`` else ``a * x`` with a
   learnt slope ``a`` per channel (dim 1) or one shared; at ``x = 0`` the input's gradient
   is ``a`` and the slope's contribution is 0 (PyTorch's convention).
+
+* ``threshold``, ``hardshrink``, ``softshrink`` (composed of :func:`~tinynet.where`):
+  piecewise maps whose gradient is 1 where the input passes through and 0 elsewhere (also
+  at the thresholds, as PyTorch).
 
 Every op here is twice differentiable (the second derivative is 0 almost everywhere,
 1/3 for Hardswish in ``[-3, 3]``).
@@ -28,7 +32,8 @@ from .inplace import inplace_apply
 from .select import where
 from .shape import reshape
 from .smooth_activations import _number
-from .util import check_float, check_tensor
+from .unary import abs as _abs
+from .util import check_float, check_number, check_tensor
 
 
 class _Piecewise(Op):
@@ -196,3 +201,54 @@ def prelu(input, weight):
     else:
         slope = reshape(weight, (channels,) + (1,) * (input.ndim - 2))
     return where(input > 0, input, slope * input)
+
+
+def threshold(input, threshold, value, inplace=False):
+    """``input`` where it is greater than ``threshold``, else ``value``.
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or non-number ``threshold``/``value``.
+    """
+    check_tensor("threshold", "input", input)
+    check_number("threshold", "threshold", threshold)
+    check_number("threshold", "value", value)
+    def compute(x):
+        return where(x > threshold, x, value)
+    return inplace_apply("threshold", input, compute) if inplace else compute(input)
+
+
+_threshold = threshold  # threshold_'s parameter of that name (PyTorch's) hides the function
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return _threshold(input, threshold, value, inplace=True)
+
+
+def _lambd(op, lambd):
+    check_number(op, "lambd", lambd)
+    if lambd < 0:
+        raise ArgumentError(f"{op}: lambda must be greater or equal to 0, but found to be {lambd}")
+    return lambd
+
+
+def hardshrink(input, lambd=0.5):
+    """``input`` where ``|input| > lambd``, else 0.
+
+    Raises:
+        ArgumentTypeError: not a Tensor. ArgumentError: ``lambd < 0``.
+    """
+    check_tensor("hardshrink", "input", input)
+    lambd = _lambd("hardshrink", lambd)
+    return where(_abs(input) > lambd, input, 0.0)
+
+
+def softshrink(input, lambd=0.5):
+    """``input - lambd`` above ``lambd``, ``input + lambd`` below ``-lambd``, else 0.
+
+    Raises:
+        ArgumentTypeError: not a Tensor. ArgumentError: ``lambd < 0``.
+    """
+    check_tensor("softshrink", "input", input)
+    lambd = _lambd("softshrink", lambd)
+    return where(input > lambd, input - lambd, where(input < -lambd, input + lambd, 0.0))

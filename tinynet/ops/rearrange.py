@@ -1,12 +1,11 @@
-"""Rearranging entries: ``repeat``, ``repeat_interleave``, ``flip``, ``roll``, ``tril``,
-``triu``, ``diag`` and ``diagonal`` (``narrow`` and ``Tensor.unfold``: :mod:`.split`).
+"""Rearranging entries: ``repeat``, ``tile``, ``repeat_interleave``, ``flip``, ``fliplr``,
+``flipud``, ``rot90`` and ``roll`` (``narrow`` and ``Tensor.unfold``: :mod:`.split`; the
+diagonals and triangles: :mod:`.diagonal`).
 
 Each backward is a rearrangement of the gradient, written with ops so it can be
-differentiated again: ``flip``, ``roll``, ``tril``/``triu`` apply themselves (with the
-opposite shift for ``roll``); ``repeat`` sums over the copies (reshape + sum);
-``diagonal`` and writing into a diagonal (:class:`DiagonalInto`) are each other's
-gradient. ``diagonal`` returns a view, as in PyTorch: it shares the input's memory and
-version counter; the others copy.
+differentiated again: ``flip`` and ``roll`` apply themselves (with the opposite shift for
+``roll``); ``repeat`` sums over the copies (reshape + sum). ``tile``, ``fliplr``, ``flipud``
+and ``rot90`` are composed of those and of ``transpose``. Each returns a copy.
 """
 import numbers
 
@@ -17,8 +16,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .indexing import GetItem
-from .shape import flatten, reshape
-from .split import strided_view
+from .shape import flatten, reshape, transpose
 from .util import check_int, check_tensor, dim_index, sizes
 
 
@@ -93,84 +91,6 @@ class Roll(Op):
     def backward(self, xp, gy):
         back = tuple(-s for s in self.shifts) if isinstance(self.shifts, tuple) else -self.shifts
         return (Roll(back, self.dims).call(xp, gy),)
-
-
-class Tril(Op):
-    """The lower triangle of the last two dims (``col - row <= diagonal``), the rest zeroed."""
-    name = "tril"
-    twice_differentiable = True
-    gpu_saves_generic = True
-
-    def __init__(self, diagonal):
-        self.diagonal = diagonal
-
-    def forward(self, xp, x):
-        return xp.tril(x, self.diagonal)
-
-    def backward(self, xp, gy):
-        return (type(self)(self.diagonal).call(xp, gy),)
-
-
-class Triu(Tril):
-    """The upper triangle of the last two dims (``col - row >= diagonal``), the rest zeroed."""
-    name = "triu"
-
-    def forward(self, xp, x):
-        return xp.triu(x, self.diagonal)
-
-
-def _diagonal_view(xp, x, offset, d1, d2):
-    """The diagonal ``offset`` of the (``d1``, ``d2``) planes of ``x`` as a writable view,
-    the other dims first and the diagonal last (PyTorch's layout)."""
-    n1, n2 = x.shape[d1], x.shape[d2]
-    s1, s2 = (0, offset) if offset >= 0 else (-offset, 0)
-    length = max(0, min(n1 - s1, n2 - s2))
-    index = [slice(None)] * x.ndim
-    index[d1], index[d2] = slice(s1, s1 + length), slice(s2, s2 + length)
-    sub = x[tuple(index)]
-    keep = [k for k in range(x.ndim) if k not in (d1, d2)]
-    return strided_view(xp, sub, tuple(x.shape[k] for k in keep) + (length,),
-                    tuple(x.strides[k] for k in keep) + (x.strides[d1] + x.strides[d2],))
-
-
-class Diagonal(Op):
-    """A diagonal of ``x`` (a view; a copy with ``copy=True``, as ``diag`` returns)."""
-    name = "diagonal"
-    twice_differentiable = True
-    gpu_saves_generic = True
-
-    def __init__(self, offset, dim1, dim2, copy=False):
-        self.offset, self.dim1, self.dim2, self.copy = offset, dim1, dim2, copy
-        self.is_view = not copy
-        if copy:
-            self.name = "diag"
-
-    def forward(self, xp, x):
-        self.in_shape = x.shape
-        y = _diagonal_view(xp, x, self.offset, self.dim1, self.dim2)
-        return y.copy() if self.copy else y
-
-    def backward(self, xp, gy):
-        return (DiagonalInto(self.in_shape, self.offset, self.dim1, self.dim2).call(xp, gy),)
-
-
-class DiagonalInto(Op):
-    """Zeros of ``shape`` with ``g`` written on a diagonal: the gradient of :class:`Diagonal`,
-    and ``diag`` of a vector."""
-    name = "diagonal_into"
-    twice_differentiable = True
-    gpu_saves_generic = True
-
-    def __init__(self, shape, offset, dim1, dim2, name="diagonal_into"):
-        self.shape, self.offset, self.dim1, self.dim2, self.name = shape, offset, dim1, dim2, name
-
-    def forward(self, xp, g):
-        out = xp.zeros(self.shape, dtype=g.dtype)
-        _diagonal_view(xp, out, self.offset, self.dim1, self.dim2)[...] = g
-        return out
-
-    def backward(self, xp, gg):
-        return (Diagonal(self.offset, self.dim1, self.dim2, copy=True).call(xp, gg),)
 
 
 class RepeatIndex(GetItem):
@@ -326,66 +246,77 @@ def roll(input, shifts, dims=None):
     return Roll(sh, dl).apply(input)
 
 
-def _triangle(op, input, diagonal, kind):
-    check_tensor(op, "input", input)
-    k = check_int(op, "diagonal", diagonal)
+def fliplr(input):
+    """``input`` with its columns (dim 1) reversed.
+
+    Raises:
+        ShapeError: fewer than 2 dims.
+    """
+    check_tensor("fliplr", "input", input)
     if input.ndim < 2:
-        raise ShapeError(f"{op}: input tensor must have at least 2 dimensions, got {input.ndim}")
-    return kind(k).apply(input)
+        raise ShapeError(f"fliplr: input tensor must be >= 2-d, got {input.ndim}-d")
+    return flip(input, (1,))
 
 
-def tril(input, diagonal=0):
-    """The lower triangle of the last two dims (entries with ``col - row <= diagonal``),
-    the others zeroed.
-
-    Raises:
-        ShapeError: fewer than 2 dims. ArgumentTypeError: a non-int ``diagonal``.
-    """
-    return _triangle("tril", input, diagonal, Tril)
-
-
-def triu(input, diagonal=0):
-    """The upper triangle of the last two dims (entries with ``col - row >= diagonal``),
-    the others zeroed.
+def flipud(input):
+    """``input`` with its rows (dim 0) reversed.
 
     Raises:
-        ShapeError: fewer than 2 dims. ArgumentTypeError: a non-int ``diagonal``.
+        ShapeError: a 0-d input.
     """
-    return _triangle("triu", input, diagonal, Triu)
+    check_tensor("flipud", "input", input)
+    if input.ndim < 1:
+        raise ShapeError("flipud: input tensor must be >= 1-d, got 0-d")
+    return flip(input, (0,))
 
 
-def diag(input, diagonal=0):
-    """A 1-D ``input`` as diagonal ``diagonal`` of a square matrix (of size
-    ``n + |diagonal|``), or diagonal ``diagonal`` of a 2-D ``input`` as a 1-D copy
-    (``diagonal > 0`` above the main diagonal, ``< 0`` below).
+def rot90(input, k=1, dims=(0, 1)):
+    """``input`` rotated by ``k`` quarter turns in the plane of ``dims``, from the first
+    towards the second (counter-clockwise for ``dims=(0, 1)``).
 
     Raises:
-        ShapeError: ``input`` is not 1-D or 2-D. ArgumentTypeError: a non-int ``diagonal``.
+        ArgumentError: ``dims`` is not two different dims.
+        ArgumentTypeError: ``dims`` is not a tuple or list.
+        ShapeError: fewer than 2 dims.
     """
-    check_tensor("diag", "input", input)
-    k = check_int("diag", "diagonal", diagonal)
-    if input.ndim == 1:
-        m = input.shape[0] + abs(k)
-        return DiagonalInto((m, m), k, 0, 1, "diag").apply(input)
-    if input.ndim == 2:
-        return Diagonal(k, 0, 1, copy=True).apply(input)
-    raise ShapeError(f"diag: supports 1-D or 2-D tensors, got {input.ndim}-D")
+    check_tensor("rot90", "input", input)
+    k = check_int("rot90", "k", k)
+    if not isinstance(dims, (tuple, list)):
+        raise ArgumentTypeError(f"rot90: dims must be a tuple of two ints, got {type(dims).__name__}")
+    dims = tuple(dims)
+    if len(dims) != 2:
+        raise ArgumentError(f"rot90: expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise ShapeError(f"rot90: expected total dims >= 2, but got total dims = {input.ndim}")
+    a, b = (check_int("rot90", "dims", d) % input.ndim for d in dims)
+    if a == b:
+        raise ArgumentError(f"rot90: expected rotation dims to be different, but got dim0 = {dims[0]} and "
+                            f"dim1 = {dims[1]}")
+    k %= 4
+    if k == 1:
+        return transpose(flip(input, (b,)), a, b)
+    if k == 2:
+        return flip(input, (a, b))
+    if k == 3:
+        return flip(transpose(input, a, b), (b,))
+    return input.clone()
 
 
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The diagonal ``offset`` of the planes spanned by ``dim1`` and ``dim2``, as a view
-    whose last dim runs along the diagonal (the other dims keep their order). An offset
-    past the edge gives an empty diagonal.
+def tile(input, dims):
+    """``input`` repeated ``dims[i]`` times along dimension ``i``; with fewer ``dims`` than
+    dimensions, leading 1s are assumed (NumPy's ``tile``; ``Tensor.repeat`` with more
+    leading dims otherwise). Differentiable.
 
     Raises:
-        ArgumentError: ``dim1 == dim2``. IndexOutOfRangeError: a dim out of range.
-        ArgumentTypeError: a non-int ``offset``.
+        ArgumentTypeError: not a Tensor, or dims that are not ints.
+        ArgumentError: a negative size.
     """
-    check_tensor("diagonal", "input", input)
-    k = check_int("diagonal", "offset", offset)
-    d1, d2 = dim_index("diagonal", dim1, input.ndim), dim_index("diagonal", dim2, input.ndim)
-    if input.ndim < 2:  # a 0-d or 1-d tensor has no second dim
-        dim_index("diagonal", 1, input.ndim)
-    if d1 == d2:
-        raise ArgumentError(f"diagonal: diagonal dimensions cannot be identical, got dim1={dim1}, dim2={dim2}")
-    return Diagonal(k, d1, d2).apply(input)
+    check_tensor("tile", "input", input)
+    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
+        dims = (dims,)
+    elif not isinstance(dims, (tuple, list)):
+        raise ArgumentTypeError(f"tile: dims must be a tuple of ints, got {type(dims).__name__}")
+    dims = (1,) * (input.ndim - len(dims)) + tuple(check_int("tile", "dims", d) for d in dims)
+    if not dims:  # a 0-d input and no dims: the input itself, copied
+        return input.clone()
+    return repeat(input, dims)

@@ -1,12 +1,11 @@
-"""Reductions: sum, mean, prod, var, std, max/min (with and without ``dim``), amax/amin,
-argmax/argmin, logsumexp, norm, all, any.
+"""Reductions: sum, mean, prod, max/min (with and without ``dim``), amax/amin, aminmax,
+argmax/argmin, all, any, count_nonzero (var, std, logsumexp, norm: :mod:`.stats`; the NaN-skipping
+ones: :mod:`.reduction_nan`).
 
 Backward broadcasts the gradient back over the reduced dims. ``max``/``min``/``amax``/``amin``
 over several elements share the gradient evenly among ties (PyTorch's rule);
-``max(dim)``/``min(dim)`` send it to the returned index. Formulas:
-``d var = 2 (x - mean) / (N - correction)``, ``d logsumexp = softmax(x)``,
-``d prod = prod / x`` (computed without dividing where x has zeros),
-``d ||x||_p = sign(x) |x|^(p-1) / ||x||_p^(p-1)`` (0 where the norm is 0).
+``max(dim)``/``min(dim)`` send it to the returned index.
+``d prod = prod / x`` (computed without dividing where x has zeros).
 
 Differences from PyTorch: ``prod`` also takes a tuple of dims; the second derivative of
 ``prod`` is exact except for slices holding a zero whose (elements x slice length) exceeds
@@ -173,6 +172,7 @@ class MaxDim(_Reduction):
 
 
 MaxResult = collections.namedtuple("MaxResult", ["values", "indices"])  # torch.return_types.max
+AminmaxResult = collections.namedtuple("AminmaxResult", ["min", "max"])  # torch.return_types.aminmax
 
 
 # ---- public functions -----------------------------------------------------------------
@@ -270,7 +270,7 @@ def max(input, dim=None, keepdim=False):
     """
     _check("max", input)
     if isinstance(dim, Tensor):
-        from .select import maximum
+        from .compare_extrema import maximum
         return maximum(input, dim)
     return _extreme("max", input, dim, keepdim, True)
 
@@ -280,7 +280,7 @@ def min(input, dim=None, keepdim=False):
     in ``dim``'s place, the elementwise :func:`minimum`. Raises as :func:`max`."""
     _check("min", input)
     if isinstance(dim, Tensor):
-        from .select import minimum
+        from .compare_extrema import minimum
         return minimum(input, dim)
     return _extreme("min", input, dim, keepdim, False)
 
@@ -305,6 +305,19 @@ def amax(input, dim=(), keepdim=False):
 def amin(input, dim=(), keepdim=False):
     """The smallest value over ``dim`` (int or tuple; all dims by default); ties share the gradient."""
     return _amax("amin", input, dim, keepdim, False)
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` of ``input`` over ``dim`` (all elements when None), as a named tuple
+    with fields ``min`` and ``max`` (PyTorch's ``torch.return_types.aminmax``).
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+        ShapeError: an empty input or dimension (no identity, as PyTorch).
+    """
+    _check("aminmax", input)
+    how = () if dim is None else dim
+    return AminmaxResult(amin(input, how, keepdim), amax(input, how, keepdim))
 
 
 def _arg(op, input, dim, keepdim, largest):

@@ -1,24 +1,14 @@
-"""Searching and sets, and a few array utilities PyTorch scripts reach for: ``unique``,
-``isin``, ``searchsorted``, ``bucketize`` (not differentiable: their results are indices or
-masks), and ``meshgrid``, ``tile``, ``diff``, ``nan_to_num`` (differentiable, composed of
-tinynet's ops or with their own derivative).
-
-``nan_to_num``'s derivative is 1 where the input is finite and 0 where it was replaced
-(NaN or +-inf), as PyTorch's.
+"""Searching and sets: ``unique``, ``isin``, ``searchsorted`` and ``bucketize`` (not
+differentiable: their results are indices or masks).
 """
 import numbers
 
 import numpy
 
-from .. import backend, dtypes
-from ..autograd import Op
+from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
-from .arith import sub
-from .join import cat
-from .rearrange import repeat
-from .shape import expand, reshape
-from .util import check_int, check_real, check_tensor, dim_index
+from .util import check_real, check_tensor, dim_index
 
 
 def _array(op, name, t):
@@ -134,117 +124,3 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
     if b.ndim != 1:
         raise ArgumentError(f"bucketize: boundaries tensor must be 1 dimension, but got dim({b.ndim})")
     return searchsorted(boundaries, input, out_int32=out_int32, right=right)
-
-
-def meshgrid(*tensors, indexing=None):
-    """Coordinate grids from 1-D tensors (PyTorch's default ``indexing="ij"``: the first
-    tensor varies along dim 0; ``"xy"`` swaps the first two, as NumPy's default).
-    Differentiable (each grid is an expanded view of its input).
-
-    Raises:
-        ArgumentTypeError: a non-Tensor input.
-        ArgumentError: an unknown ``indexing``, or an input that is not 0-D or 1-D.
-    """
-    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
-        tensors = tuple(tensors[0])
-    indexing = "ij" if indexing is None else indexing
-    if not isinstance(indexing, str) or indexing not in ("ij", "xy"):
-        raise ArgumentError(f"meshgrid: indexing must be 'ij' or 'xy', got {indexing!r}")
-    for i, t in enumerate(tensors):
-        check_tensor("meshgrid", f"tensors[{i}]", t)
-        if t.ndim > 1:
-            raise ArgumentError(f"meshgrid: expected 0D or 1D tensors, got a {t.ndim}-D tensor at position {i}")
-    vectors = [reshape(t, (-1,)) for t in tensors]
-    shape = tuple(v.shape[0] for v in vectors)
-    grids = []
-    for i, v in enumerate(vectors):
-        view = [1] * len(vectors)
-        view[i] = shape[i]
-        grids.append(expand(reshape(v, tuple(view)), shape))
-    if indexing == "xy" and len(grids) >= 2:  # the "ij" grids with their first two dims swapped
-        grids = [g.transpose(0, 1) for g in grids]
-    return tuple(grids)
-
-
-def tile(input, dims):
-    """``input`` repeated ``dims[i]`` times along dimension ``i``; with fewer ``dims`` than
-    dimensions, leading 1s are assumed (NumPy's ``tile``; ``Tensor.repeat`` with more
-    leading dims otherwise). Differentiable.
-
-    Raises:
-        ArgumentTypeError: not a Tensor, or dims that are not ints.
-        ArgumentError: a negative size.
-    """
-    check_tensor("tile", "input", input)
-    if isinstance(dims, numbers.Integral) and not isinstance(dims, bool):
-        dims = (dims,)
-    elif not isinstance(dims, (tuple, list)):
-        raise ArgumentTypeError(f"tile: dims must be a tuple of ints, got {type(dims).__name__}")
-    dims = (1,) * (input.ndim - len(dims)) + tuple(check_int("tile", "dims", d) for d in dims)
-    if not dims:  # a 0-d input and no dims: the input itself, copied
-        return input.clone()
-    return repeat(input, dims)
-
-
-def diff(input, n=1, dim=-1, prepend=None, append=None):
-    """The ``n``-th forward difference along ``dim``: ``x[i+1] - x[i]``, after joining
-    ``prepend`` and ``append`` to ``input``. Differentiable.
-
-    Raises:
-        ArgumentTypeError: not a Tensor.
-        ArgumentError: ``n < 0``.
-        ShapeError: a 0-d input.
-        IndexOutOfRangeError: ``dim`` outside the input.
-    """
-    check_tensor("diff", "input", input)
-    if input.ndim == 0:
-        raise ShapeError("diff: expects input to be at least one-dimensional, got a 0-d tensor")
-    n = check_int("diff", "n", n, 0)
-    d = dim_index("diff", dim, input.ndim)
-    parts = [t for t in (prepend, input, append) if t is not None]
-    x = cat(parts, d) if len(parts) > 1 else input
-    for _ in range(n):
-        length = x.shape[d]
-        if length == 0:
-            break
-        x = sub(x.narrow(d, 1, length - 1), x.narrow(d, 0, length - 1))
-    return x
-
-
-class NanToNum(Op):
-    name = "nan_to_num"
-    twice_differentiable = True
-    gpu_saves_generic = True
-
-    def __init__(self, nan, posinf, neginf):
-        self.values = (nan, posinf, neginf)
-
-    def forward(self, xp, x):
-        nan, posinf, neginf = self.values
-        if self.needs_input_grad[0]:
-            self.save_for_backward(xp.isfinite(x))
-        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
-
-    def backward(self, xp, gy):
-        (finite,) = self.saved
-        return (gy * finite,)
-
-
-def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
-    """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``
-    (default: the dtype's largest and lowest finite values). Integer inputs come back
-    unchanged. The gradient is 1 where the input was finite, 0 where it was replaced.
-
-    Raises:
-        ArgumentTypeError: not a Tensor, or a replacement that is not a number.
-    """
-    check_tensor("nan_to_num", "input", input)
-    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
-        if v is not None and (not isinstance(v, (numbers.Real, numpy.number)) or isinstance(v, bool)):
-            raise ArgumentTypeError(f"nan_to_num: {name} must be a number, got {type(v).__name__}")
-    if not dtypes.is_floating(input.dtype):  # integers and bools hold no NaN or inf
-        return input.clone()
-    info = numpy.finfo(input.dtype) if input.dtype.kind == "f" else dtypes.finfo(input.dtype)
-    posinf = float(info.max) if posinf is None else posinf
-    neginf = float(info.min) if neginf is None else neginf
-    return NanToNum(nan, posinf, neginf).apply(input)

@@ -1,11 +1,8 @@
-"""Elementwise selection: ``maximum``, ``minimum``, ``where``, ``masked_fill`` and
-``masked_select``, with broadcasting and PyTorch's type promotion (see :mod:`tinynet.ops.arith`).
+"""Elementwise selection: ``where``, ``masked_fill`` and ``masked_select``, with
+broadcasting and PyTorch's type promotion (see :mod:`tinynet.ops.arith`); ``maximum`` and
+``minimum`` are in :mod:`.compare_extrema`.
 
-Gradients: ``where`` sends ``gy`` to the input chosen at each element; ``maximum`` and
-``minimum`` to the larger/smaller input, split evenly on ties (as PyTorch does).
-
-Difference from PyTorch: ``maximum``/``minimum`` also take a Python number for either
-operand (PyTorch's take tensors only).
+Gradients: ``where`` sends ``gy`` to the input chosen at each element.
 """
 import numbers
 
@@ -15,37 +12,10 @@ from ..autograd import Op
 from .. import backend, dtypes
 from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
-from .arith import _Binary, _promote, _reduce, _run
+from .arith import _promote, _reduce, _run
 from .indexing import GetItem, nonzero
 from .shape import expand
-from .util import array_of, check_tensor, grad_for, operand
-
-
-class _Extremum(_Binary):
-    """maximum/minimum; on ties the gradient is split evenly (as PyTorch does)."""
-
-    def forward(self, xp, a, b):
-        a, b = self._operands(a, b)
-        self.save_for_backward(a, b)
-        return self.compute(xp, a, b)
-
-    def backward(self, xp, gy):
-        a, b = self.saved
-        win = (a > b) if self.name == "maximum" else (a < b)
-        share = xp.where(win, xp.ones_like(gy), xp.where(a == b, xp.ones_like(gy) * 0.5, xp.zeros_like(gy)))
-        ga = grad_for(xp, gy * share, a) if self.needs_input_grad[0] else None
-        gb = grad_for(xp, gy * (1 - share), b) if self.needs_input_grad[1] else None
-        return ga, gb
-
-
-class Maximum(_Extremum):
-    name = "maximum"
-    compute = staticmethod(lambda xp, a, b: xp.maximum(a, b))
-
-
-class Minimum(_Extremum):
-    name = "minimum"
-    compute = staticmethod(lambda xp, a, b: xp.minimum(a, b))
+from .util import array_of, check_tensor, operand
 
 
 class Where(Op):
@@ -71,18 +41,6 @@ class Where(Op):
         gb = _reduce(xp, xp.where(cond, zero, gy), sb) if self.needs_input_grad[2] else None
         return None, ga, gb
 
-
-
-def maximum(input, other):
-    """Elementwise maximum (gradient split evenly on ties)."""
-    a, b, dt, _ = _promote("maximum", input, other)
-    return _run("maximum", Maximum(dt), a, b)
-
-
-def minimum(input, other):
-    """Elementwise minimum (gradient split evenly on ties)."""
-    a, b, dt, _ = _promote("minimum", input, other)
-    return _run("minimum", Minimum(dt), a, b)
 
 
 def where(condition, input=None, other=None):

@@ -1,4 +1,5 @@
-"""Shape ops: reshape/view, permute/transpose, squeeze/unsqueeze, expand, cat, stack, pad.
+"""Shape ops: reshape/view, permute/transpose, squeeze/unsqueeze, flatten, ravel, expand
+(joining: :mod:`.join`; splitting: :mod:`.split`).
 
 Each backward is the inverse rearrangement of its forward. Views (``view``, ``permute``,
 ``expand``, ``squeeze``, ...) share memory and the version counter with their input, so an
@@ -316,3 +317,11 @@ def broadcast_to(input, shape):
     return expand(input, shape)
 
 
+def ravel(input):
+    """``input`` as one dimension, in C order (a view when the memory allows, else a copy).
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+    """
+    check_tensor("ravel", "input", input)
+    return reshape(input, (-1,))

@@ -1,5 +1,6 @@
-"""Views along one dimension: the pieces of ``chunk``, ``split``, ``tensor_split`` and
-``unbind``, one slice (``narrow``) and sliding windows (``Tensor.unfold``).
+"""Views along one dimension: the pieces of ``chunk``, ``split``, ``tensor_split``,
+``unbind`` and NumPy's ``hsplit``/``vsplit``/``dsplit`` (``tensor_split`` along dim 1, 0
+and 2), one slice (``narrow``) and sliding windows (``Tensor.unfold``).
 
 The splits return a tuple of *views* of the input (as PyTorch does), made by one multi-output
 op, :class:`Split`: its forward slices the array (or, for ``unbind``, indexes it), and its
@@ -313,3 +314,54 @@ def unfold(input, dimension, size, step):
     if size > n:
         raise ShapeError(f"unfold: maximum size for tensor at dimension {d} is {n} but size is {size}")
     return Unfold(d, size, step).apply(input)
+
+
+def _split(op, input, indices_or_sections, dim, min_ndim):
+    check_tensor(op, "input", input)
+    if input.ndim < min_ndim:
+        raise ShapeError(f"{op}: requires a tensor with at least {min_ndim} dimension(s), but got a tensor with "
+                         f"{input.ndim} dimension(s)")
+    arg = indices_or_sections
+    if isinstance(arg, (numbers.Integral,)) and not isinstance(arg, bool):
+        if arg <= 0:
+            raise ArgumentError(f"{op}: the number of sections must be positive, got {arg}")
+        if input.shape[dim] % arg:
+            raise ArgumentError(f"{op}: dimension {dim} of size {input.shape[dim]} is not divisible by the number of "
+                                f"sections {arg}")
+    elif not isinstance(arg, (list, tuple)):
+        raise ArgumentTypeError(f"{op}: indices_or_sections must be an int or a list of ints, got "
+                                f"{type(arg).__name__}")
+    return tensor_split(input, list(arg) if isinstance(arg, tuple) else arg, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 for a 1-D tensor) into equal views (an int, which must
+    divide the size) or at the given indices (a list), as ``numpy.hsplit``.
+
+    Raises:
+        ShapeError: a 0-d tensor.
+        ArgumentError: sections that do not divide the size, or <= 0.
+        ArgumentTypeError: not a Tensor, or sections neither an int nor a list.
+    """
+    check_tensor("hsplit", "input", input)
+    return _split("hsplit", input, indices_or_sections, 1 if input.ndim > 1 else 0, 1)
+
+
+def vsplit(input, indices_or_sections):
+    """Split along dim 0 of a tensor with at least two dims (``numpy.vsplit``).
+
+    Raises:
+        ShapeError: fewer than 2 dims.
+        ArgumentError: as :func:`hsplit`.
+    """
+    return _split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections):
+    """Split along dim 2 of a tensor with at least three dims (``numpy.dsplit``).
+
+    Raises:
+        ShapeError: fewer than 3 dims.
+        ArgumentError: as :func:`hsplit`.
+    """
+    return _split("dsplit", input, indices_or_sections, 2, 3)

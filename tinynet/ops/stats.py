@@ -1,8 +1,17 @@
-"""Statistics and norms: ``var``, ``std``, ``logsumexp``, ``norm``.
+"""Statistics and norms: ``var``, ``std``, ``var_mean``, ``std_mean``, ``logsumexp``,
+``norm``, ``cov`` and ``corrcoef``.
 
 ``d var = 2 (x - mean) / (N - correction)`` (``std = sqrt(var)`` is composed),
 ``d logsumexp = softmax(x)``, ``d ||x||_p = sign(x) |x|^(p-1) / ||x||_p^(p-1)`` (0 where
 the norm is 0; max/min of ``|x|`` for ``p = +-inf`` share the gradient among ties).
+
+* ``cov`` (NumPy's and PyTorch's definition), composed of differentiable ops: rows are
+  variables, columns observations; with frequency weights ``f`` and observation weights
+  ``a``, ``w = f a``, ``mean = sum(x w) / sum(w)`` and
+  ``cov = (x - mean) diag(w) (x - mean)^T / norm`` with ``norm = sum(w) - correction``
+  (no ``a``) or ``sum(w) - correction sum(w a) / sum(w)``.
+* ``corrcoef``: ``cov`` divided by the outer product of the standard deviations, clipped to
+  [-1, 1].
 """
 import math
 
@@ -10,10 +19,14 @@ import numpy
 
 from ..dtypes import is_floating
 from .. import dtypes
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DTypeError, ShapeError
+from .arith import mul, sub
 from .autocast import autocast_op
-from .reduction import _all_dims, _check, _expand, _Reduction
-from .util import check_flag, check_number, dims_tuple
+from .division import div
+from .reduction import _all_dims, _check, _expand, _Reduction, mean, sum as _sum
+from .shape import unsqueeze
+from .unary import clamp, sqrt
+from .util import check_flag, check_int, check_number, check_tensor, dims_tuple
 
 
 class Var(_Reduction):
@@ -161,9 +174,24 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
     """Standard deviation: ``sqrt(var(...))`` with :func:`var`'s arguments."""
-    from .unary import sqrt
     _float_input("std", input)
     return sqrt(var(input, dim, unbiased, keepdim, correction=correction))
+
+
+def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(var(...), mean(...))`` over ``dim`` with :func:`~tinynet.var`'s arguments (a plain tuple)."""
+    if isinstance(dim, bool):  # var_mean(x, False): the legacy unbiased flag
+        dim, unbiased = None, dim
+    return (var(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, () if dim is None else dim, keepdim))
+
+
+def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
+    """``(std(...), mean(...))`` over ``dim`` with :func:`~tinynet.std`'s arguments (a plain tuple)."""
+    if isinstance(dim, bool):
+        dim, unbiased = None, dim
+    return (std(input, dim, unbiased, keepdim, correction=correction),
+            mean(input, () if dim is None else dim, keepdim))
 
 
 @autocast_op
@@ -206,3 +234,59 @@ def norm(input, p="fro", dim=None, keepdim=False, dtype=None):
         input = input.to(dtypes.as_dtype(dtype, "norm"))
     _float_input("norm", input)
     return Norm(dims_tuple("norm", _all_dims(dim), input.ndim), keepdim, p).apply(input)
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of ``input`` (a 1-D input is one
+    variable: a 0-d result), observations in the columns, with optional integer frequency
+    weights and float observation weights (both (N,)); see the module's formula.
+
+    Raises:
+        ArgumentTypeError / DTypeError: non-Tensors, integer fweights expected.
+        ShapeError: ``input`` with more than 2 dims, or weights of the wrong shape.
+    """
+    check_tensor("cov", "input", input)
+    correction = check_int("cov", "correction", correction)
+    if input.ndim > 2:
+        raise ShapeError(f"cov: expected input with two or fewer dimensions, got {input.ndim}")
+    x = input if input.ndim == 2 else input.reshape(1, -1)
+    if not x.is_floating_point() and not x.is_complex():  # (complex reaches matmul, which refuses it)
+        x = x.float()
+    n = x.shape[1]
+    w = None
+    for name, v in (("fweights", fweights), ("aweights", aweights)):
+        if v is None:
+            continue
+        check_tensor("cov", name, v)
+        if v.ndim != 1 or v.shape[0] != n:
+            raise ShapeError(f"cov: expected {name} to have one element per observation ({n}), got shape "
+                             f"{tuple(v.shape)}")
+        if name == "fweights" and v.array.dtype.kind not in "iu":
+            raise DTypeError(f"cov: expected fweights to have an integral dtype, got {v.dtype}")
+        w = v if w is None else mul(w, v)
+    if w is None:
+        centre = _sum(x, 1, keepdim=True) / n
+        centred = sub(x, centre)
+        c = div(centred @ centred.t(), n - correction)
+    else:
+        w = w.to(x.dtype)
+        w_sum = _sum(w)
+        centre = div(_sum(mul(x, w), 1, keepdim=True), w_sum)
+        scale = sub(w_sum, correction) if aweights is None else sub(
+            w_sum, div(mul(_sum(mul(w, aweights.to(x.dtype))), correction), w_sum))
+        centred = sub(x, centre)
+        c = div(centred @ mul(centred, w).t(), scale)
+    return c.reshape(()) if input.ndim < 2 else c
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input`` (see :func:`cov`), clipped
+    to [-1, 1].
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+        ShapeError: more than 2 dims.
+    """
+    c = cov(input)
+    if c.ndim == 0:
+        return div(c, c)
+    sd = sqrt(c.diagonal())
+    return clamp(div(div(c, unsqueeze(sd, 1)), unsqueeze(sd, 0)), -1, 1)

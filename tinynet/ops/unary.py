@@ -15,6 +15,11 @@ erf' = 2/sqrt(pi) e^{-x^2}, erfc' = -erf', asin' = 1/sqrt(1-x^2), acos' = -asin'
 atan' = 1/(1+x^2), sinh' = cosh, cosh' = sinh, asinh' = 1/sqrt(x^2+1),
 acosh' = 1/sqrt(x^2-1), atanh' = 1/(1-x^2), exp2' = y ln 2; sign, floor, ceil, round and
 trunc have derivative 0.
+
+Composed of those and of arithmetic: ``deg2rad``/``rad2deg`` (a product by ``pi / 180`` or
+its inverse), ``frac`` (``x - trunc(x)``, gradient 1), ``clamp_min``/``clamp_max``.
+``nan_to_num``'s derivative is 1 where the input is finite and 0 where it was replaced
+(NaN or +-inf), as PyTorch's.
 """
 import math
 import numbers
@@ -26,9 +31,10 @@ from .. import backend, dtypes, parallel
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
+from .arith import mul, sub
 from .autocast import autocast_op
 from .complex import complex_abs
-from .util import array_of, check_int, check_tensor, is_graph, unbroadcast
+from .util import array_of, check_int, check_tensor, float_tensor, is_graph, unbroadcast
 
 
 def _erf(xp, x):
@@ -187,10 +193,7 @@ class Clamp(Op):
 
 # ---- public functions -----------------------------------------------------------------
 def _float_op(cls, op, input):
-    check_tensor(op, "input", input)
-    if not is_floating(input.array.dtype):
-        input = input.to(dtypes.float_for(input.array.dtype))
-    return cls().apply(input)
+    return cls().apply(float_tensor(op, input))
 
 
 def _same_dtype_op(cls, op, input):
@@ -292,3 +295,83 @@ def clamp(input, min=None, max=None):
 
 
 clip = clamp
+
+
+def clamp_min(input, min):
+    """``clamp(input, min=min)``."""
+    return clamp(input, min=min)
+
+
+def clamp_max(input, max):
+    """``clamp(input, max=max)``."""
+    return clamp(input, max=max)
+
+
+def deg2rad(input):
+    """Elementwise ``input * pi / 180`` (degrees to radians); integers give the default float.
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+    """
+    return mul(float_tensor("deg2rad", input, real=True), math.pi / 180)
+
+
+def rad2deg(input):
+    """Elementwise ``input * 180 / pi`` (radians to degrees); integers give the default float.
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+    """
+    return mul(float_tensor("rad2deg", input, real=True), 180 / math.pi)
+
+
+def frac(input):
+    """Elementwise fractional part ``input - trunc(input)`` (sign of ``input``; gradient 1).
+
+    Raises:
+        ArgumentTypeError: not a Tensor.
+        DTypeError: an integer or bool tensor (PyTorch: not implemented for them).
+    """
+    check_tensor("frac", "input", input)
+    if not is_floating(input.array.dtype):
+        raise DTypeError(f"frac: not implemented for {input.dtype} tensors")
+    return sub(input, trunc(input))
+
+
+class NanToNum(Op):
+    name = "nan_to_num"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, nan, posinf, neginf):
+        self.values = (nan, posinf, neginf)
+
+    def forward(self, xp, x):
+        nan, posinf, neginf = self.values
+        if self.needs_input_grad[0]:
+            self.save_for_backward(xp.isfinite(x))
+        return xp.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+    def backward(self, xp, gy):
+        (finite,) = self.saved
+        return (gy * finite,)
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """``input`` with NaN replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``
+    (default: the dtype's largest and lowest finite values). Integer inputs come back
+    unchanged. The gradient is 1 where the input was finite, 0 where it was replaced.
+
+    Raises:
+        ArgumentTypeError: not a Tensor, or a replacement that is not a number.
+    """
+    check_tensor("nan_to_num", "input", input)
+    for name, v in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if v is not None and (not isinstance(v, (numbers.Real, numpy.number)) or isinstance(v, bool)):
+            raise ArgumentTypeError(f"nan_to_num: {name} must be a number, got {type(v).__name__}")
+    if not dtypes.is_floating(input.dtype):  # integers and bools hold no NaN or inf
+        return input.clone()
+    info = numpy.finfo(input.dtype) if input.dtype.kind == "f" else dtypes.finfo(input.dtype)
+    posinf = float(info.max) if posinf is None else posinf
+    neginf = float(info.min) if neginf is None else neginf
+    return NanToNum(nan, posinf, neginf).apply(input)

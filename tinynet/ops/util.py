@@ -45,6 +45,29 @@ def check_real(op, name, t):
     return t
 
 
+def float_tensor(op, t, name="input", real=False):
+    """``t`` (which must be a Tensor), cast to the default float dtype's family when it is an
+    integer or bool tensor (PyTorch's rule for the elementwise functions that compute in
+    floats); a complex tensor stays (the op takes it or refuses it), or with ``real`` raises
+    DTypeError (for functions composed of ops that take complex input but whose complex
+    form tinynet does not provide). ArgumentTypeError for a non-Tensor."""
+    check_tensor(op, name, t)
+    if real:
+        check_real(op, name, t)
+    return t if is_floating(t.array.dtype) else t.to(dtypes.float_for(t.array.dtype))
+
+
+def check_operands(op, first, second, names=("input", "other")):
+    """The operands of a binary function that takes Python numbers too: at least one is a
+    Tensor, and each is a Tensor or a real number (not a bool); ArgumentTypeError otherwise."""
+    if not isinstance(first, Tensor) and not isinstance(second, Tensor):
+        raise ArgumentTypeError(f"{op}: expected at least one Tensor, got {type(first).__name__} and "
+                                f"{type(second).__name__}")
+    for name, v in zip(names, (first, second)):
+        if not isinstance(v, (Tensor, int, float)) or isinstance(v, bool):
+            raise ArgumentTypeError(f"{op}: {name} must be a Tensor or a number, got {type(v).__name__}")
+
+
 def check_int(op, name, v, minimum=None):
     """``v`` as an int; ArgumentTypeError for non-ints, ArgumentError below ``minimum``."""
     if isinstance(v, bool) or not isinstance(v, (numbers.Integral, numpy.integer)):

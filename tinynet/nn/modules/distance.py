@@ -1,12 +1,14 @@
-"""Layers over :mod:`tinynet.ops.similarity`: ``CosineSimilarity``, ``PairwiseDistance``,
-``Threshold``, ``Hardshrink``, ``Softshrink`` and ``RMSNorm`` (formulas and gradients there).
+"""Layers over :mod:`tinynet.ops.distance` (``CosineSimilarity``, ``PairwiseDistance``),
+:mod:`tinynet.ops.piecewise_activations` (``Threshold``, ``Hardshrink``, ``Softshrink``) and
+:mod:`tinynet.ops.normalization` (``RMSNorm``); formulas and gradients there.
 """
 import numbers
 from typing import Any
 
 from ...errors import ArgumentError, ArgumentTypeError
-from ...ops.similarity import (_lambd, cosine_similarity, hardshrink, pairwise_distance, rms_norm, softshrink,
-                               threshold)
+from ...ops.distance import cosine_similarity, pairwise_distance
+from ...ops.normalization import rms_norm
+from ...ops.piecewise_activations import _lambd, hardshrink, softshrink, threshold
 from ...ops.util import check_int, check_number
 from .. import init
 from .linear import float_tensor
