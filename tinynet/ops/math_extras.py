@@ -10,6 +10,7 @@ import math
 
 from .. import dtypes
 from ..dtypes import is_floating
+from ..autograd.node import Op
 from ..errors import ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .arith import mul, sub
@@ -113,14 +114,31 @@ def frac(input):
     return sub(input, trunc(input))
 
 
+class _NanToZero(Op):
+    """``input`` with its NaNs replaced by 0; the gradient is ``grad * (input is not NaN)``, a
+    product (as PyTorch's nansum backward), so an infinite incoming gradient (nanmean of an
+    all-NaN row divides by a count of 0) gives NaN at the NaNs, not the 0 a select would give."""
+    name = "nansum"
+    twice_differentiable = True
+
+    def forward(self, xp, a):
+        keep = ~xp.isnan(a)
+        self.save_for_backward(keep.astype(a.dtype))
+        return xp.where(keep, a, xp.zeros((), a.dtype))
+
+    def backward(self, xp, gy):
+        return (gy * self.saved[0],)
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """:func:`~tinynet.sum` with NaNs counted as 0 (gradient 0 at them).
+    """:func:`~tinynet.sum` with NaNs counted as 0 (gradient ``grad * (input is not NaN)``: 0 at
+    them for a finite incoming gradient, NaN for an infinite one, as PyTorch).
 
     Raises:
         ArgumentTypeError: not a Tensor. IndexOutOfRangeError: a dim out of range.
     """
     check_tensor("nansum", "input", input)
-    x = where(isnan(input), 0, input) if is_floating(input.array.dtype) else input
+    x = _NanToZero().apply(input) if is_floating(input.array.dtype) else input
     return _sum(x, dim, keepdim, dtype=dtype)
 
 
