@@ -123,6 +123,23 @@ def test_attention_with_a_mask_and_small_ops(device):
         numpy.testing.assert_allclose(g, _host(w), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("opset", [17, 18])
+def test_elementwise_ops_and_reductions(opset, device):
+    class Net(tinynet.nn.Module):
+        def forward(self, x):
+            F = tinynet.nn.functional
+            y = x.abs().sqrt().exp().log() - F.leaky_relu(x, 0.2) + x ** 2.0 + x.matmul(x.mT).sum() * 0.5
+            y = y + x.mean(1, keepdim=True)
+            return F.relu(y.to(tinynet.float64)).to(tinynet.float32), y.sum(), y.mean((0, 1)), y.sum(0)
+
+    x = tinynet.randn(3, 4, device=device)
+    proto = tinynet.onnx.export(Net(), (x,), None, opset_version=opset)
+    assert {"ReduceSum", "ReduceMean", "LeakyRelu", "Cast", "Pow"} <= {n.op_type for n in proto.graph.node}
+    got = _session(proto).run(None, {"x": _host(x)})
+    for g, w in zip(got, Net()(x)):
+        numpy.testing.assert_allclose(g, _host(w), rtol=1e-5, atol=1e-5)
+
+
 def test_unsupported_op_and_bad_arguments(device):
     class Cum(tinynet.nn.Module):
         def forward(self, x):

@@ -174,6 +174,22 @@ def _sdpa(g, op, args, outs):
     return [g.node("MatMul", [p, g.value(v)])]
 
 
+def _reduce(onnx_op):
+    def emit(g, op, args, outs):
+        x = args[0]
+        axes = list(range(x.ndim)) if op.axes is None else [int(a) % max(x.ndim, 1) for a in
+                                                              (op.axes if isinstance(op.axes, (tuple, list))
+                                                               else (op.axes,))]
+        if x.ndim == 0 or not axes:
+            return [_cast(g, op, args, outs)]
+        name = _operand(g, x, outs[0].array.dtype)
+        keep = int(bool(op.keepdim))
+        if onnx_op == "ReduceSum" or g.opset >= 18:  # axes an input (ReduceSum from 13, the others from 18)
+            return [g.node(onnx_op, [name, g.const(numpy.asarray(axes, dtype=numpy.int64), "axes")], keepdims=keep)]
+        return [g.node(onnx_op, [name], axes=axes, keepdims=keep)]
+    return emit
+
+
 def _bias_relu(g, op, args, outs):
     return [g.node("Relu", [g.node("Add", [g.value(args[0]), g.value(args[1])])])]
 
@@ -196,7 +212,7 @@ SYMBOLICS = {
     "conv2d": _conv2d, "max_pool2d": _max_pool2d, "reshape": _reshape, "permute": _permute, "split": _split,
     "cat": _cat, "clone": _identity, "to_device": _identity, "to_dtype": _cast, "layer_norm": _layer_norm,
     "gelu": _gelu, "embedding": _embedding, "scaled_dot_product_attention": _sdpa, "bias_relu": _bias_relu,
-    "leaky_relu": _leaky_relu, "dropout": _dropout,
+    "leaky_relu": _leaky_relu, "dropout": _dropout, "sum": _reduce("ReduceSum"), "mean": _reduce("ReduceMean"),
 }
 
 
