@@ -11,6 +11,7 @@ import numpy
 
 from .. import backend
 from ..autograd import no_grad, node
+from ..devices import device
 from ..errors import OnnxExportError
 from ..tensor import Tensor
 
@@ -48,12 +49,7 @@ def host(a):
     return backend.to_device(a, _CPU) if not isinstance(a, numpy.ndarray) else a
 
 
-class _Cpu:
-    type = "cpu"
-    index = None
-
-
-_CPU = _Cpu()
+_CPU = device("cpu")
 
 
 class Graph:

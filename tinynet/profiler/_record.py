@@ -15,7 +15,7 @@ import threading
 import time
 import traceback
 
-from .. import backend
+from .. import backend, capture
 from ..autograd import node
 from ..autograd.function import FunctionCtx
 from ..errors import ArgumentTypeError, ProfilerError
@@ -112,7 +112,8 @@ def _nbytes(out, e):
 def _recorded(s, name, args, run):
     """Run ``run()`` (the op) inside an event; CUDA events around it for GPU inputs."""
     e = s.open(name, args)
-    cuda = s.cuda if s.cuda is not None and _gpu_inputs(args) else None
+    # no CUDA events inside a CUDA graph capture (their times could not be read back)
+    cuda = s.cuda if s.cuda is not None and _gpu_inputs(args) and capture.current() is None else None
     if cuda is not None:
         start = cuda.cuda.Event()
         start.record()
