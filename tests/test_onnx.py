@@ -154,6 +154,15 @@ def test_unsupported_op_and_bad_arguments(device):
         tinynet.onnx.export(mlp, (img,), None, opset_version=11)
     with pytest.raises(errors.ArgumentError, match="dynamic_axes names 'nope'"):
         tinynet.onnx.export(mlp, (img,), None, dynamic_axes={"nope": [0]})
+    with pytest.raises(errors.ArgumentTypeError, match="unexpected keyword argument 'bogus'"):
+        tinynet.onnx.export(mlp, (img,), None, bogus=1)
+    with pytest.raises(errors.ArgumentError, match="dynamic_shapes"):
+        tinynet.onnx.export(mlp, (img,), None, dynamic_shapes={"x": {0: "b"}})
+    assert tinynet.onnx.export(mlp, (img,), None, dynamo=True, do_constant_folding=False).graph.node
+    bare = tinynet.onnx.export(mlp, (img,), None, export_params=False)  # the weights become graph inputs
+    onnx.checker.check_model(bare)
+    assert {"fc1.weight", "fc2.bias"} <= {i.name for i in bare.graph.input}
+    assert not {"fc1.weight", "fc2.bias"} & {i.name for i in bare.graph.initializer}
     with pytest.raises(errors.ArgumentError, match="2 input_names for 1 tensor inputs"):
         tinynet.onnx.export(mlp, (img,), None, input_names=["a", "b"])
 

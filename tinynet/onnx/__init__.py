@@ -72,9 +72,15 @@ def _value_info(g, name, t, dynamic):
     return g.helper.make_tensor_value_info(name, g.tensor_type(t.array.dtype), dims)
 
 
-def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=False, input_names=None,
-           output_names=None, opset_version=None, dynamic_axes=None, keep_initializers_as_inputs=False,
-           do_constant_folding=True, training=None, dynamo=False, **ignored):
+# torch.onnx.export's options that change nothing here (tinynet has one exporter, this tracer)
+_NO_EFFECT = {"dynamo", "external_data", "optimize", "verify", "report", "profile", "dump_exported_program",
+              "artifacts_dir", "fallback", "operator_export_type", "custom_opsets", "export_modules_as_functions",
+              "autograd_inlining", "custom_translation_table", "do_constant_folding", "verbose"}
+
+
+def export(model, args=(), f=None, *, kwargs=None, export_params=True, input_names=None, output_names=None,
+           opset_version=None, dynamic_axes=None, keep_initializers_as_inputs=False, training=None,
+           dynamic_shapes=None, **options):
     """Trace ``model(*args)`` and write it as an ONNX model to ``f`` (a path or a binary file);
     returns the ``onnx.ModelProto``.
 
@@ -91,12 +97,20 @@ def export(model, args, f=None, *, kwargs=None, export_params=True, verbose=Fals
         export_params (bool): False leaves the weights out (the initializers become inputs).
         training: only eval-mode export (the default): the model is put in eval mode for the
             run and back after.
+        dynamo, optimize, verbose, do_constant_folding, ...: PyTorch's other options, accepted
+            with no effect (one exporter here).
 
     Raises:
         MissingExtraError: ``onnx`` is not installed. UnsupportedOperatorError: an op without
         a translation (named by its class). OnnxExportError: a bad opset or output.
         ArgumentError: ``dynamic_axes`` naming an unknown value, or names of the wrong count.
     """
+    for key in options:
+        if key not in _NO_EFFECT:
+            raise ArgumentTypeError(f"onnx.export: unexpected keyword argument '{key}'")
+    if dynamic_shapes is not None:
+        raise ArgumentError("onnx.export: dynamic_shapes (torch.export's form) is not supported; name the "
+                            "dynamic sizes with dynamic_axes")
     onnx = import_optional("onnx", "onnx", "tinynet.onnx.export")
     newest = onnx.defs.onnx_opset_version()
     opset = 17 if opset_version is None else opset_version
