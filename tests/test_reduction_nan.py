@@ -5,7 +5,7 @@ import numpy
 import pytest
 
 import tinynet
-from helpers import assert_close, check_op, rng, torch
+from helpers import as_numpy, assert_close, check_op, rng, torch
 from tinynet import errors
 
 R = rng(103)
@@ -66,3 +66,18 @@ def test_nanmean_gradient_matches_torch(device):
     tinynet.nanmean(t, 1).sum().backward()
     torch.nanmean(p, 1).sum().backward()
     assert_close(t.grad, p.grad, rtol=1e-12, atol=0, what="nanmean gradient")
+
+
+def test_nanmean_gradient_of_an_all_nan_row_is_nan(device):
+    # PyTorch: grad / count (inf for a count of 0) times the not-NaN mask: NaN on an all-NaN row;
+    # the rows with some numbers keep 0 at their NaNs. Also through create_graph (the backward's backward).
+    x = numpy.array([[numpy.nan, numpy.nan, numpy.nan], [1.0, numpy.nan, 2.0], [3.0, 4.0, 5.0]])
+    t, p = tinynet.tensor(x, device=device, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        tinynet.nanmean(t, 1).sum().backward()
+        (g,) = tinynet.autograd.grad(tinynet.nansum(t * t), t, create_graph=True)
+    torch.nanmean(p, 1).sum().backward()
+    assert_close(t.grad, p.grad, rtol=1e-12, atol=0, what="nanmean gradient")
+    assert numpy.isnan(as_numpy(t.grad)[0]).all()  # assert_allclose matches NaNs by default
+    (q,) = torch.autograd.grad(torch.nansum(p * p), p, create_graph=True)
+    assert_close(g, q, rtol=1e-12, atol=0, what="nansum gradient (create_graph)")

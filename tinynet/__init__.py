@@ -111,6 +111,8 @@ from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, con
 from . import amp  # noqa: E402
 from . import func  # noqa: E402  (torch.func: above nn, for functional_call)
 from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
+from . import profiler  # noqa: E402  (torch.profiler: records ops only while a profile runs)
+from . import onnx  # noqa: E402  (torch.onnx: the onnx package is imported by export, not here)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save

@@ -30,6 +30,9 @@ PathNotWritableError     OSError
 GraphCaptureError        RuntimeError
 DistributedError         RuntimeError
 ProcessGroupError        ValueError (a DistributedError)
+ProfilerError            RuntimeError
+OnnxExportError          RuntimeError
+UnsupportedOperatorError RuntimeError (an OnnxExportError)
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -179,3 +182,20 @@ def check_type(op, name, value, types, expected):
     """Raise :class:`ArgumentTypeError` naming ``op`` when ``value`` is not an instance of ``types``."""
     if not isinstance(value, types):
         raise ArgumentTypeError(f"{op}: {name} must be {expected}, got {type(value).__name__}")
+
+
+class ProfilerError(TinynetError, RuntimeError):
+    """:mod:`tinynet.profiler` misused: a second profiler started while one runs, a
+    ``record_function`` left out of order, or an export before the profiler stopped
+    (PyTorch raises ``RuntimeError`` in these cases)."""
+
+
+class OnnxExportError(TinynetError, RuntimeError):
+    """:func:`tinynet.onnx.export` cannot write the model: the traced run produced no tensor
+    output, or an argument (``dynamic_axes``, ``input_names``, the opset) does not fit
+    (PyTorch's ``torch.onnx.errors.OnnxExporterError``)."""
+
+
+class UnsupportedOperatorError(OnnxExportError):
+    """:func:`tinynet.onnx.export` met an op with no ONNX translation; the message names the
+    op's class (PyTorch's ``torch.onnx.errors.UnsupportedOperatorError``)."""

@@ -1,7 +1,8 @@
 """Reductions that skip NaN: ``nansum``, ``nanmean`` and ``nanmedian`` (``nanquantile``:
 :mod:`.quantile`), composed of tinynet's differentiable ops.
 
-``nansum`` counts NaNs as 0 (gradient 0 at them); ``nanmean`` is ``nansum / count`` of the
+``nansum`` counts NaNs as 0 (gradient ``grad * (not NaN)``: NaN where an infinite gradient
+meets a NaN, as PyTorch's); ``nanmean`` is ``nansum / count`` of the
 non-NaN values. ``nanmedian`` is the lower median of the non-NaN values: with ``k`` of them
 sorted ascending, the ``(k - 1) // 2``-th (NaN when ``k = 0``), composed of :func:`sort`,
 :func:`gather` and indexing. Along a ``dim`` it returns ``(values, indices)``, the index of
@@ -11,6 +12,7 @@ a 0-d tensor whose gradient ties share evenly (as PyTorch's).
 import collections
 
 from .. import dtypes
+from ..autograd.node import Op
 from ..dtypes import is_floating
 from ..errors import ArgumentTypeError, DTypeError
 from .compare import isnan
@@ -26,15 +28,32 @@ from .util import check_real, check_tensor, dim_index
 NanmedianResult = collections.namedtuple("NanmedianResult", ["values", "indices"])  # torch.return_types.nanmedian
 
 
+class _NanToZero(Op):
+    """``input`` with its NaNs replaced by 0; the gradient is ``grad * (input is not NaN)``, a
+    product (as PyTorch's nansum backward), so an infinite incoming gradient (nanmean of an
+    all-NaN row divides by a count of 0) gives NaN at the NaNs, not the 0 a select would give."""
+    name = "nansum"
+    twice_differentiable = True
+
+    def forward(self, xp, a):
+        keep = ~xp.isnan(a)
+        self.save_for_backward(keep.astype(a.dtype))
+        return xp.where(keep, a, xp.zeros((), a.dtype))
+
+    def backward(self, xp, gy):
+        return (gy * self.saved[0],)
+
+
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """:func:`~tinynet.sum` with NaNs counted as 0 (gradient 0 at them).
+    """:func:`~tinynet.sum` with NaNs counted as 0 (gradient ``grad * (input is not NaN)``: 0 at
+    them for a finite incoming gradient, NaN for an infinite one, as PyTorch).
 
     Raises:
         ArgumentTypeError: not a Tensor. IndexOutOfRangeError: a dim out of range.
         DTypeError: a complex tensor (as PyTorch).
     """
     check_real("nansum", "input", check_tensor("nansum", "input", input))
-    x = where(isnan(input), 0, input) if is_floating(input.array.dtype) else input
+    x = _NanToZero().apply(input) if is_floating(input.array.dtype) else input
     return _sum(x, dim, keepdim, dtype=dtype)
 
 
