@@ -189,7 +189,7 @@ class AffineTransform(Transform):
     def log_abs_det_jacobian(self, x, y):
         shape = tuple(x.shape)
         if isinstance(self.scale, numbers.Number):
-            value = math.log(abs(self.scale)) if self.scale != 0 else -math.inf
+            value = math.log(math.fabs(self.scale)) if self.scale != 0 else -math.inf
             result = full(shape, value, dtype=x.dtype, device=x.device)
         else:  # a tensor scale broadcasts with x: every element of an event counts
             result = log(abs(self.scale))
