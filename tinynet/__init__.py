@@ -90,6 +90,7 @@ from .ops.arrange_extras import (atleast_1d, atleast_2d, atleast_3d, broadcast_s
                                  ravel)
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
+from .ops.special_gamma import _standard_gamma, digamma, erfinv, igamma, igammac, lgamma, polygamma
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
@@ -97,6 +98,7 @@ from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, con
                             conv_transpose2d, cosine_similarity, hardshrink, max_pool1d, max_pool2d,
                             pairwise_distance, pixel_shuffle, pixel_unshuffle, relu_, rms_norm, threshold, threshold_)
 from . import amp  # noqa: E402
+from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save

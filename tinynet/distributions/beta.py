@@ -5,10 +5,8 @@ Built, as PyTorch's, on a two-category :class:`Dirichlet` over (x, 1 - x): ``log
 ``entropy``, ``mode`` and ``rsample`` (g1 / (g1 + g0) of two implicitly reparameterised Gamma
 draws) come from it. mean = a / (a + b), variance = ab / ((a + b)^2 (a + b + 1)).
 """
-import numbers
-
 from . import constraints
-from ._ops import lgamma, stack, tensor
+from ._ops import lgamma, stack
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -31,18 +29,14 @@ class Beta(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        if isinstance(concentration1, numbers.Number) and isinstance(concentration0, numbers.Number):
-            both = tensor([float(concentration1), float(concentration0)])
-        else:
-            c1, c0 = broadcast_all(concentration1, concentration0)
-            both = stack([c1, c0], -1)
-        self._dirichlet = Dirichlet(both, validate_args=validate_args)
+        c1, c0 = broadcast_all(concentration1, concentration0)
+        self._dirichlet = Dirichlet(stack([c1, c0], -1), validate_args=validate_args)
         super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Beta, _instance)
         new._dirichlet = self._dirichlet.expand(batch_shape)
-        Distribution.__init__(new, tuple(batch_shape), validate_args=False)
+        Distribution.__init__(new, batch_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 

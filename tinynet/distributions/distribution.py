@@ -20,12 +20,15 @@ Randomness: samples are drawn through tinynet's generators (``tinynet.randn``, `
 ``bernoulli``, ``multinomial``, ``poisson``, ``_standard_gamma``), so ``tinynet.manual_seed``
 makes them repeatable and one seed gives the same draws on the CPU and the GPU.
 """
+import numbers
 import warnings
+
+import numpy
 
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from . import constraints
-from ._ops import broadcast_shapes, no_grad
+from ._ops import broadcast_shapes, no_grad, tensor
 from .utils import lazy_property
 
 
@@ -73,6 +76,9 @@ class Distribution:
         self._batch_shape = _shape(f"{type(self).__name__}: batch_shape", batch_shape)
         self._event_shape = _shape(f"{type(self).__name__}: event_shape", event_shape)
         if validate_args is not None:
+            if not isinstance(validate_args, (bool, numbers.Integral, numpy.bool_)):
+                raise ArgumentTypeError(f"{type(self).__name__}: validate_args must be a bool or None, got "
+                                        f"{type(validate_args).__name__}")
             self._validate_args = bool(validate_args)
         if self._validate_args:
             self._check_parameters()
@@ -195,6 +201,20 @@ class Distribution:
     def perplexity(self):
         """``exp(entropy())``."""
         return self.entropy().exp()
+
+    def _icdf_value(self, value):
+        """``value`` of ``icdf`` as a Tensor (a number becomes one of the parameters' dtype).
+
+        Raises:
+            ArgumentTypeError: neither a Tensor nor a real number.
+        """
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, bool) or not isinstance(value, (numbers.Real, numpy.floating)):
+            raise ArgumentTypeError(f"{type(self).__name__}.icdf: value must be a Tensor or a number, got "
+                                    f"{type(value).__name__}")
+        ref = next((v for v in self.__dict__.values() if isinstance(v, Tensor)), None)
+        return tensor(float(value), dtype=getattr(ref, "dtype", None), device=getattr(ref, "device", None))
 
     def _extended_shape(self, sample_shape=()):
         """``sample_shape + batch_shape + event_shape``."""

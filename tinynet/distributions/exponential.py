@@ -73,6 +73,7 @@ class Exponential(ExponentialFamily):
         return 1 - exp(-self.rate * value)
 
     def icdf(self, value):
+        value = self._icdf_value(value)
         return -log1p(-value) / self.rate
 
     def entropy(self):

@@ -5,7 +5,7 @@ batch dims of a distribution as event dims (PyTorch's ``torch.distributions.Inde
 """
 from ..errors import ArgumentError, ArgumentTypeError
 from . import constraints
-from .distribution import Distribution
+from .distribution import Distribution, _shape
 from .utils import _sum_rightmost
 
 
@@ -40,7 +40,7 @@ class Independent(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(Independent, _instance)
-        batch_shape = tuple(batch_shape)
+        batch_shape = _shape(f"{type(self).__name__}.expand: batch_shape", batch_shape)
         new.base_dist = self.base_dist.expand(batch_shape + self._event_shape[:self.reinterpreted_batch_ndims])
         new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
         Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)

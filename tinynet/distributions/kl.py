@@ -36,8 +36,8 @@ from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .utils import _softplus, _sum_rightmost
 
-_KL_REGISTRY = {}  # (type_p, type_q) -> function(p, q)
-_KL_MEMOIZE = {}   # the dispatch's answers, cleared by register_kl
+_KL_REGISTRY: dict = {}  # (type_p, type_q) -> function(p, q)
+_KL_MEMOIZE: dict = {}   # the dispatch's answers, cleared by register_kl
 
 
 def register_kl(type_p, type_q):

@@ -77,7 +77,7 @@ class Laplace(Distribution):
         return 0.5 - 0.5 * sign(z) * expm1(-abs(z) / self.scale)
 
     def icdf(self, value):
-        term = value - 0.5
+        term = self._icdf_value(value) - 0.5
         return self.loc - self.scale * sign(term) * log1p(-2 * abs(term))
 
     def entropy(self):

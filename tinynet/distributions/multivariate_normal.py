@@ -20,7 +20,7 @@ from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from . import constraints
 from ._ops import broadcast_shapes, cholesky, eye, log, no_grad, randn, solve_triangular
-from .distribution import Distribution
+from .distribution import Distribution, _shape
 from .utils import lazy_property
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -107,7 +107,7 @@ class MultivariateNormal(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = tuple(batch_shape)
+        batch_shape = _shape(f"{type(self).__name__}.expand: batch_shape", batch_shape)
         n = self._event_shape[0]
         new.loc = self.loc.expand(batch_shape + (n,))
         new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril

@@ -78,7 +78,7 @@ class Normal(ExponentialFamily):
         return 0.5 * (1 + erf((value - self.loc) / (self.scale * math.sqrt(2))))
 
     def icdf(self, value):
-        return self.loc + self.scale * erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * erfinv(2 * self._icdf_value(value) - 1) * math.sqrt(2)
 
     def entropy(self):
         return 0.5 + _LOG_SQRT_2PI + log(self.scale)

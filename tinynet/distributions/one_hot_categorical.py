@@ -32,7 +32,7 @@ class OneHotCategorical(Distribution):
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)
         new._categorical = self._categorical.expand(batch_shape)
-        Distribution.__init__(new, tuple(batch_shape), self._event_shape, validate_args=False)
+        Distribution.__init__(new, new._categorical.batch_shape, self._event_shape, validate_args=False)
         new._validate_args = self._validate_args
         return new
 

@@ -18,11 +18,11 @@ class Transform:
         ArgumentError: another cache size.
     """
     bijective = False
-    domain = constraints.real
-    codomain = constraints.real
+    domain: constraints.Constraint = constraints.real
+    codomain: constraints.Constraint = constraints.real
 
     def __init__(self, cache_size=0):
-        if cache_size not in (0, 1):
+        if isinstance(cache_size, bool) or not isinstance(cache_size, int) or cache_size not in (0, 1):
             raise ArgumentError(f"{type(self).__name__}: cache_size must be 0 or 1, got {cache_size!r}")
         self._cache_size = cache_size
         self._cached_x_y = None, None

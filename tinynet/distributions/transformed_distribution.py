@@ -9,7 +9,7 @@ transforms' inverses with the CDF reflected where a transform decreases (``sign`
 from ..errors import ArgumentError, ArgumentTypeError
 from . import constraints
 from ._ops import no_grad
-from .distribution import Distribution
+from .distribution import Distribution, _shape
 from .independent import Independent
 from .transforms import ComposeTransform, Transform
 from .utils import _sum_rightmost
@@ -59,7 +59,7 @@ class TransformedDistribution(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(TransformedDistribution, _instance)
-        batch_shape = tuple(batch_shape)
+        batch_shape = _shape(f"{type(self).__name__}.expand: batch_shape", batch_shape)
         shape = batch_shape + self._event_shape
         for t in reversed(self.transforms):
             shape = t.inverse_shape(shape)
@@ -123,7 +123,7 @@ class TransformedDistribution(Distribution):
         return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        value = self.base_dist.icdf(self._monotonize_cdf(value))
+        value = self.base_dist.icdf(self._monotonize_cdf(self.base_dist._icdf_value(value)))
         for t in self.transforms:
             value = t(value)
         return value

@@ -83,7 +83,7 @@ class Uniform(Distribution):
         return ((value - self.low) / (self.high - self.low)).clamp(min=0, max=1)
 
     def icdf(self, value):
-        return value * (self.high - self.low) + self.low
+        return self._icdf_value(value) * (self.high - self.low) + self.low
 
     def entropy(self):
         return log(self.high - self.low)
