@@ -252,8 +252,8 @@ class Distribution:
 
     def __repr__(self):
         names = [k for k in self.arg_constraints if k in self.__dict__]
-        args = ", ".join(f"{k}: {self.__dict__[k] if self.__dict__[k].numel() == 1 else tuple(self.__dict__[k].shape)}"
-                         for k in names)
+        shown = {k: self.__dict__[k] for k in names}
+        args = ", ".join(f"{k}: {v.item() if v.numel() == 1 else tuple(v.shape)}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
 
 

@@ -9,6 +9,7 @@ the Gamma(a, 1) draw carries the implicit reparameterisation gradient of Figurno
 """
 import numbers
 
+from .. import dtypes
 from . import constraints
 from ._ops import _standard_gamma, digamma, igamma, lgamma, log, no_grad, xlogy
 from .exp_family import ExponentialFamily
@@ -59,7 +60,9 @@ class Gamma(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        return _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        x = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        # no draw below the smallest normal number (as PyTorch's), the gradient left as it is
+        return x + (x.detach().clamp(min=dtypes.finfo(x.dtype).tiny) - x.detach())
 
     def log_prob(self, value):
         if self._validate_args:

@@ -28,6 +28,13 @@ class Normal(ExponentialFamily):
     Raises:
         ArgumentError: a parameter outside its constraint (with validation on), or not a
             number/Tensor. ShapeError: loc and scale do not broadcast.
+
+    Example:
+        >>> d = tinynet.distributions.Normal(tinynet.tensor([0.0, 1.0]), 2.0)
+        >>> d.batch_shape, d.sample((5,)).shape
+        ((2,), (5, 2))
+        >>> d.log_prob(tinynet.tensor([0.0, 0.0]))
+        tensor([-1.6121, -1.7371])
     """
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
