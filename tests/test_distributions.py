@@ -392,3 +392,12 @@ def test_transform_cache_and_equality(device):
     assert T.ExpTransform().inv.inv == T.ExpTransform()
     with pytest.raises(ArgumentError):
         T.ExpTransform(cache_size=2)
+
+
+def test_exponential_family_generic_entropy_matches_the_closed_forms(device):
+    t = lambda a: tinynet.tensor(numpy.asarray(a, numpy.float64), device=device)  # noqa: E731
+    for d in (D.Normal(t(REAL), t(POS)), D.Exponential(t(POS)), D.Gamma(t(POS), t(POS2)), D.Bernoulli(t(PROBS))):
+        assert_close(D.ExponentialFamily.entropy(d), d.entropy(), rtol=1e-10, atol=1e-12, what=type(d).__name__)
+    for d in (D.Poisson(t(POS)), D.Dirichlet(t(WEIGHTS)), D.Beta(t(POS), t(POS2))):  # no carrier measure, as PyTorch's
+        with pytest.raises(NotImplementedError):
+            D.ExponentialFamily.entropy(d)

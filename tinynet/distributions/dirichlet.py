@@ -29,7 +29,6 @@ class Dirichlet(ExponentialFamily):
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
     has_rsample = True
-    _mean_carrier_measure = 0
 
     def __init__(self, concentration, validate_args=None):
         if not isinstance(concentration, Tensor):

@@ -161,10 +161,8 @@ class ComposeTransform(Transform):
     def __init__(self, parts, cache_size=0):
         if not isinstance(parts, (list, tuple)) or not all(isinstance(p, Transform) for p in parts):
             raise ArgumentTypeError(f"ComposeTransform: parts must be a list of Transforms, got {parts!r}")
-        if cache_size:
-            parts = [p.with_cache(cache_size) for p in parts]
         super().__init__(cache_size=cache_size)
-        self.parts = list(parts)
+        self.parts = [p.with_cache(cache_size) for p in parts] if cache_size else list(parts)
 
     def __eq__(self, other):
         return isinstance(other, ComposeTransform) and self.parts == other.parts
