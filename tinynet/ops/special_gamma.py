@@ -58,12 +58,12 @@ def _special(xp):
 
 def _lgamma(xp, x):
     y = _special(xp).gammaln(_f64(x))
-    return xp.where(xp.isneginf(x), xp.inf, y).astype(x.dtype, copy=False)  # PyTorch: lgamma(-inf) = inf
+    return xp.where(x == -numpy.inf, numpy.inf, y).astype(x.dtype, copy=False)  # PyTorch: lgamma(-inf) = inf
 
 
 def _polygamma(xp, n, x):
-    sp = _special(xp)
-    y = sp.psi(_f64(x)) if n == 0 else sp.polygamma(n, _f64(x))
+    sp = _special(xp)  # n as an array: cupyx's polygamma broadcasts its arguments as arrays
+    y = sp.digamma(_f64(x)) if n == 0 else sp.polygamma(xp.asarray(float(n)), _f64(x))
     return xp.asarray(y).astype(x.dtype, copy=False)
 
 
@@ -262,7 +262,7 @@ def lgamma(input):
 
 
 def digamma(input):
-    """Elementwise psi(input) = d/dx log Gamma (``scipy.special.psi``; -inf at 0 as PyTorch's);
+    """Elementwise psi(input) = d/dx log Gamma (``scipy.special.digamma``; -inf at 0 as PyTorch's);
     integers give the default float. Gradient polygamma(1, input).
 
     Raises:
