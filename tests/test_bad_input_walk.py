@@ -38,6 +38,7 @@ torch = pytest.importorskip("torch")
 NOT_WALKED = {
     "save", "load",  # file I/O: tests/test_serialization.py
     "manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device", "set_num_threads",
+    "use_deterministic_algorithms",
     "set_grad_enabled", "set_printoptions",  # change process-wide state other tests rely on
     "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
 }
