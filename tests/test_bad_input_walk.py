@@ -29,7 +29,7 @@ import tinynet
 import tinynet.autograd.functional
 import tinynet.nn.functional as F
 import tinynet.utils.checkpoint
-from tinynet import nn, optim
+from tinynet import distributions, nn, optim
 from tinynet.errors import TinynetError
 from tinynet.optim import lr_scheduler
 
@@ -41,6 +41,7 @@ torch = pytest.importorskip("torch")
 NOT_WALKED = {
     "save", "load",  # file I/O: tests/test_serialization.py
     "manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device", "set_num_threads",
+    "use_deterministic_algorithms",
     "set_grad_enabled", "set_printoptions",  # change process-wide state other tests rely on
     "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
 }
@@ -143,6 +144,27 @@ def module_forwards():
                     [Param("module", "built")] + signature_params(cls.forward, True), first=build)
 
 
+# Distributions: the constructors, kl_divergence/register_kl, the transforms, and the methods of a
+# table of valid distributions (each made on the test's device).
+DIST_ARGS = {"Normal": (0.0, 1.0), "Gamma": (2.0, 1.0), "Beta": (2.0, 3.0), "Uniform": (0.0, 2.0),
+             "Poisson": (2.0,), "Bernoulli": (0.3,), "Laplace": (0.0, 1.0), "Exponential": (1.5,),
+             "LogNormal": (0.0, 1.0)}
+DIST_METHODS = ("log_prob", "cdf", "icdf", "sample", "rsample", "expand", "entropy", "enumerate_support")
+
+
+def distribution_methods():
+    for name, args in sorted(DIST_ARGS.items()):
+        cls = getattr(distributions, name)
+        build = Built(f"{name}{args}", lambda d, cls=cls, args=args: cls(*(tinynet.tensor(a, device=d) for a in args)))
+        for method in DIST_METHODS:  # those the class implements (the rest raise NotImplementedError, as PyTorch's)
+            fn = getattr(cls, method)
+            if fn is getattr(distributions.Distribution, method) or (name, method) == ("Poisson", "entropy"):
+                continue
+            params = [p for p in signature_params(fn, True) if not p.name.startswith("_")]
+            yield Entry(f"distributions.{name}.{method}", lambda dist, *a, method=method, **k: getattr(dist, method)(
+                *a, **k), [Param("dist", "built")] + params, first=build)
+
+
 ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinynet.linalg, "linalg"),
            *functions(tinynet.fft, "fft"), *functions(tinynet.special, "special"), *tensor_methods(),
            *classes(nn, "nn", nn.Module),
@@ -153,7 +175,11 @@ ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinyne
            *functions(tinynet.func, "func", tinynet.func.__all__),
            *functions(tinynet.autograd.functional, "autograd.functional", tinynet.autograd.functional.__all__),
            *functions(tinynet.utils.checkpoint, "utils.checkpoint", ["checkpoint", "checkpoint_sequential"]),
-           *functions(tinynet.testing, "testing", ["make_tensor"])]
+           *functions(tinynet.testing, "testing", ["make_tensor"]),
+           *classes(distributions, "distributions", distributions.Distribution),
+           *functions(distributions, "distributions"),
+           *classes(distributions.transforms, "distributions", distributions.transforms.Transform),
+           *distribution_methods()]
 
 
 @st.composite
@@ -335,6 +361,20 @@ PYTORCH_RAISES = {
     "linalg.cross of 4-vectors": lambda m: m.linalg.cross(m.ones(4), m.ones(4)),
     "linalg.matrix_power float n": lambda m: m.linalg.matrix_power(m.eye(2), 1.5),
     "linalg.multi_dot of one": lambda m: m.linalg.multi_dot([m.eye(2)]),
+    "Normal(0, -1)": lambda m: m.distributions.Normal(0.0, -1.0),
+    "Bernoulli(probs=2)": lambda m: m.distributions.Bernoulli(probs=m.tensor([2.0])),
+    "Bernoulli of probs and logits": lambda m: m.distributions.Bernoulli(probs=0.5, logits=0.0),
+    "Categorical of 0-d probs": lambda m: m.distributions.Categorical(probs=m.tensor(1.0)),
+    "Dirichlet of a negative concentration": lambda m: m.distributions.Dirichlet(m.tensor([1.0, -1.0])),
+    "Uniform(1, 0)": lambda m: m.distributions.Uniform(1.0, 0.0),
+    "MultivariateNormal non-PD covariance": lambda m: m.distributions.MultivariateNormal(
+        m.zeros(2), covariance_matrix=m.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    "MultivariateNormal without a matrix": lambda m: m.distributions.MultivariateNormal(m.zeros(2)),
+    "Exponential log_prob outside the support": lambda m: m.distributions.Exponential(1.0).log_prob(m.tensor(-1.0)),
+    "Poisson log_prob of 1.5": lambda m: m.distributions.Poisson(m.tensor([2.0])).log_prob(m.tensor([1.5])),
+    "Normal log_prob of a wrong shape": lambda m: m.distributions.Normal(m.zeros(2), 1.0).log_prob(m.zeros(3)),
+    "Independent of too many dims": lambda m: m.distributions.Independent(m.distributions.Normal(m.zeros(2), 1.0), 2),
+    "polygamma(-1)": lambda m: m.polygamma(-1, m.tensor([1.0])),
 }
 
 

@@ -369,6 +369,8 @@ OPS = {
     "maximum": (binary(), lambda m, a, b: m.maximum(a, b), True),
     "exp": (unary(), lambda m, a: m.exp(a), False),
     "log": (unary(positive=True), lambda m, a: m.log(a), False),
+    "lgamma": (unary(positive=True), lambda m, a: m.lgamma(a), False),
+    "digamma": (unary(positive=True), lambda m, a: m.digamma(a), False),
     "sqrt": (unary(positive=True), lambda m, a: a.sqrt(), False),
     "tanh": (unary(), lambda m, a: m.tanh(a), False),
     "sigmoid": (unary(), lambda m, a: m.sigmoid(a), False),

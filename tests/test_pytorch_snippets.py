@@ -265,6 +265,28 @@ def tensor_manipulation():
     """
 
 
+@snippet
+def distributions_losses():
+    """
+    import torch
+    mu = torch.tensor([0.5, -0.2], requires_grad=True)
+    log_sigma = torch.tensor([0.1, -0.3], requires_grad=True)
+    q = torch.distributions.Normal(mu, log_sigma.exp())
+    prior = torch.distributions.Normal(torch.zeros(2), torch.ones(2))
+    kl = torch.distributions.kl_divergence(q, prior).sum()
+    logits = torch.tensor([[1.0, 2.0, 0.5], [0.1, 0.2, 0.3]], requires_grad=True)
+    pi = torch.distributions.Categorical(logits=logits)
+    actions = torch.tensor([1, 2])
+    pg_loss = -(pi.log_prob(actions) * torch.tensor([1.5, -0.5])).sum() - 0.01 * pi.entropy().sum()
+    (kl + pg_loss).backward()
+    z = q.rsample((4,))
+    mvn = torch.distributions.MultivariateNormal(torch.zeros(2), scale_tril=torch.tensor([[1.0, 0.0], [0.5, 2.0]]))
+    result = dict(kl=kl.item(), pg=pg_loss.item(), mu_grad=mu.grad.tolist(), ls_grad=log_sigma.grad.tolist(),
+                  logits_grad=logits.grad.tolist(), z_shape=list(z.shape), batch=list(pi.batch_shape),
+                  mvn_lp=mvn.log_prob(torch.tensor([0.3, -1.0])).item(), mvn_h=mvn.entropy().item(),
+                  beta_mean=torch.distributions.Beta(2.0, 3.0).mean.item())
+    """
+
 def _run(source, use_tinynet):
     if use_tinynet:
         assert "import torch\n" in source

@@ -96,13 +96,14 @@ from .ops.quantile import nanquantile, quantile
 from .ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
+from .ops.special_gamma import _standard_gamma, digamma, erfinv, igamma, igammac, lgamma, polygamma
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from . import linalg  # noqa: E402  (torch.linalg)
 from . import accelerator, multiprocessing  # noqa: E402
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
-from .ops.special_functions import erfinv, i0  # noqa: E402
-from .ops.special_gamma import digamma, igamma, igammac, lgamma, mvlgamma, polygamma  # noqa: E402
+from .ops.special_functions import i0  # noqa: E402
+from .ops.special_misc import mvlgamma  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
@@ -113,6 +114,7 @@ from . import func  # noqa: E402  (torch.func: above nn, for functional_call)
 from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
 from . import profiler  # noqa: E402  (torch.profiler: records ops only while a profile runs)
 from . import onnx  # noqa: E402  (torch.onnx: the onnx package is imported by export, not here)
+from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save

@@ -12,12 +12,13 @@ CPU and ``cupyx.scipy.special`` on a GPU; docs/fft_special.md says where tinynet
 from PyTorch.
 """
 from .ops.pointwise_special import logit, sinc, xlogy
-from .ops.special_functions import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, entr, erfcx, erfinv, expit, i0, i0e,
-                                    i1, i1e, log_ndtr, log_softmax, modified_bessel_i0, modified_bessel_i1,
-                                    modified_bessel_k0, modified_bessel_k1, ndtr, ndtri, scaled_modified_bessel_k0,
+from .ops.special_functions import (bessel_j0, bessel_j1, bessel_y0, bessel_y1, entr, erfcx, expit, i0, i0e, i1, i1e,
+                                    log_ndtr, log_softmax, modified_bessel_i0, modified_bessel_i1, modified_bessel_k0,
+                                    modified_bessel_k1, ndtr, ndtri, scaled_modified_bessel_k0,
                                     scaled_modified_bessel_k1, softmax)
-from .ops.special_gamma import digamma, gammainc, gammaincc, multigammaln, polygamma, xlog1py, zeta
-from .ops.special_gamma import lgamma as gammaln
+from .ops.special_gamma import digamma, erfinv, polygamma
+from .ops.special_gamma import igamma as gammainc, igammac as gammaincc, lgamma as gammaln
+from .ops.special_misc import multigammaln, xlog1py, zeta
 from .ops.stats import logsumexp
 from .ops.unary import erf, erfc, exp2, expm1, log1p, round
 

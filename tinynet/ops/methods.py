@@ -13,7 +13,7 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
 from . import linalg_torch
-from . import complex as complex_ops, special_gamma
+from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -142,7 +142,7 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
-                     **special_gamma.METHODS}.items():
+                     **special_misc.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

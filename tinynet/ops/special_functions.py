@@ -1,6 +1,6 @@
-"""Special functions of one tensor (PyTorch's ``torch.special`` and the torch-level names
-``erfinv``, ``i0``): the error-function family (``erfinv``, ``erfcx``), the normal
-distribution (``ndtr``, ``ndtri``, ``log_ndtr``), the modified Bessel functions (``i0``,
+"""Special functions of one tensor (PyTorch's ``torch.special`` and the torch-level name
+``i0``): ``erfcx``, the normal distribution (``ndtr``, ``ndtri``, ``log_ndtr``), the
+modified Bessel functions (``i0``,
 ``i0e``, ``i1``, ``i1e``), the entropy term ``entr``, and the Bessel functions that have no
 gradient in PyTorch (``bessel_j0``, ``bessel_j1``, ``bessel_y0``, ``bessel_y1``,
 ``modified_bessel_i0``/``i1``/``k0``/``k1``, ``scaled_modified_bessel_k0``/``k1``).
@@ -10,7 +10,7 @@ The values come from ``scipy.special`` on the CPU and ``cupyx.scipy.special`` on
 dtype (float16 through float32); integer and bool inputs are computed in the default float
 dtype, as PyTorch does. The gradients are PyTorch's formulas:
 
-* ``erfinv' = sqrt(pi) / 2 * exp(erfinv(x)^2)``, ``erfcx' = 2 x erfcx(x) - 2 / sqrt(pi)``;
+* ``erfcx' = 2 x erfcx(x) - 2 / sqrt(pi)``;
 * ``ndtr' = exp(-x^2 / 2) / sqrt(2 pi)``, ``ndtri' = sqrt(2 pi) exp(ndtri(x)^2 / 2)``,
   ``log_ndtr' = exp(-x^2 / 2 - log_ndtr(x)) / sqrt(2 pi)``;
 * ``i0' = i1``, ``i0e' = i1e - sign(x) i0e``, ``i1' = i0 - i1 / x`` (1/2 at 0),
@@ -63,13 +63,6 @@ class Special(Op):
 
     def df(self, xp, x, y):
         raise NotImplementedError
-
-
-class Erfinv(Special):
-    name, fn = "erfinv", "erfinv"
-
-    def df(self, xp, x, y):
-        return xp.exp(y * y) * (_SQRT_PI / 2)
 
 
 class Erfcx(Special):
@@ -177,8 +170,6 @@ def _unary(cls, op, doc):
     return f
 
 
-erfinv = _unary(Erfinv, "erfinv", "The inverse error function: ``erf(erfinv(x)) = x`` on (-1, 1), +-inf at +-1, "
-                "NaN outside.")
 erfcx = _unary(Erfcx, "special.erfcx", "The scaled complementary error function ``exp(x^2) * erfc(x)``.")
 ndtr = _unary(Ndtr, "special.ndtr", "The standard normal distribution function ``(1 + erf(x / sqrt(2))) / 2``.")
 ndtri = _unary(Ndtri, "special.ndtri", "The inverse of :func:`ndtr` (the normal quantile function) on (0, 1); "

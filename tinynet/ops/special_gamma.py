@@ -1,60 +1,89 @@
-"""The gamma family and the special functions of two arguments (PyTorch's ``torch.special``
-and the torch-level ``lgamma``, ``digamma``, ``polygamma``, ``mvlgamma``, ``igamma``,
-``igammac``): ``gammaln``, ``digamma`` (``psi``), ``polygamma``, ``multigammaln``, the
-Hurwitz ``zeta``, the regularized incomplete gamma functions ``gammainc``/``gammaincc``,
-and ``xlog1py``.
+"""The gamma-function family and ``erfinv`` as differentiable ops, and the implicitly
+reparameterised Gamma sample: what ``tinynet.distributions`` needs from special functions.
 
-Values from ``scipy.special`` / ``cupyx.scipy.special`` (by the arrays' module); gradients
-as PyTorch's:
+* ``lgamma`` (log |Gamma(x)|), ``digamma`` (psi), ``polygamma(n, x)``: the values come from
+  ``scipy.special`` (``cupyx.scipy.special`` on CuPy: :func:`tinynet.backend.special`); each
+  derivative is the next function of the family (lgamma' = digamma, digamma' = polygamma(1),
+  polygamma(n)' = polygamma(n + 1)), called as an op, so second derivatives work too.
+* ``erfinv``: the inverse error function; erfinv'(x) = sqrt(pi)/2 * exp(erfinv(x)^2).
+* ``igamma(a, x)`` / ``igammac(a, x)``: the regularised lower and upper incomplete gamma
+  functions P(a, x) and Q(a, x) = 1 - P (PyTorch's ``torch.igamma``/``torch.igammac``, alias
+  ``special.gammainc``/``gammaincc``). d/dx P = x^(a-1) e^(-x) / Gamma(a); d/da has no closed
+  form: :func:`gamma_cdf_grad_a` differentiates the library's P numerically (PyTorch gives no
+  gradient in ``a`` at all; tinynet does).
+* ``_standard_gamma(alpha)``: Gamma(alpha, 1) samples, drawn by the host generator
+  (:func:`tinynet.random.host_generator`, NumPy's ``standard_gamma``, Marsaglia & Tsang 2000)
+  so :func:`tinynet.manual_seed` repeats them on either device, with the implicit
+  reparameterisation gradient of Figurnov, Mohamed & Mnih, "Implicit Reparameterization
+  Gradients" (NeurIPS 2018), eq. 6: for z = F^-1(u; alpha) with F the CDF,
+  dz/dalpha = -(dF/dalpha)(z; alpha) / f(z; alpha).
 
-* ``lgamma' = digamma``, ``digamma' = polygamma(1, .)``, ``polygamma(n, .)' = polygamma(n + 1, .)``;
-* ``multigammaln(x, p) = p (p - 1) / 4 ln(pi) + sum_{j < p} lgamma(x - j / 2)`` (composed of
-  ``lgamma``, so its gradient is the sum of digammas);
-* ``zeta(x, q) = sum_k (k + q)^-x``: ``d/dq = -x zeta(x + 1, q)``; ``d/dx`` is not
-  implemented (PyTorch neither): backward raises when ``x`` requires grad;
-* ``gammainc(a, x)``: ``d/dx = exp((a - 1) ln x - x - lgamma(a))`` (``gammaincc``: minus that);
-  ``d/da`` is not implemented (PyTorch neither);
-* ``xlog1py(x, y) = x log1p(y)`` (0 where ``x == 0`` unless ``y`` is NaN): ``d/dx = log1p(y)``
-  (0 where ``x == 0`` and ``y <= -1``), ``d/dy = x / (1 + y)``.
+How dF/dalpha is computed (:func:`gamma_cdf_grad_a`): a central difference in ``a`` of
+log P(a, x) (when P <= 1/2) or of log Q(a, x) (when P > 1/2), from ``scipy.special.gammainc``/
+``gammaincc`` in float64, with step h = a * 2^-17. Differencing the logarithm of the smaller
+tail keeps the relative accuracy in both tails (P and Q are computed to ~1e-15 relative
+accuracy, so the rounding part of the error is ~1e-15 / h relative, and the truncation part
+h^2/6 * d^3 log P / da^3 is ~1e-11 relative for the parameters seen in practice);
+dF/da = P d(log P)/da = -Q d(log Q)/da. The resulting dz/dalpha = -(dF/da) / f is formed in
+logarithms, exp(log P - log f) * d(log P)/da, so it does not overflow where f underflows.
+Tested against PyTorch's ``torch._standard_gamma_grad`` (which uses series and rational
+approximations) and by Monte Carlo (tests/test_distributions_sampling.py).
 
-The two-argument functions broadcast and take a Python number for either argument (not
-both), with PyTorch's type promotion. Complex inputs are refused (DTypeError).
+Integer inputs give the default float dtype; every computation runs in float64 and is
+rounded to the input's dtype. None of these has a fused GPU kernel: CuPy runs cupyx's.
 """
 import math
-import numbers
 
 import numpy
 
-from .. import dtypes
+from ..dtypes import is_floating
+from .. import backend, dtypes
 from ..autograd import Op
-from ..errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, ShapeError
+from ..errors import ArgumentError, DTypeError
+from ..random import host_generator
 from ..tensor import Tensor
-from .arith import add
-from .creation import tensor
-from .inplace import inplace_apply
-from .special_functions import erfinv, floating, i0, scipy_call
-from .util import check_int, unbroadcast
+from .unary import Pointwise
+from .util import check_int, check_tensor, unbroadcast
+
+_SQRT_PI_2 = math.sqrt(math.pi) / 2
 
 
-class Lgamma(Op):
-    name = "lgamma"
-    twice_differentiable = True
-    gpu_saves_generic = True
+def _f64(x):
+    return x.astype(numpy.float64, copy=False)
 
-    def forward(self, xp, x):
-        if self.needs_input_grad[0]:
-            self.save_for_backward(x)
-        return scipy_call(xp, "gammaln", x)
 
-    def backward(self, xp, gy):
-        return (gy * Polygamma(0).call(xp, self.saved[0]),)
+def _special(xp):
+    return backend.special(xp)
+
+
+def _lgamma(xp, x):
+    y = _special(xp).gammaln(_f64(x))
+    return xp.where(x == -numpy.inf, numpy.inf, y).astype(x.dtype, copy=False)  # PyTorch: lgamma(-inf) = inf
+
+
+def _polygamma(xp, n, x):
+    sp = _special(xp)  # n as an array: cupyx's polygamma broadcasts its arguments as arrays
+    y = sp.digamma(_f64(x)) if n == 0 else sp.polygamma(xp.asarray(float(n)), _f64(x))
+    return xp.asarray(y).astype(x.dtype, copy=False)
+
+
+class Digamma(Pointwise):
+    """psi(x) = d/dx log Gamma(x); derivative polygamma(1, x)."""
+    name = "digamma"
+
+    @staticmethod
+    def f(xp, x):
+        return _polygamma(xp, 0, x)
+
+    @staticmethod
+    def df(xp, x):
+        return Polygamma(1).call(xp, x)
 
 
 class Polygamma(Op):
-    """The ``n``-th derivative of digamma (``n = 0``: digamma itself)."""
+    """polygamma(n, x), the n-th derivative of digamma; derivative polygamma(n + 1, x)."""
     name = "polygamma"
     twice_differentiable = True
-    gpu_saves_generic = True
 
     def __init__(self, n):
         self.n = n
@@ -62,275 +91,236 @@ class Polygamma(Op):
     def forward(self, xp, x):
         if self.needs_input_grad[0]:
             self.save_for_backward(x)
-        if self.n == 0:
-            return scipy_call(xp, "digamma", x)
-        return scipy_call(xp, "polygamma", xp.asarray(self.n, dtype=x.dtype), x)
+        return _polygamma(xp, self.n, x)
 
     def backward(self, xp, gy):
         return (gy * Polygamma(self.n + 1).call(xp, self.saved[0]),)
 
 
-class _Binary(Op):
-    """``f(x, y)`` of two broadcasting arrays through ``scipy.special``."""
-    twice_differentiable = True
-    gpu_saves_generic = True
-    fn = ""
+class Lgamma(Pointwise):
+    """log |Gamma(x)|; derivative digamma(x)."""
+    name = "lgamma"
 
-    def forward(self, xp, x, y):
-        if True in self.needs_input_grad:
-            self.save_for_backward(x, y)
-        return scipy_call(xp, self.fn, x, y)
+    @staticmethod
+    def f(xp, x):
+        return _lgamma(xp, x)
+
+    @staticmethod
+    def df(xp, x):
+        return Digamma().call(xp, x)
+
+
+class Erfinv(Pointwise):
+    """The inverse of erf on (-1, 1) (+-inf at +-1, NaN outside); derivative
+    sqrt(pi)/2 * exp(y^2) from the output y."""
+    name = "erfinv"
+    uses = "y"
+
+    @staticmethod
+    def f(xp, x):
+        with numpy.errstate(invalid="ignore"):
+            return xp.asarray(_special(xp).erfinv(_f64(x))).astype(x.dtype, copy=False)
+
+    @staticmethod
+    def df(xp, y):
+        return xp.exp(y * y) * _SQRT_PI_2
+
+
+# ---- the incomplete gamma function and its derivative in a ----------------------------------
+def _log_gamma_density(xp, a, x):
+    """log of x^(a-1) e^-x / Gamma(a), float64 arrays (x > 0)."""
+    sp = _special(xp)
+    return (a - 1) * xp.log(x) - x - sp.gammaln(a)
+
+
+def gamma_cdf_grad_a(xp, a, x):
+    """d/da of the regularised lower incomplete gamma function P(a, x), elementwise, float64
+    (the method: this module's docstring). Returns ``(dP/da, log P, log Q, dlog, lower)``:
+    ``dlog`` is d(log P)/da where ``lower`` (P <= 1/2) and d(log Q)/da elsewhere, so callers
+    can form ratios in logarithms."""
+    sp = _special(xp)
+    a, x = xp.broadcast_arrays(_f64(a), _f64(x))
+    h = a * 2.0 ** -17
+    with numpy.errstate(divide="ignore", invalid="ignore"):
+        p, q = sp.gammainc(a, x), sp.gammaincc(a, x)
+        lower = p <= 0.5
+        fn = lambda b: xp.log(xp.where(lower, sp.gammainc(b, x), sp.gammaincc(b, x)))  # noqa: E731
+        dlog = (fn(a + h) - fn(a - h)) / (2 * h)
+        tail = xp.where(lower, p, -q)  # dP/da = P dlogP/da = -Q dlogQ/da
+        return tail * dlog, xp.log(p), xp.log(q), dlog, lower
+
+
+class Igamma(Op):
+    """P(a, x) (``upper=False``) or Q(a, x) (``upper=True``) of broadcast ``a``, ``x``."""
+    name = "igamma"
+
+    def __init__(self, upper):
+        self.upper = upper
+        self.name = "igammac" if upper else "igamma"
+
+    def forward(self, xp, a, x):
+        if any(self.needs_input_grad):
+            self.save_for_backward(a, x)
+        sp = _special(xp)
+        with numpy.errstate(invalid="ignore"):
+            y = (sp.gammaincc if self.upper else sp.gammainc)(_f64(a), _f64(x))
+        return xp.asarray(y).astype(dtypes.result_type(a, x), copy=False)
 
     def backward(self, xp, gy):
-        x, y = self.saved
-        gx, gq = self.grads(xp, gy, x, y)
-        return (unbroadcast(xp, gx, x.shape) if gx is not None else None,
-                unbroadcast(xp, gq, y.shape) if gq is not None else None)
+        a, x = self.saved
+        sign = -1.0 if self.upper else 1.0
+        ga = gx = None
+        with numpy.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if self.needs_input_grad[0]:
+                ga = unbroadcast(xp, gy * (sign * gamma_cdf_grad_a(xp, a, x)[0]).astype(gy.dtype), a.shape)
+            if self.needs_input_grad[1]:
+                dens = xp.exp(_log_gamma_density(xp, *xp.broadcast_arrays(_f64(a), _f64(x))))
+                gx = unbroadcast(xp, gy * (sign * dens).astype(gy.dtype), x.shape)
+        return ga, gx
 
 
-class Zeta(_Binary):
-    name, fn = "special.zeta", "zeta"
+# ---- Gamma samples with implicit reparameterisation ------------------------------------------
+def standard_gamma_grad_array(xp, alpha, x):
+    """dx/dalpha of a Gamma(alpha, 1) sample ``x`` (arrays, float64 result): Figurnov et al.
+    (2018) eq. 6, -(dP/dalpha)(x; alpha) / f(x; alpha), formed in logarithms."""
+    alpha, x = xp.broadcast_arrays(_f64(alpha), _f64(x))
+    _, logp, logq, dlog, lower = gamma_cdf_grad_a(xp, alpha, x)
+    with numpy.errstate(over="ignore", invalid="ignore"):
+        logf = _log_gamma_density(xp, alpha, x)
+        return xp.where(lower, -xp.exp(logp - logf) * dlog, xp.exp(logq - logf) * dlog)
 
-    def grads(self, xp, gy, x, q):
+
+class StandardGamma(Op):
+    """Returns the sample drawn beforehand (``x``); backward gives ``gy * dx/dalpha``."""
+    name = "_standard_gamma"
+
+    def forward(self, xp, alpha, x):
         if self.needs_input_grad[0]:
-            raise AutogradError("special.zeta: the derivative with respect to input (the exponent) is not "
-                                "implemented (as in PyTorch); only other (q) is differentiable")
-        return None, (gy * -x * Zeta().call(xp, x + 1, q) if self.needs_input_grad[1] else None)
+            self.save_for_backward(alpha, x)
+        return x.copy()
+
+    def backward(self, xp, gy):
+        alpha, x = self.saved
+        return gy * standard_gamma_grad_array(xp, alpha, x).astype(gy.dtype), None
 
 
-class Gammainc(_Binary):
-    name, fn = "special.gammainc", "gammainc"
-    sign = 1
-
-    def grads(self, xp, gy, a, x):
-        if self.needs_input_grad[0]:
-            raise AutogradError(f"{self.name}: the derivative with respect to input (a) is not implemented (as in "
-                                "PyTorch); only other (x) is differentiable")
-        if not self.needs_input_grad[1]:
-            return None, None
-        return None, gy * xp.exp((a - 1) * xp.log(x) - x - Lgamma().call(xp, a)) * self.sign
+def _float_input(op, name, t):
+    check_tensor(op, name, t)
+    return t if is_floating(t.array.dtype) else t.to(dtypes.float_for(t.array.dtype))
 
 
-class Gammaincc(Gammainc):
-    name, fn = "special.gammaincc", "gammaincc"
-    sign = -1
-
-
-class Xlog1py(_Binary):
-    name, fn = "special.xlog1py", "xlog1py"
-
-    def grads(self, xp, gy, x, y):
-        gx = gq = None
-        if self.needs_input_grad[0]:
-            dead = (x == 0) & (y <= -1)
-            safe = xp.where(dead, xp.zeros_like(y), y)
-            gx = xp.where(dead, xp.zeros_like(gy), gy * xp.log1p(safe))
-        if self.needs_input_grad[1]:
-            gq = gy * x / (y + 1)
-        return gx, gq
-
-
-# ---- public functions -----------------------------------------------------------------
-def lgamma(input):
-    """The log of the absolute value of the gamma function, ``ln |Gamma(x)|`` (inf at the
-    poles 0, -1, -2, ...). Gradient: ``digamma(x)``.
+def _standard_gamma(concentration, generator=None):
+    """Gamma(concentration, 1) samples, one per element of ``concentration`` (same shape,
+    dtype and device), differentiable in ``concentration`` by implicit reparameterisation
+    (Figurnov et al. 2018; see the module docstring). Samples are drawn by the host
+    generator (``generator`` or the default one) and clamped below at the dtype's smallest
+    normal number, as PyTorch's.
 
     Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: a complex tensor.
-
-    Source: ``scipy.special.gammaln`` / ``cupyx.scipy.special.gammaln``.
+        ArgumentTypeError: not a Tensor. DTypeError: an integer tensor.
+        ArgumentError: a concentration that is not > 0.
     """
-    return Lgamma().apply(floating("lgamma", input))
+    check_tensor("_standard_gamma", "concentration", concentration)
+    if not is_floating(concentration.array.dtype):
+        raise DTypeError(f"_standard_gamma: concentration must be a floating-point tensor, got {concentration.dtype}")
+    alpha = concentration.detach().numpy(force=True).astype(numpy.float64)
+    if not numpy.all(alpha > 0):
+        raise ArgumentError("_standard_gamma: concentration must be > 0 everywhere")
+    g = host_generator(generator, "_standard_gamma")
+    dt = concentration.array.dtype
+    draw = numpy.maximum(numpy.asarray(g.standard_gamma(alpha)), numpy.finfo(dt).tiny).astype(dt)
+    x = Tensor._wrap(backend.to_device(draw, concentration.device))
+    return StandardGamma().apply(concentration, x)
+
+
+def _standard_gamma_grad(input, output):
+    """dx/dalpha of Gamma(alpha, 1) samples ``output`` at ``alpha = input`` (PyTorch's
+    ``torch._standard_gamma_grad``); not differentiable.
+
+    Raises:
+        ArgumentTypeError: not Tensors. ShapeError-free: the two broadcast (a ValueError
+        from NumPy becomes ArgumentError).
+    """
+    a, x = _float_input("_standard_gamma_grad", "input", input), _float_input("_standard_gamma_grad", "output", output)
+    xp = backend.common_module("_standard_gamma_grad", (a.array, x.array))
+    try:
+        out = standard_gamma_grad_array(xp, a.array, x.array)
+    except ValueError:
+        raise ArgumentError(f"_standard_gamma_grad: shapes {a.shape} and {x.shape} do not broadcast") from None
+    return Tensor._wrap(out.astype(dtypes.result_type(a.array, x.array), copy=False))
+
+
+# ---- public functions ------------------------------------------------------------------------
+def lgamma(input):
+    """Elementwise log |Gamma(input)| (``scipy.special.gammaln``); integers give the default
+    float. Gradient digamma(input).
+
+    Raises:
+        ArgumentTypeError: ``input`` is not a Tensor.
+    """
+    return Lgamma().apply(_float_input("lgamma", "input", input))
 
 
 def digamma(input):
-    """The digamma function ``psi(x) = d/dx ln Gamma(x)`` (-inf at 0, NaN at the negative
-    integers, as PyTorch). Gradient: ``polygamma(1, x)``.
+    """Elementwise psi(input) = d/dx log Gamma (``scipy.special.digamma``; -inf at 0 as PyTorch's);
+    integers give the default float. Gradient polygamma(1, input).
 
     Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: a complex tensor.
-
-    Source: ``scipy.special.digamma`` / ``cupyx.scipy.special.digamma``.
+        ArgumentTypeError: ``input`` is not a Tensor.
     """
-    return Polygamma(0).apply(floating("digamma", input))
+    return Digamma().apply(_float_input("digamma", "input", input))
 
 
 def polygamma(n, input):
-    """The ``n``-th derivative of the digamma function (``n = 0``: digamma). Gradient:
-    ``polygamma(n + 1, x)``.
-
-    Args:
-        n (int): the order, >= 0. input (Tensor): any shape (integers computed in the default
-            float dtype).
+    """Elementwise polygamma(n, input), the n-th derivative of digamma
+    (``scipy.special.polygamma``); integers give the default float. Gradient polygamma(n+1).
 
     Raises:
-        ArgumentTypeError: ``n`` not an int, or ``input`` not a Tensor.
-        ArgumentError: ``n < 0`` (PyTorch refuses it too). DTypeError: a complex tensor.
-
-    Source: ``scipy.special.polygamma`` / ``cupyx.scipy.special.polygamma``.
+        ArgumentTypeError: ``input`` is not a Tensor or ``n`` not an int.
+        ArgumentError: ``n < 0``.
     """
-    n = check_int("polygamma", "n", n)
-    if n < 0:
-        raise ArgumentError(f"polygamma: n must be a non-negative order, got {n}")
-    return Polygamma(n).apply(floating("polygamma", input))
+    n = check_int("polygamma", "n", n, 0)
+    return Polygamma(n).apply(_float_input("polygamma", "input", input))
 
 
-def mvlgamma(input, p):
-    """The multivariate log-gamma function of dimension ``p``:
-    ``p (p - 1) / 4 ln(pi) + sum_{j=0}^{p-1} lgamma(x - j / 2)``.
-
-    Args:
-        input (Tensor): the function is finite where every element exceeds ``(p - 1) / 2``
-            (inf or NaN elsewhere, as PyTorch's, which no longer checks the values). p (int): >= 1.
+def erfinv(input):
+    """Elementwise inverse error function (``scipy.special.erfinv``): NaN outside [-1, 1],
+    +-inf at +-1; integers give the default float. Gradient sqrt(pi)/2 exp(erfinv(x)^2).
 
     Raises:
-        ArgumentTypeError: ``p`` not an int or ``input`` not a Tensor. DTypeError: complex.
-        ArgumentError: ``p < 1``.
-
-    Source: the sum of ``lgamma`` (``scipy.special.gammaln``); gradient the sum of digammas.
+        ArgumentTypeError: ``input`` is not a Tensor.
     """
-    return _mvlgamma("mvlgamma", input, p)
+    return Erfinv().apply(_float_input("erfinv", "input", input))
 
 
-def _mvlgamma(op, input, p):
-    p = check_int(op, "p", p)
-    if p < 1:
-        raise ArgumentError(f"{op}: p has to be greater than or equal to 1, got {p}")
-    x = floating(op, input)
-    out = Lgamma().apply(x)
-    for j in range(1, p):
-        out = add(out, Lgamma().apply(add(x, -j / 2)))
-    return add(out, p * (p - 1) / 4 * math.log(math.pi))
-
-
-def multigammaln(input, p):
-    """``torch.special.multigammaln``: :func:`mvlgamma` (the same function and errors)."""
-    return _mvlgamma("special.multigammaln", input, p)
-
-
-def _pair(op, input, other):
-    """The two arguments as tensors of the promoted float dtype (a Python number becomes a
-    0-d tensor on the other's device)."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        raise ArgumentTypeError(f"{op}: expected at least one Tensor, got {type(input).__name__} and "
-                                f"{type(other).__name__}")
-    for name, v in (("input", input), ("other", other)):
-        if isinstance(v, Tensor):
-            if v.array.dtype.kind == "c":
-                raise DTypeError(f"{op}: not implemented for complex tensors, got {name} of dtype {v.dtype}")
-        elif isinstance(v, bool) or not isinstance(v, (numbers.Real, numpy.floating, numpy.integer)):
-            raise ArgumentTypeError(f"{op}: {name} must be a Tensor or a real number, got {type(v).__name__}")
-    like = input if isinstance(input, Tensor) else other
-    dt = dtypes.float_for(dtypes.result_type(*(v.array if isinstance(v, Tensor) else v for v in (input, other))))
-    a, b = (v.to(dt) if isinstance(v, Tensor) else tensor(v, dtype=dt, device=like.device) for v in (input, other))
+def _incomplete(op, upper, input, other):
+    a, x = _float_input(op, "input", input), _float_input(op, "other", other)
     try:
-        numpy.broadcast_shapes(a.shape, b.shape)
+        return Igamma(upper).apply(a, x)
     except ValueError:
-        raise ShapeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be broadcast together") from None
-    return a, b
-
-
-def zeta(input, other):
-    """The Hurwitz zeta function ``zeta(x, q) = sum_{k >= 0} (k + q)^-x`` of ``x = input`` and
-    ``q = other`` (broadcast; either may be a number). Gradient only for ``other``:
-    ``-x zeta(x + 1, q)``; backward raises AutogradError when ``input`` requires grad (as
-    PyTorch's NotImplementedError).
-
-    Raises:
-        ArgumentTypeError: neither is a Tensor, or a non-number. DTypeError: complex.
-        ShapeError: the shapes do not broadcast.
-
-    Source: ``scipy.special.zeta`` / ``cupyx.scipy.special.zeta``.
-    """
-    return Zeta().apply(*_pair("special.zeta", input, other))
-
-
-def gammainc(input, other):
-    """The regularized lower incomplete gamma function ``P(a, x)`` of ``a = input`` and
-    ``x = other`` (broadcast; either may be a number). Gradient only for ``other``.
-
-    Raises:
-        As :func:`zeta`. Source: ``scipy.special.gammainc`` / ``cupyx.scipy.special.gammainc``.
-    """
-    return Gammainc().apply(*_pair("special.gammainc", input, other))
-
-
-def gammaincc(input, other):
-    """The regularized upper incomplete gamma function ``Q(a, x) = 1 - P(a, x)``. Gradient
-    only for ``other``.
-
-    Raises:
-        As :func:`zeta`. Source: ``scipy.special.gammaincc`` / ``cupyx.scipy.special.gammaincc``.
-    """
-    return Gammaincc().apply(*_pair("special.gammaincc", input, other))
+        raise ArgumentError(f"{op}: shapes {a.shape} and {x.shape} do not broadcast") from None
 
 
 def igamma(input, other):
-    """``torch.igamma``: :func:`gammainc`."""
-    return Gammainc().apply(*_pair("igamma", input, other))
+    """The regularised lower incomplete gamma function P(input, other) elementwise
+    (``scipy.special.gammainc``; PyTorch's ``torch.igamma`` = ``special.gammainc``). The shapes
+    broadcast; NaN where ``input < 0`` or ``other < 0``. Gradients: in ``other`` the Gamma
+    density; in ``input`` a numerical derivative (see the module docstring).
+
+    Raises:
+        ArgumentTypeError: not Tensors. ArgumentError: shapes that do not broadcast.
+    """
+    return _incomplete("igamma", False, input, other)
 
 
 def igammac(input, other):
-    """``torch.igammac``: :func:`gammaincc`."""
-    return Gammaincc().apply(*_pair("igammac", input, other))
-
-
-def xlog1py(input, other):
-    """``input * log1p(other)``, and 0 where ``input`` is 0 unless ``other`` is NaN
-    (broadcast; either may be a number). Gradients in the module docstring.
+    """The regularised upper incomplete gamma function Q(input, other) = 1 - P elementwise
+    (``scipy.special.gammaincc``); as :func:`igamma` otherwise.
 
     Raises:
-        As :func:`zeta`. Source: ``scipy.special.xlog1py`` / ``cupyx.scipy.special.xlog1py``.
+        ArgumentTypeError: not Tensors. ArgumentError: shapes that do not broadcast.
     """
-    return Xlog1py().apply(*_pair("special.xlog1py", input, other))
+    return _incomplete("igammac", True, input, other)
 
 
-def _method_polygamma(self, n):
-    """``tinynet.polygamma(n, self)`` (PyTorch's ``Tensor.polygamma(n)``)."""
-    return polygamma(n, self)
-
-
-def erfinv_(self):
-    """In-place :func:`erfinv`; returns the tensor."""
-    return inplace_apply("erfinv_", self, erfinv)
-
-
-def lgamma_(self):
-    """In-place :func:`lgamma`; returns the tensor."""
-    return inplace_apply("lgamma_", self, lgamma)
-
-
-def digamma_(self):
-    """In-place :func:`digamma`; returns the tensor."""
-    return inplace_apply("digamma_", self, digamma)
-
-
-def polygamma_(self, n):
-    """In-place ``polygamma(n, self)``; returns the tensor."""
-    return inplace_apply("polygamma_", self, lambda t: polygamma(n, t))
-
-
-def i0_(self):
-    """In-place :func:`i0`; returns the tensor."""
-    return inplace_apply("i0_", self, i0)
-
-
-def mvlgamma_(self, p):
-    """In-place :func:`mvlgamma`; returns the tensor."""
-    return inplace_apply("mvlgamma_", self, lambda t: _mvlgamma("mvlgamma_", t, p), composed=True)
-
-
-def igamma_(self, other):
-    """In-place :func:`igamma`; returns the tensor."""
-    return inplace_apply("igamma_", self, lambda t: igamma(t, other))
-
-
-def igammac_(self, other):
-    """In-place :func:`igammac`; returns the tensor."""
-    return inplace_apply("igammac_", self, lambda t: igammac(t, other))
-
-
-METHODS = {"erfinv": erfinv, "lgamma": lgamma, "digamma": digamma, "polygamma": _method_polygamma, "i0": i0,
-           "mvlgamma": mvlgamma, "igamma": igamma, "igammac": igammac, "erfinv_": erfinv_, "lgamma_": lgamma_,
-           "digamma_": digamma_, "polygamma_": polygamma_, "i0_": i0_, "mvlgamma_": mvlgamma_, "igamma_": igamma_,
-           "igammac_": igammac_}
+__all__ = ["lgamma", "digamma", "polygamma", "erfinv", "igamma", "igammac"]
