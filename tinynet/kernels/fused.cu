@@ -177,35 +177,40 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
     p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
 }
 
-// NAdam (tinynet/optim/adam_variants.py): m and v as in Adam, denom = sqrt(v / bc2) + eps,
-// p += cg*d/denom + cm*m/denom with cg = -lr (1-mu_t)/(1-P_t) and cm = -lr mu_{t+1}/(1 - P_t mu_{t+1})
-// computed on the host from the momentum schedule.
-template <typename T>
-__device__ void nadam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
-                            T bc2, T cg, T cm) {
-    int k;
-    long long j;
-    T* p;
-    T d, mj, vj;
-    if (!adam_moments<T, false>(t, n, lr, b1, b2, wd, decoupled, maximize, k, j, p, d, mj, vj)) return;
-    T denom = sqrt(vj / bc2) + eps;
-    T w = p[j] + cg * d / denom;
-    p[j] = w + cm * mj / denom;
-}
+// NAdam's and RAdam's kernels share everything but the last line (tinynet/optim/adam_variants.py):
+// adam_moments, then Step::update(p, d, m, v, lr, eps, c0, c1, c2) with the three per-step numbers
+// computed on the host.
+// NAdam: denom = sqrt(v / bc2) + eps, p += cg*d/denom + cm*m/denom with cg = -lr (1-mu_t)/(1-P_t) and
+// cm = -lr mu_{t+1}/(1 - P_t mu_{t+1}) from the momentum schedule (c0, c1, c2 = bc2, cg, cm).
+struct NAdamStep {
+    template <typename T>
+    static __device__ __forceinline__ T update(T p, T d, T mj, T vj, T lr, T eps, T bc2, T cg, T cm) {
+        T denom = sqrt(vj / bc2) + eps;
+        T w = p + cg * d / denom;
+        return w + cm * mj / denom;
+    }
+};
 
-// RAdam (tinynet/optim/adam_variants.py): m and v as in Adam; with the rectification rect > 0
-// (rho_t > 5) p -= lr (m/bc1) sqrt(bc2)/(sqrt(v)+eps) rect, else p -= lr m/bc1 (SGD with momentum).
-template <typename T>
-__device__ void radam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
-                            T bc1, T sqrt_bc2, T rect) {
+// RAdam: with the rectification rect > 0 (rho_t > 5) p -= lr (m/bc1) sqrt(bc2)/(sqrt(v)+eps) rect,
+// else p -= lr m/bc1 (SGD with momentum) (c0, c1, c2 = bc1, sqrt(bc2), rect).
+struct RAdamStep {
+    template <typename T>
+    static __device__ __forceinline__ T update(T p, T d, T mj, T vj, T lr, T eps, T bc1, T sqrt_bc2, T rect) {
+        T corrected = mj / bc1;
+        if (rect > (T)0) return p - corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
+        return p - corrected * lr;
+    }
+};
+
+template <typename T, typename Step>
+__device__ void adam_like_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
+                                T c0, T c1, T c2) {
     int k;
     long long j;
     T* p;
     T d, mj, vj;
     if (!adam_moments<T, false>(t, n, lr, b1, b2, wd, decoupled, maximize, k, j, p, d, mj, vj)) return;
-    T corrected = mj / bc1;
-    if (rect > (T)0) p[j] -= corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
-    else p[j] -= corrected * lr;
+    p[j] = Step::update(p[j], d, mj, vj, lr, eps, c0, c1, c2);
 }
 
 // Adagrad: d = (maximize ? -g : g) + wd*p; sum += d*d; p -= clr*d / (sqrt(sum) + eps), clr the
@@ -273,13 +278,18 @@ __device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mo
     }
 }
 
-#define FUSED_KERNELS(T, S)                                                                         \
+// The bias kernels of every type: the row stage's partials are of type P (T itself, float32 for
+// the half types).
+#define BIAS_KERNELS(T, S, P)                                                                       \
 extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
     bias_add4<T>(y, b, n, C, L); }                                                                   \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
     bias_grad<T, T>(g, out, N, C, L); }                                                              \
-extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, T* part, int N, int C,         \
-        long long L) { bias_grad_rows<T, T>(g, part, N, C, L); }                                     \
+extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, P* part, int N, int C,         \
+        long long L) { bias_grad_rows<T, P>(g, part, N, C, L); }
+
+#define FUSED_KERNELS(T, S)                                                                         \
+BIAS_KERNELS(T, S, T)                                                                                \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)0; } }                                         \
@@ -299,10 +309,10 @@ extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T 
     adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2, amsgrad, maximize); }          \
 extern "C" __global__ void tinynet_nadam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
         T wd, int decoupled, int maximize, T bc2, T cg, T cm) {                                      \
-    nadam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc2, cg, cm); }                    \
+    adam_like_multi<T, NAdamStep>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc2, cg, cm); }                    \
 extern "C" __global__ void tinynet_radam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
         T wd, int decoupled, int maximize, T bc1, T sqrt_bc2, T rect) {                              \
-    radam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc1, sqrt_bc2, rect); }            \
+    adam_like_multi<T, RAdamStep>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc1, sqrt_bc2, rect); }            \
 extern "C" __global__ void tinynet_adagrad_multi_fwd_##S(Tensors t, int n, T clr, T eps, T wd,       \
         int maximize) { adagrad_multi<T>(t, n, clr, eps, wd, maximize); }                            \
 extern "C" __global__ void tinynet_adadelta_multi_fwd_##S(Tensors t, int n, T lr, T rho, T eps,      \
@@ -318,12 +328,7 @@ FUSED_KERNELS(double, f64)
 // arithmetic (ReLU copies the kept values' bits); the bias gradient sums in float32, its row
 // stage writing float32 partials that tinynet_bias_grad_parts_bwd adds into the half output.
 #define FUSED_HALF_KERNELS(T, S)                                                                    \
-extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
-    bias_add4<T>(y, b, n, C, L); }                                                                   \
-extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
-    bias_grad<T, T>(g, out, N, C, L); }                                                              \
-extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, float* part, int N, int C,     \
-        long long L) { bias_grad_rows<T, float>(g, part, N, C, L); }                                 \
+BIAS_KERNELS(T, S, float)                                                                            \
 extern "C" __global__ void tinynet_bias_grad_parts_bwd_##S(const float* part, T* out, int N, int C,  \
         long long L) { bias_grad<float, T>(part, out, N, C, L); }                                    \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \

@@ -14,7 +14,7 @@ from .. import backend, devices, dtypes, layouts as formats
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
-from .util import check_tensor, is_graph
+from .util import check_tensor, is_graph, named
 
 
 class Cast(Op):
@@ -192,9 +192,7 @@ def type_as(input, other):
 def _caster(name, dt):
     def cast(input, memory_format=None):
         return to(input, dtype=dt, memory_format=memory_format)
-    cast.__name__ = cast.__qualname__ = name
-    cast.__doc__ = f"``input.to({dt.name})``."
-    return cast
+    return named(cast, name, f"``input.to({dt.name})``.")
 
 
 float = _caster("float", dtypes.float32)
