@@ -34,11 +34,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 def run_case(torch, device, shape, causal, dtype, reps, generic=False):
     rng = numpy.random.default_rng(0)
-    arrays = [rng.standard_normal(shape).astype(dtype) for _ in range(3)]
-    gy = rng.standard_normal(shape).astype(dtype)
-    ours = [tinynet.tensor(a, device=device, requires_grad=True) for a in arrays]
-    theirs = [torch.tensor(a, device=device, requires_grad=True) for a in arrays]
-    g_ours, g_theirs = tinynet.tensor(gy, device=device), torch.tensor(gy, device=device)
+    arrays = [rng.standard_normal(shape).astype(numpy.float32) for _ in range(3)]
+    gy = rng.standard_normal(shape).astype(numpy.float32)
+    ours_dt, theirs_dt = getattr(tinynet, dtype), getattr(torch, dtype)
+    ours = [tinynet.tensor(a, dtype=ours_dt, device=device, requires_grad=True) for a in arrays]
+    theirs = [torch.tensor(a, dtype=theirs_dt, device=device, requires_grad=True) for a in arrays]
+    g_ours, g_theirs = tinynet.tensor(gy, dtype=ours_dt, device=device), torch.tensor(gy, dtype=theirs_dt,
+                                                                                        device=device)
 
     def step_ours():
         for t in ours:
@@ -57,10 +59,9 @@ def run_case(torch, device, shape, causal, dtype, reps, generic=False):
     sync, timed = wall_timer(device, tinynet, torch)
 
     out_a, out_b = step_ours(), step_theirs()  # warm-up, and the answers compared
-    diff = float(numpy.abs(out_a.detach().cpu().numpy().astype(numpy.float64)
-                           - out_b.detach().cpu().numpy().astype(numpy.float64)).max())
-    gdiff = max(float(numpy.abs(a.grad.cpu().numpy().astype(numpy.float64)
-                                - b.grad.cpu().numpy().astype(numpy.float64)).max()) for a, b in zip(ours, theirs))
+    diff = float(numpy.abs(out_a.detach().double().cpu().numpy() - out_b.detach().double().cpu().numpy()).max())
+    gdiff = max(float(numpy.abs(a.grad.double().cpu().numpy() - b.grad.double().cpu().numpy()).max())
+                for a, b in zip(ours, theirs))
     n = max(1, int(0.05 / max(timed(step_ours, 1), 1e-6)))  # about 50 ms per repetition
     a_times, b_times = [], []
     for r in range(reps):
@@ -68,7 +69,7 @@ def run_case(torch, device, shape, causal, dtype, reps, generic=False):
         for fn, times in (order if r % 2 == 0 else order[::-1]):
             times.append(timed(fn, n))
     a, b = statistics.median(a_times), statistics.median(b_times)
-    row = dict(shape=list(shape), causal=causal, dtype=numpy.dtype(dtype).name, tinynet_ms=a * 1e3,
+    row = dict(shape=list(shape), causal=causal, dtype=dtype, tinynet_ms=a * 1e3,
                torch_ms=b * 1e3, ratio=a / b, max_abs_diff_out=diff, max_abs_diff_grad=gdiff)
     if generic:  # tinynet's generic xp code on the same device: what the fused kernels replace
         backend.kernels_enabled = False
@@ -89,18 +90,23 @@ def main(argv=None):
                    help="where the JSON results go (default results/attention_<device>.json)")
     p.add_argument("--generic", action="store_true",
                    help="also time tinynet's generic xp code (its kernels off) on the same device")
+    p.add_argument("--dtypes", nargs="+", default=None, help="float32, float16, bfloat16")
+    p.add_argument("--shapes", nargs="+", default=None, help="B,H,L,E each, e.g. 8,12,1024,64")
+    p.add_argument("--causal", nargs="+", default=["no", "yes"], choices=["no", "yes"])
     args = p.parse_args(argv)
     import torch
     if args.device == "cuda":
         shapes = [(8, 8, 256, 64), (8, 8, 1024, 64), (8, 8, 4096, 64), (8, 8, 1024, 128), (4, 8, 2048, 128)]
-        dtypes = [numpy.float32, numpy.float16]
+        dtypes = ["float32", "float16", "bfloat16"]
     else:
         shapes = [(4, 4, 64, 32), (4, 4, 256, 64)]
-        dtypes = [numpy.float32]
+        dtypes = ["float32"]
+    shapes = [tuple(int(v) for v in s.split(",")) for s in args.shapes] if args.shapes else shapes
+    dtypes = args.dtypes or dtypes
     rows = []
     for shape in shapes:
         for dtype in dtypes:
-            for causal in (False, True):
+            for causal in [c == "yes" for c in args.causal]:
                 row = run_case(torch, args.device, shape, causal, dtype, args.reps, args.generic)
                 rows.append(row)
                 generic = f"  generic {row['tinynet_generic_ms']:8.3f} ms" if args.generic else ""

@@ -2,7 +2,7 @@
 typed :class:`tinynet.errors.TinynetError` (also a subclass of the matching built-in), never a
 NumPy/CuPy or Python-internal exception escaping from inside tinynet.
 
-The walk covers every public function of ``tinynet`` and ``tinynet.nn.functional``, every
+The walk covers every public function of ``tinynet``, ``tinynet.nn.functional`` and ``tinynet.linalg``, every
 public ``Tensor`` method and the arithmetic operators, every ``nn`` module's constructor and
 (for a table of valid modules) its ``forward``, and the optimizers' and LR schedulers'
 constructors. Each parameter's kind (tensor, dim, size, number, ...) is guessed from its name
@@ -25,7 +25,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import tinynet
+import tinynet.autograd.functional
 import tinynet.nn.functional as F
+import tinynet.utils.checkpoint
 from tinynet import nn, optim
 from tinynet.errors import TinynetError
 from tinynet.optim import lr_scheduler
@@ -72,8 +74,8 @@ def signature_params(fn, skip_self=False):
     return out
 
 
-def functions(module, prefix):
-    for name in sorted(dir(module)):
+def functions(module, prefix, names=None):
+    for name in sorted(dir(module) if names is None else names):
         obj = getattr(module, name)
         if (name.startswith("_") or name in NOT_WALKED or inspect.isclass(obj) or inspect.ismodule(obj)
                 or not callable(obj)):
@@ -140,9 +142,16 @@ def module_forwards():
                     [Param("module", "built")] + signature_params(cls.forward, True), first=build)
 
 
-ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *tensor_methods(), *classes(nn, "nn", nn.Module),
+ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinynet.linalg, "linalg"), *tensor_methods(),
+           *classes(nn, "nn", nn.Module),
            *module_forwards(), *classes(optim, "optim", optim.Optimizer),
-           *classes(lr_scheduler, "lr_scheduler", lr_scheduler.LRScheduler)]
+           *classes(lr_scheduler, "lr_scheduler", lr_scheduler.LRScheduler),
+           # the function transforms and testing helpers (their public names only; assert_close raises
+           # AssertionError on a mismatch by contract, as torch.testing's does: tests/test_testing.py)
+           *functions(tinynet.func, "func", tinynet.func.__all__),
+           *functions(tinynet.autograd.functional, "autograd.functional", tinynet.autograd.functional.__all__),
+           *functions(tinynet.utils.checkpoint, "utils.checkpoint", ["checkpoint", "checkpoint_sequential"]),
+           *functions(tinynet.testing, "testing", ["make_tensor"])]
 
 
 @st.composite
@@ -289,6 +298,30 @@ PYTORCH_RAISES = {
     "Adam betas (1.5, 0.9)": lambda m: m.optim.Adam([m.zeros(2, requires_grad=True)], betas=(1.5, 0.9)),
     "Adam(None)": lambda m: m.optim.Adam(None),
     "StepLR of a str": lambda m: m.optim.lr_scheduler.StepLR("a", 1),
+    "vmap in_dims longer than the inputs": lambda m: m.func.vmap(lambda x: x, in_dims=(0, 0))(m.zeros(2)),
+    "vmap of a 0-d tensor": lambda m: m.func.vmap(lambda x: x)(m.tensor(1.0)),
+    "grad argnums out of range": lambda m: m.func.grad(lambda x: x.sum(), argnums=1)(m.zeros(2)),
+    "grad of a non-scalar output": lambda m: m.func.grad(lambda x: x * 2)(m.zeros(2)),
+    "grad of a float output": lambda m: m.func.grad(lambda x: 1.0)(m.zeros(2)),
+    "jacobian of a list of inputs": lambda m: m.autograd.functional.jacobian(lambda x: x, [m.zeros(2)]),
+    "hvp of a non-scalar function": lambda m: m.autograd.functional.hvp(lambda x: x, m.zeros(2), m.zeros(2)),
+    "checkpoint_sequential of 0 segments": lambda m: m.utils.checkpoint.checkpoint_sequential(
+        [lambda x: x], 0, m.zeros(2), use_reentrant=False),
+    "make_tensor low >= high": lambda m: m.testing.make_tensor(2, dtype=m.float32, device="cpu", low=3, high=1),
+    "linalg.solve of a singular matrix": lambda m: m.linalg.solve(m.zeros(2, 2), m.ones(2)),
+    "linalg.inv of a non-square matrix": lambda m: m.linalg.inv(m.zeros(2, 3)),
+    "linalg.cholesky not positive-definite": lambda m: m.linalg.cholesky(-m.eye(2)),
+    "linalg.det of int64": lambda m: m.linalg.det(m.ones(2, 2, dtype=m.int64)),
+    "linalg.svd of a vector": lambda m: m.linalg.svd(m.ones(3)),
+    "linalg.qr mode 'raw'": lambda m: m.linalg.qr(m.eye(2), mode="raw"),
+    "linalg.eigh UPLO 'X'": lambda m: m.linalg.eigh(m.eye(2), UPLO="X"),
+    "linalg.lstsq driver 'x'": lambda m: m.linalg.lstsq(m.eye(2), m.ones(2, 1), driver="x"),
+    "linalg.lstsq rows differ": lambda m: m.linalg.lstsq(m.ones(3, 2), m.ones(4, 1)),
+    "linalg.matrix_norm ord 3": lambda m: m.linalg.matrix_norm(m.eye(2), 3),
+    "linalg.vector_norm inf of empty": lambda m: m.linalg.vector_norm(m.ones(0), float("inf")),
+    "linalg.cross of 4-vectors": lambda m: m.linalg.cross(m.ones(4), m.ones(4)),
+    "linalg.matrix_power float n": lambda m: m.linalg.matrix_power(m.eye(2), 1.5),
+    "linalg.multi_dot of one": lambda m: m.linalg.multi_dot([m.eye(2)]),
 }
 
 

@@ -102,7 +102,7 @@ def test_factory_matches_torch(expr, device):
     else:
         ours = eval(expr, {"m": tinynet})
     if isinstance(ref, (torch.Size, torch.dtype)):  # .shape / .dtype expressions
-        assert str(ours) == str(tuple(ref) if isinstance(ref, torch.Size) else ref).replace("torch.", ""), expr
+        assert str(ours) == str(ref).replace("torch.", "tinynet." if isinstance(ref, torch.Size) else ""), expr
         return
     assert str(ours.dtype) == str(ref.dtype)[6:] and ours.shape == tuple(ref.shape), expr
     numpy.testing.assert_allclose(ours.numpy().astype(float), ref.numpy().astype(float), rtol=1e-6, atol=1e-12,

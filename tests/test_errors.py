@@ -36,7 +36,7 @@ BAD = [
      ShapeError, "more than 1 value"),
     ("batch_norm eval no stats", lambda: F.batch_norm(X4, None, None), ValueError, "running_mean"),
     ("dropout p", lambda: F.dropout(X2, 1.5), ValueError, "p must be"),
-    ("dropout2d 2-D", lambda: F.dropout2d(X2), ShapeError, "dropout2d"),
+    ("dropout2d 1-D", lambda: F.dropout2d(tinynet.zeros(5)), ShapeError, "at least 2 dimensions"),
     ("nll float target", lambda: F.nll_loss(X2, tinynet.zeros(4)), DTypeError, "integer class"),
     ("nll target shape", lambda: F.nll_loss(X2, tinynet.tensor([0, 1])), ShapeError, r"target of shape \(4,\)"),
     # checked on the CPU only: on the GPU the check would force a host sync every step

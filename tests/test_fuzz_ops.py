@@ -235,6 +235,89 @@ def cross_entropy_case(draw):
     return Case([draw(values((n, c) + extra)), target], kwargs)
 
 
+@st.composite
+def square_case(draw, shift=True, positive=False):
+    """A batch of square matrices; ``shift`` adds ``n I`` (well-conditioned for solve/inv)."""
+    batch, n = draw(shapes(max_dims=2, max_side=3)), draw(st.integers(0, 4))
+    a = draw(values(batch + (n, n)))
+    return Case([a + n * numpy.eye(n) if shift else a])
+
+
+@st.composite
+def matrix_case(draw, tall=False):
+    """A batch of m x n matrices (m >= n with ``tall``)."""
+    batch, m, n = draw(shapes(max_dims=2, max_side=3)), draw(st.integers(0, 4)), draw(st.integers(0, 4))
+    return Case([draw(values(batch + ((max(m, n), min(m, n)) if tall else (m, n))))])
+
+
+@st.composite
+def solve_case(draw):
+    batch_a, batch_b = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=2, min_side=0,
+                                                              max_side=3)).input_shapes
+    n, k = draw(st.integers(0, 4)), draw(st.integers(0, 3))
+    a = draw(values(batch_a + (n, n))) + n * numpy.eye(n)
+    b = draw(values(batch_a + (n,) if draw(st.booleans()) else batch_b + (n, k)))  # a batch of vectors, or matrices
+    return Case([a, b], {"left": True} if b.ndim == a.ndim - 1 or n == 0 else {"left": draw(st.booleans())})
+
+
+@st.composite
+def lstsq_case(draw):
+    """A tall well-conditioned system (the identity on top keeps the smallest singular value >= 1)."""
+    batch, n, k = draw(shapes(max_dims=1, max_side=3)), draw(st.integers(1, 3)), draw(st.integers(1, 2))
+    m = n + draw(st.integers(0, 2))
+    a = draw(values(batch + (m, n))) * 0.3 + numpy.eye(m, n) * 2
+    return Case([a, draw(values(batch + (m, k)))], {"driver": draw(st.sampled_from(["gelsd", "gelss", "gelsy"]))})
+
+
+@st.composite
+def vector_norm_case(draw):
+    case = draw(reduction())
+    case.kwargs["ord"] = draw(st.sampled_from([2, 1, 3, 0.5, -1, 0, float("inf"), -float("inf")]))
+    return case
+
+
+@st.composite
+def matrix_norm_case(draw):
+    shape = draw(shapes(min_dims=2, max_dims=4))
+    d0 = draw(st.integers(-len(shape), len(shape) - 1))
+    d1 = draw(st.integers(-len(shape), len(shape) - 1).filter(lambda d: d % len(shape) != d0 % len(shape)))
+    return Case([draw(values(shape))], {"ord": draw(st.sampled_from(["fro", "nuc", 2, -2, 1, -1, float("inf"),
+                                                                       -float("inf")])),
+                                        "dim": (d0, d1), "keepdim": draw(st.booleans())})
+
+
+@st.composite
+def cross_case(draw):
+    sa, sb = draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3, min_side=0,
+                                                    max_side=3)).input_shapes
+    dims = max(len(sa), len(sb))
+    sa, sb = (1,) * (dims - len(sa)) + sa, (1,) * (dims - len(sb)) + sb  # linalg.cross needs equal ranks
+    d = draw(st.integers(0, dims - 1))
+    sa, sb = sa[:d] + (3,) + sa[d + 1:], sb[:d] + (3,) + sb[d + 1:]
+    return Case([draw(values(sa)), draw(values(sb))], {"dim": d})
+
+
+def _spd(m, x):
+    """A symmetric positive-definite matrix made of ``x``: ``x x^T + n I``."""
+    n = x.shape[-1]
+    return x @ x.mT + n * m.eye(n, dtype=x.dtype, device=x.device) if n else x @ x.mT
+
+
+def _sign_free_qr(m, a):
+    q, r = m.linalg.qr(a)
+    return (q * q) @ (r * r)
+
+
+def _sign_free_svd(m, a):
+    u, s, vh = m.linalg.svd(a, full_matrices=False)
+    return (u * u * s[..., None, :]) @ (vh * vh)
+
+
+def _sign_free_eigh(m, a):
+    w, v = m.linalg.eigh(a + a.mT)
+    return v * v * w[..., None, :]
+
+
 # ---- the ops: (cases, call(lib, *tensors, **kwargs), integer inputs too?) ------------------
 # ``call`` takes the library (tinynet or torch, whose APIs agree) as its first argument.
 OPS = {
@@ -273,6 +356,23 @@ OPS = {
     "layer_norm": (layer_norm_case(), lambda m, a, *wb, normalized_shape: m.nn.functional.layer_norm(
         a, normalized_shape, *wb), False),
     "cross_entropy": (cross_entropy_case(), lambda m, *ts, **k: m.nn.functional.cross_entropy(*ts, **k), False),
+    "linalg.solve": (solve_case(), lambda m, a, b, **k: m.linalg.solve(a, b, **k), False),
+    "linalg.inv": (square_case(), lambda m, a: m.linalg.inv(a), False),
+    "linalg.det": (square_case(shift=False), lambda m, a: m.linalg.det(a), False),
+    "linalg.slogdet": (square_case(), lambda m, a: m.linalg.slogdet(a).logabsdet, False),
+    "linalg.cholesky": (square_case(shift=False), lambda m, a: m.linalg.cholesky(_spd(m, a)), False),
+    "linalg.qr": (matrix_case(), _sign_free_qr, False),
+    "linalg.svd": (matrix_case(), _sign_free_svd, False),
+    "linalg.svdvals": (matrix_case(), lambda m, a: m.linalg.svdvals(a), False),
+    "linalg.eigh": (square_case(shift=False), _sign_free_eigh, False),
+    "linalg.lstsq": (lstsq_case(), lambda m, a, b, driver: m.linalg.lstsq(a, b, driver=driver).solution, False),
+    "linalg.pinv": (matrix_case(tall=True), lambda m, a: m.linalg.pinv(a * 0.3 + 2 * m.ones_like(a).tril().triu()),
+                    False),
+    "linalg.matrix_exp": (square_case(shift=False), lambda m, a: m.linalg.matrix_exp(a * 0.5), False),
+    "linalg.vector_norm": (vector_norm_case(), lambda m, a, **k: m.linalg.vector_norm(a, **k), False),
+    "linalg.matrix_norm": (matrix_norm_case(), lambda m, a, **k: m.linalg.matrix_norm(a, **k), False),
+    "linalg.vecdot": (binary(), lambda m, a, b: m.linalg.vecdot(a, b), False),
+    "linalg.cross": (cross_case(), lambda m, a, b, dim: m.linalg.cross(a, b, dim=dim), True),
 }
 
 

@@ -18,8 +18,13 @@ SOURCES = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu")))
 HALF = {"tinynet_max_pool2d_fwd", "tinynet_max_pool2d_bwd", "tinynet_max_pool2d_bwd_disjoint",
         "tinynet_dropout_fwd", "tinynet_dropout_bwd", "tinynet_channel_sum_rows", "tinynet_channel_sum_parts",
         "tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd", "tinynet_bias_grad_bwd",
-        "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd", "tinynet_lrn_fwd", "tinynet_lrn_bwd_terms", "tinynet_lrn_bwd"}
-HALF_ONLY = {"tinynet_bias_grad_parts_bwd"}  # adds the float32 partials of the half types' bias gradient
+        "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd", "tinynet_lrn_fwd", "tinynet_lrn_bwd_terms", "tinynet_lrn_bwd",
+        "tinynet_grad_sqsum_fwd", "tinynet_grad_norm_finish_fwd", "tinynet_grad_scale_fwd"}
+# the float32 partials of the half types' bias gradient; GELU's half kernels (float32 and float64 take
+# element-wise kernels)
+HALF_ONLY = {"tinynet_bias_grad_parts_bwd", "tinynet_gelu_fwd", "tinynet_gelu_bwd", "tinynet_cast_to_f32"}
+# float32 to the half types only
+FLOAT32_ONLY = {"tinynet_cast_to_f16", "tinynet_cast_to_bf16"}
 # float16 but not bfloat16 (Op.apply widens bfloat16 batch norm to float32): batch norm, whose
 # kernels that read the parameters also come as NAME_pf32_f16 (float32 parameters, autocast's case)
 FLOAT16 = {"tinynet_batch_norm_stats_fwd", "tinynet_batch_norm_stats_rows_fwd", "tinynet_batch_norm_fwd",
@@ -83,7 +88,8 @@ def test_cuda_source_compiles_and_has_the_launched_kernels(path):
     assert ok, f"{os.path.basename(path)} does not compile:\n{log}"
     entries = set(re.findall(r"\.entry\s+(\w+)", ptx))
     for name in sorted(launched_names().get(os.path.basename(path), ())):
-        suffixes = ("f16", "bf16") if name in HALF_ONLY else ("f32", "f16", "bf16") if name in HALF else \
+        suffixes = ("f32",) if name in FLOAT32_ONLY else \
+            ("f16", "bf16") if name in HALF_ONLY else ("f32", "f16", "bf16") if name in HALF else \
             ("f32", "f16", "pf32_f16") if name in PF32 else ("f32", "f16") if name in FLOAT16 else ("f32",)
         missing = [f"{name}_{s}" for s in suffixes if f"{name}_{s}" not in entries]
         assert not missing, f"{os.path.basename(path)} lacks the launched kernels {missing}"

@@ -29,6 +29,7 @@ from .parallel import get_num_threads, set_num_threads
 from .determinism import (are_deterministic_algorithms_enabled, is_deterministic_algorithms_warn_only_enabled,
                           use_deterministic_algorithms)
 from .tensor import Tensor
+from .size import Size
 from . import ops  # noqa: E402  (attaches the Tensor methods)
 from .ops.activation import log_softmax, relu, sigmoid, softmax, tanh
 from .ops.arith import add, mul, multiply, neg, negative, positive, pow, sub, subtract
@@ -79,6 +80,8 @@ from .ops.interpolate import channel_shuffle
 from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
 from .ops.counting import bincount, histc, unique_consecutive
 from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.linalg_torch import (cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
+                                svd)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
 from .ops.search import bucketize, isin, searchsorted, unique
 from .ops.pointwise_binary import (addcdiv, addcmul, arctan2, atan2, float_power, fmod, hypot, lerp, logaddexp,
@@ -90,15 +93,22 @@ from .ops.scatter_views import diagonal_scatter, select_scatter, slice_scatter
 from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, arctanh, asin, asinh, atan, atanh, cosh,
                         erfc, exp2, sinh)
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
+from . import linalg  # noqa: E402  (torch.linalg)
+from . import accelerator, multiprocessing  # noqa: E402
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
                             conv_transpose2d, cosine_similarity, hardshrink, max_pool1d, max_pool2d,
                             pairwise_distance, pixel_shuffle, pixel_unshuffle, relu_, rms_norm, threshold, threshold_)
 from . import amp  # noqa: E402
+from . import func  # noqa: E402  (torch.func: above nn, for functional_call)
+from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
+from . import serialization  # noqa: E402
+serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e

@@ -15,10 +15,12 @@ DeviceError              RuntimeError (a BackendError)
 DeviceMismatchError      ValueError
 BackendError             RuntimeError
 AutogradError            RuntimeError
+LinAlgError              RuntimeError
 GradcheckError           RuntimeError (an AutogradError)
 AnomalyError             RuntimeError (an AutogradError)
 StateDictError           RuntimeError
 SerializationError       ValueError
+UnpicklingError          ValueError (a SerializationError)
 DatasetNotFoundError     FileNotFoundError
 ChecksumError            OSError
 DownloadError            OSError
@@ -33,6 +35,7 @@ ProcessGroupError        ValueError (a DistributedError)
 Messages name the operation and give the expected and the actual value, e.g.
 ``conv2d: expected input of shape (N, C, H, W), got (28, 28)``.
 """
+import pickle
 
 
 class TinynetError(Exception):
@@ -84,6 +87,12 @@ class AutogradError(TinynetError, RuntimeError):
     """Misuse of autograd: backward through a freed graph, non-scalar backward, ..."""
 
 
+class LinAlgError(TinynetError, RuntimeError):
+    """A matrix the factorisation cannot take: ``linalg.solve``/``linalg.inv`` of a singular
+    matrix, ``linalg.cholesky`` of one that is not positive-definite (PyTorch's
+    ``torch.linalg.LinAlgError``, also a ``RuntimeError``; ``tinynet.linalg.LinAlgError``)."""
+
+
 class AutocastError(TinynetError, RuntimeError):
     """An op that is unsafe under autocast was called in an autocast region
     (binary_cross_entropy on CUDA), or autocast was asked for a device type it lacks."""
@@ -109,6 +118,12 @@ class StateDictError(TinynetError, RuntimeError):
 
 class SerializationError(TinynetError, ValueError):
     """A checkpoint file is not a valid tinynet ``.npz`` file, or an object can't be saved."""
+
+
+class UnpicklingError(SerializationError, pickle.UnpicklingError):
+    """``load`` with ``weights_only=True`` (the default) found a global in a pickled checkpoint
+    that is not on the allow-list; the message names it and the opt-ins (``add_safe_globals``,
+    the ``safe_globals`` context manager, ``weights_only=False``), as PyTorch 2.6+ does."""
 
 
 class DatasetNotFoundError(TinynetError, FileNotFoundError):

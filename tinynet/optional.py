@@ -10,6 +10,7 @@ extra              installs                         used by
 ``plot``           matplotlib>=3.7                  the examples' ``--plot``
 ``safetensors``    safetensors>=0.4                 ``tinynet.save``/``load`` with ``.safetensors``
 ``keras``          h5py>=3.9                        :func:`tinynet.nn.utils.load_keras_weights`
+``vision``         pillow>=9                        :mod:`tinynet.vision` (PIL images, ``save_image``)
 =================  ===============================  ==========================
 """
 import importlib

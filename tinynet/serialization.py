@@ -1,15 +1,25 @@
-"""``tinynet.save`` / ``tinynet.load``: checkpoints as ``.npz`` files (or ``.safetensors``),
-never pickle.
+"""``tinynet.save`` / ``tinynet.load``: checkpoints as ``.npz`` files (or ``.safetensors``);
+other objects pickled, loaded by default without running code.
 
 A checkpoint is a NumPy ``.npz`` archive: every array under a readable name (the
 state-dict key, or a ``/``-joined path for nested objects such as an optimizer's state)
 plus one entry ``__tinynet__`` holding a JSON description of the structure (dicts with
 their key types, lists, tuples, numbers, strings). Loading uses ``allow_pickle=False`` and
-``json``, so opening a file can never run code. Saving to a path goes through
+``json``, so opening such a file can never run code. Saving to a path goes through
 :func:`tinynet.atomic.atomic_write`: a temporary file in the target folder, fsynced and
 renamed over the target (``os.replace``), then the folder fsynced. A crash (SIGKILL, power
 cut) or an error mid-save leaves any previous file untouched; docs/reliability.md says how
 that is tested.
+
+An object that this structure cannot hold (a whole ``nn.Module``, an optimizer, a dict with
+tuple keys, ...) is pickled, as PyTorch's ``torch.save`` pickles everything: the archive then
+holds the pickle stream (entry ``__tinynet_pickle__``, format 2 in ``__tinynet__``) and, beside
+it, every array the object holds, so array data never goes through pickle. ``load`` reads
+such a file with ``weights_only=True`` by default (PyTorch 2.6+'s default): only globals on an
+allow-list are rebuilt (:mod:`tinynet._weights_only_unpickler`; extend it with
+:func:`add_safe_globals` or :class:`safe_globals`), anything else stops the load with
+:class:`~tinynet.errors.UnpicklingError` before any of its code runs. ``weights_only=False``
+unpickles everything: only for files from a trusted source.
 
 ``format="safetensors"`` (or a path ending in ``.safetensors``) writes a flat state dict
 in Hugging Face's safetensors format instead (:mod:`tinynet.safetensors_format`), through
@@ -19,17 +29,26 @@ import errno
 import io
 import json
 import os
+import pickle
 import zipfile
 
 import numpy
 
-from . import backend, devices, safetensors_format
+from . import _pickled, backend, devices, safetensors_format
+from ._weights_only_unpickler import (add_safe_globals, clear_safe_globals, get_safe_globals, register_default,
+                                      safe_globals)
 from .atomic import atomic_write
 from .errors import ArgumentError, ArgumentTypeError, SerializationError
 from .tensor import Tensor
 
+__all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
+
 _META = "__tinynet__"
-_FORMAT = 1
+_FORMAT = 1          # the JSON structure
+_PICKLED = 2         # a pickle stream beside the arrays
+_PICKLE = "__tinynet_pickle__"
+
+register_default([Tensor, devices.device])
 
 
 def _encode(obj, path, arrays):
@@ -91,9 +110,11 @@ def _target(f, op):
     return os.fsdecode(path)
 
 
-def save(obj, f, format=None):
-    """Save a state dict (or any nest of dicts/lists/tuples of tensors, arrays and
-    numbers) to ``f`` as ``.npz``, or a flat state dict as ``.safetensors``, atomically.
+def save(obj, f, pickle_module=None, pickle_protocol=None, format=None):
+    """Save ``obj`` to ``f``, atomically: a state dict (or any nest of dicts/lists/tuples of
+    tensors, arrays, numbers and strings) as ``.npz`` with a JSON structure, any other
+    picklable object (a whole Module, an optimizer, ...) pickled with its arrays beside the
+    stream (module doc), or a flat state dict as ``.safetensors``.
 
     Saving to a path is crash-safe: the bytes go to a temporary file
     ``.<name>.<random>.tmp`` in the same folder, which is flushed, fsynced and renamed over
@@ -103,19 +124,23 @@ def save(obj, f, format=None):
     A file object is written directly (no atomicity: that is the caller's business).
 
     Args:
-        obj: e.g. ``model.state_dict()``, ``optimizer.state_dict()`` or a dict of them.
+        obj: e.g. ``model.state_dict()``, ``optimizer.state_dict()``, a dict of them, or
+            ``model`` itself (then loading needs its classes allowed, see :func:`load`).
         f (str, os.PathLike or binary file object): target (``.npz`` is not appended).
+        pickle_module: PyTorch's argument; only ``None`` or the standard :mod:`pickle`.
+        pickle_protocol (int, optional): the pickle protocol for pickled objects (>= 2);
+            default :data:`pickle.DEFAULT_PROTOCOL`.
         format (str, optional): ``"npz"`` or ``"safetensors"``; default ``"safetensors"``
             for a path ending in ``.safetensors``, else ``"npz"``. safetensors holds a flat
             ``{name: tensor}`` (a model's ``state_dict()``), readable by PyTorch's
             ``safetensors.torch.load_file``; it needs the ``safetensors`` extra.
 
     Raises:
-        SerializationError: tinynet's own failures: ``obj`` holds something that can't be
-            stored (the message names its place and type; nothing is written), or the
+        SerializationError: tinynet's own failures: ``obj`` can be neither stored nor pickled
+            (a lock, a lambda, ...: the message says which; nothing is written), or the
             archive writer failed.
         ArgumentTypeError: ``f`` is neither a path nor a file object.
-        ArgumentError: an unknown ``format``.
+        ArgumentError: an unknown ``format``, another ``pickle_module``, a protocol below 2.
         DTypeError: a dtype the safetensors package cannot write.
         MissingExtraError: ``format="safetensors"`` without the ``safetensors`` package.
         OSError: the filesystem's failures, re-raised unchanged: the folder is missing or
@@ -128,13 +153,16 @@ def save(obj, f, format=None):
         format = "safetensors" if path is not None and path.endswith(".safetensors") else "npz"
     if format not in ("npz", "safetensors"):
         raise ArgumentError(f"save: format must be 'npz' or 'safetensors', got {format!r}")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ArgumentError(f"save: pickle_module must be None or pickle, got {pickle_module!r}")
+    protocol = pickle.DEFAULT_PROTOCOL if pickle_protocol is None else pickle_protocol
+    if isinstance(protocol, bool) or not isinstance(protocol, int) or not 2 <= protocol <= pickle.HIGHEST_PROTOCOL:
+        raise ArgumentError(f"save: pickle_protocol must be an int in [2, {pickle.HIGHEST_PROTOCOL}], got {protocol!r}")
     if format == "safetensors":
         data = safetensors_format.to_bytes(obj)
         write = lambda out: out.write(data)  # noqa: E731
     else:
-        arrays = {}
-        meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
-        arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
+        arrays = _arrays_of(obj, protocol)
         write = lambda out: numpy.savez(out, **arrays)  # noqa: E731
     if path is None:
         write(f)
@@ -151,26 +179,61 @@ def save(obj, f, format=None):
                                  "any previous file there is unchanged") from exc
 
 
-def load(f, map_location=None):
+def _arrays_of(obj, protocol):
+    """The archive's entries: the JSON structure and its arrays, else the pickle stream and its arrays."""
+    arrays = {}
+    try:
+        meta = {"format": _FORMAT, "root": _encode(obj, [], arrays)}
+    except SerializationError:
+        stream, arrays = _pickled.dumps(obj, protocol)
+        meta = {"format": _PICKLED, "pickle": _PICKLE}
+        arrays[_PICKLE] = numpy.frombuffer(stream, dtype=numpy.uint8)
+    arrays[_META] = numpy.frombuffer(json.dumps(meta).encode("utf-8"), dtype=numpy.uint8)
+    return arrays
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
     """Load what :func:`save` wrote: tinynet's ``.npz`` (or a plain ``.npz`` of arrays) or
     a ``.safetensors`` file (PyTorch's ``safetensors.torch.save_file`` output included),
     told apart by the file's first bytes.
 
     Args:
         f (str, os.PathLike or binary file object): the file.
-        map_location: ``"cpu"`` or ``"cuda"``; default the active backend's device.
+        map_location: ``"cpu"`` or ``"cuda"``; default the active backend's device. Every
+            tensor lands there.
+        pickle_module: PyTorch's argument; only ``None`` or the standard :mod:`pickle`.
+        weights_only (bool, optional): for a pickled object (module doc), rebuild only
+            allowed globals (tensors, containers, numbers and what :func:`add_safe_globals` /
+            :class:`safe_globals` allow). Default (None) True, as PyTorch 2.6+. ``False``
+            unpickles anything: it runs whatever code the file names, so only for trusted
+            files. Files with the JSON structure never run code either way.
+        mmap: PyTorch's argument; only ``None``/``False`` (tinynet reads the whole file).
+        **pickle_load_args: ``encoding`` for a pickled object loaded with ``weights_only=False``.
 
     Returns:
-        The saved structure, with tensors as :class:`~tinynet.Tensor`. A plain ``.npz``
-        without tinynet's structure entry, and a safetensors file, give ``{name: Tensor}``.
+        The saved object, with tensors as :class:`~tinynet.Tensor` (Parameters stay
+        Parameters). A plain ``.npz`` without tinynet's structure entry, and a safetensors
+        file, give ``{name: Tensor}``.
 
     Raises:
         FileNotFoundError: ``f`` does not exist.
+        UnpicklingError: ``weights_only`` and the file names a global off the allow-list
+            (the message names it and the opt-ins); nothing of the file's code ran.
         SerializationError: the file is neither a readable ``.npz`` archive (or needs
             pickle) nor a readable safetensors file (truncated, foreign).
         MissingExtraError: a safetensors file without the ``safetensors`` package.
-        ArgumentTypeError: ``f`` is neither a path nor a file object.
+        ArgumentTypeError: ``f`` is neither a path nor a file object; ``weights_only`` not a bool.
+        ArgumentError: another ``pickle_module``, ``mmap=True``, an unknown keyword argument.
     """
+    if weights_only is not None and not isinstance(weights_only, bool):
+        raise ArgumentTypeError(f"load: weights_only must be a bool or None, got {type(weights_only).__name__}")
+    if pickle_module is not None and pickle_module is not pickle:
+        raise ArgumentError(f"load: pickle_module must be None or pickle, got {pickle_module!r}")
+    if mmap:
+        raise ArgumentError("load: mmap=True is not supported (tinynet reads the whole file)")
+    unknown = set(pickle_load_args) - {"encoding"}
+    if unknown:
+        raise ArgumentError(f"load: unexpected keyword argument(s) {sorted(unknown)}")
     device = devices.resolve(map_location, "load")
     path = _target(f, "load")
     source = f if path is None else path
@@ -195,8 +258,13 @@ def load(f, map_location=None):
         meta = json.load(io.BytesIO(arrays.pop(_META).tobytes()))
     except ValueError as exc:
         raise SerializationError(f"load: {path!r} has a corrupt structure entry ({exc})") from None
+    if meta.get("format") == _PICKLED and meta.get("pickle") in arrays:
+        stream = arrays.pop(meta["pickle"]).tobytes()
+        return _pickled.loads(stream, arrays, device, weights_only is not False, repr(path),
+                              pickle_load_args.get("encoding", "ASCII"))
     if meta.get("format") != _FORMAT:
-        raise SerializationError(f"load: {path!r} has format {meta.get('format')!r}, expected {_FORMAT}")
+        raise SerializationError(f"load: {path!r} has format {meta.get('format')!r}, expected {_FORMAT} "
+                                 f"or {_PICKLED}")
     return _decode(meta["root"], arrays, device)
 
 

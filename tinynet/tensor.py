@@ -15,6 +15,7 @@ from .dtypes import is_floating
 from . import backend, capture, devices, dtypes, layouts as _formats
 from .autograd import engine, node, post_hooks
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
+from .size import Size
 
 
 class Tensor:
@@ -86,8 +87,8 @@ class Tensor:
     # ---- metadata -------------------------------------------------------------------
     @property
     def shape(self):
-        """Tuple of dimension sizes."""
-        return self.array.shape
+        """The dimension sizes, a :class:`tinynet.Size` (a tuple)."""
+        return tuple.__new__(Size, self.array.shape)
 
     @property
     def dtype(self):
@@ -135,7 +136,7 @@ class Tensor:
     def size(self, dim=None):
         """The shape, or the size of dimension ``dim``."""
         if dim is None:
-            return self.array.shape
+            return tuple.__new__(Size, self.array.shape)
         n = max(self.array.ndim, 1)
         if isinstance(dim, bool) or not isinstance(dim, (int, numpy.integer)) or not -n <= dim < n:
             raise IndexOutOfRangeError(f"size: dimension out of range (expected to be in range of [{-n}, {n - 1}], "
@@ -194,6 +195,14 @@ class Tensor:
         elif self.requires_grad:
             extra += ", requires_grad=True"
         return f"tensor({body}{extra})"
+
+    def __format__(self, format_spec):
+        """A 0-d Tensor formats as its number (``f"{loss:.4f}"``); any other tensor (and, as in
+        PyTorch, a 0-d subclass such as Parameter) only with an empty spec (its ``str``), else
+        TypeError: unsupported format string."""
+        if self.array.ndim == 0 and type(self) is Tensor:
+            return self.detach().item().__format__(format_spec)
+        return object.__format__(self, format_spec)
 
     # ---- conversion -----------------------------------------------------------------
     def numpy(self, force=False):
@@ -266,8 +275,10 @@ class Tensor:
         return self.array.__cuda_array_interface__
 
     def __reduce_ex__(self, protocol):
-        # pickling (DataLoader workers, multiprocessing) carries the values, dtype and device
-        return (_rebuild, (self.numpy(force=True), str(self.device), self.requires_grad and self.is_leaf))
+        # pickling (DataLoader workers, multiprocessing, tinynet.save) carries the values, dtype,
+        # device and the class (a Parameter stays one)
+        args = (self.numpy(force=True), str(self.device), self.requires_grad and self.is_leaf)
+        return (_rebuild, args if type(self) is Tensor else args + (type(self),))
 
     def __deepcopy__(self, memo):
         if self._grad_fn is not None:
@@ -387,9 +398,15 @@ class _HookHandle:
             self._hooks.remove(self._hook)
 
 
-def _rebuild(values, device, requires_grad):
+def _rebuild(values, device, requires_grad, cls=None):
     dev = devices.resolve(device, "unpickle") if device != "cpu" else devices.CPU
     t = Tensor._wrap(backend.to_device(values, dev))
+    if cls is not None:
+        try:
+            t.__class__ = cls  # a subclass without fields of its own (Parameter)
+        except TypeError:  # one with a __dict__: a fresh instance around the same array
+            t = object.__new__(cls)
+            Tensor._init(t, backend.to_device(values, dev))
     t.requires_grad = requires_grad
     return t
 

@@ -8,6 +8,7 @@
 * :mod:`.function`: :class:`Function`, user-defined ops in PyTorch's style.
 * :mod:`.gradcheck`: :func:`gradcheck` and :func:`gradgradcheck`.
 * :mod:`.anomaly`: :func:`detect_anomaly` and :func:`set_detect_anomaly` (NaN hunting).
+* :mod:`.functional`: ``jacobian``, ``hessian``, ``vjp``, ``jvp``, ``hvp``, ``vhp`` of a function.
 """
 from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad
@@ -16,6 +17,7 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
                         set_grad_enabled)
 from .gradcheck import gradcheck, gradgradcheck
 from .node import Op
+from . import functional  # noqa: E402  (torch.autograd.functional)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "once_differentiable", "enable_grad", "inference_mode",
            "is_grad_enabled", "is_inference_mode_enabled", "no_grad", "set_grad_enabled", "gradcheck",

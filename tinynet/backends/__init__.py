@@ -1,5 +1,6 @@
-"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``, ``tinynet.backends.mps``
+"""Backend settings in PyTorch's spelling: ``tinynet.backends.cudnn``, ``tinynet.backends.cuda`` (TF32 and the attention
+kernels), ``tinynet.backends.mps``
 (never available), plus the host heap setting of the NumPy backend, ``tinynet.backends.cpu``."""
-from . import cpu, cudnn, mps
+from . import cpu, cuda, cudnn, mps
 
-__all__ = ["cpu", "cudnn", "mps"]
+__all__ = ["cpu", "cuda", "cudnn", "mps"]

@@ -17,7 +17,14 @@ in float32 (``CUBLAS_COMPUTE_32F``, alpha and beta as float32; cuBLAS docs, "cub
 and are rounded to the operands' type when written, as PyTorch's half-precision ``mm`` does
 by default (PyTorch also leaves cuBLAS free to use its reduced-precision split-K reductions,
 ``allow_fp16/bf16_reduced_precision_reduction``; so does this handle's default math mode).
-The strided-batched :func:`matmul` stays float32/float64.
+The strided-batched :func:`matmul` takes all four dtypes (``cublasGemmStridedBatchedEx`` for
+the half types, the same float32 accumulation), so a bfloat16 ``bmm`` or attention-score product
+over heads is one tensor-core call.
+
+TF32: with ``settings["tf32"]`` set (``tinynet.backends.cuda.matmul.allow_tf32`` or
+``set_float32_matmul_precision("high")``), the handle's math mode is
+``CUBLAS_TF32_TENSOR_OP_MATH``, so float32 products round their inputs to TF32 on the tensor
+cores, as PyTorch's do under the same switch; the default is cuBLAS's default math mode.
 """
 import ctypes
 import ctypes.util
@@ -35,6 +42,8 @@ _OP_N, _OP_T = 0, 1
 _CUDA_R_16F, _CUDA_R_16BF = 2, 14
 _COMPUTE_32F = 68
 _GEMM_DEFAULT = -1
+_DEFAULT_MATH, _TF32_MATH = 0, 3  # cublasMath_t: CUBLAS_DEFAULT_MATH, CUBLAS_TF32_TENSOR_OP_MATH
+settings = {"tf32": False}  # written by tinynet.backends.cuda (kernels sit below backends)
 _HALF_TYPES = {numpy.dtype(numpy.float16): _CUDA_R_16F, bfloat16: _CUDA_R_16BF}
 _state: dict = {"lib": None, "handles": {}}
 
@@ -56,7 +65,8 @@ def _library():
             raise BackendError("cublas: libcublas is not loaded by CuPy and not found on the library path")
         lib = ctypes.CDLL(path)
         for name in ("cublasCreate_v2", "cublasSetStream_v2", "cublasSetWorkspace_v2", "cublasSgemm_v2",
-                     "cublasDgemm_v2", "cublasGemmEx", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched"):
+                     "cublasDgemm_v2", "cublasGemmEx", "cublasSgemmStridedBatched", "cublasDgemmStridedBatched",
+                     "cublasGemmStridedBatchedEx", "cublasSetMathMode"):
             getattr(lib, name).restype = ctypes.c_int
         _state["lib"] = lib
     return _state["lib"]
@@ -76,6 +86,7 @@ class _Handle:
         _check(lib.cublasCreate_v2(ctypes.byref(self.ptr)), "cublasCreate")
         self.workspace = cp.cuda.Memory(WORKSPACE)  # its own allocation, outside every memory pool
         self.stream = None
+        self.math = _DEFAULT_MATH
         # alpha and beta in the compute type: float32 for float32 and the half types' COMPUTE_32F
         f32, f64 = numpy.dtype(numpy.float32), numpy.dtype(numpy.float64)
         self.alpha = {f32: ctypes.c_float(1.0), f64: ctypes.c_double(1.0)}
@@ -97,15 +108,23 @@ def _handle(cp):
     if h is None:
         h = _state["handles"][dev] = _Handle(_library(), cp)
     h.bind(cp.cuda.get_current_stream().ptr)
+    math = _TF32_MATH if settings["tf32"] else _DEFAULT_MATH
+    if math != h.math:
+        _check(h.lib.cublasSetMathMode(h.ptr, math), "cublasSetMathMode")
+        h.math = math
     return h
 
 
-def gemm(a, b, trans_a=False, trans_b=False):
-    """``op(a) @ op(b)`` for C-contiguous 2-D CuPy arrays of one dtype: float32 and float64
-    through ``cublas{S,D}gemm_v2`` (accumulated in that dtype), float16 and bfloat16 through
-    ``cublasGemmEx`` with float32 accumulation (``CUBLAS_COMPUTE_32F``), rounded once to the
-    dtype. ``op`` transposes the stored array when ``trans_*`` is set: ``a`` is (M, K) or,
-    transposed, (K, M); ``b`` is (K, N) or (N, K).
+def gemm(a, b, trans_a=False, trans_b=False, bias=None):
+    """``op(a) @ op(b) [+ bias]`` for C-contiguous 2-D CuPy arrays of one dtype: float32 and
+    float64 through ``cublas{S,D}gemm_v2`` (accumulated in that dtype), float16 and bfloat16
+    through ``cublasGemmEx`` with float32 accumulation (``CUBLAS_COMPUTE_32F``), rounded once
+    to the dtype. ``op`` transposes the stored array when ``trans_*`` is set: ``a`` is (M, K)
+    or, transposed, (K, M); ``b`` is (K, N) or (N, K). ``bias`` (N,), of the same dtype, is
+    added to every row inside the product: the output is first filled with it and cuBLAS
+    computes ``1 * op(a) op(b) + 1 * C`` (beta = 1), so a half-precision result is rounded
+    once, after the bias, as in PyTorch's cuBLASLt bias epilogue; for float32 and float64 the
+    bits equal those of a separate addition.
 
     Row-major ``C (M, N) = op(A) op(B)`` is column-major ``C^T = op(B)^T op(A)^T``, so
     the call passes B first. Returns a new C-contiguous (M, N) array of ``a``'s dtype.
@@ -117,13 +136,17 @@ def gemm(a, b, trans_a=False, trans_b=False):
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     n = b.shape[0] if trans_b else b.shape[1]
     out = cp.empty((m, n), dtype=a.dtype)
+    if bias is not None:
+        out[...] = bias
     if k == 0:
-        out.fill(0)
+        if bias is None:
+            out.fill(0)
         return out
     h = _handle(cp)
     ops = (_OP_T if trans_b else _OP_N, _OP_T if trans_a else _OP_N, n, m, k)
     lda, ldb = m if trans_a else k, k if trans_b else n
-    alpha, beta = ctypes.byref(h.alpha[a.dtype]), ctypes.byref(h.beta[a.dtype])
+    alpha = ctypes.byref(h.alpha[a.dtype])
+    beta = alpha if bias is not None else ctypes.byref(h.beta[a.dtype])  # alpha holds 1
     half = _HALF_TYPES.get(a.dtype)
     if half is not None:  # B, A and C stored in the half type, the sums in float32
         status = h.lib.cublasGemmEx(h.ptr, *ops, alpha, ctypes.c_void_p(b.data.ptr), half, ldb,
@@ -152,11 +175,12 @@ def _operand(cp, x):
 
 
 def matmul(a, b):
-    """NumPy's ``a @ b`` for float32/float64 CuPy arrays of one dtype with at least two
-    dims each, through ``cublas{S,D}gemmStridedBatched`` on tinynet's handle (capturable
-    in a CUDA graph, unlike CuPy's ``@``). Batch dims broadcast; an operand without batch
-    dims (or whose batch is all ones) is read with batch stride 0, one whose batch dims
-    broadcast otherwise is expanded first. Transposed views are read in place.
+    """NumPy's ``a @ b`` for CuPy arrays of one dtype (float32, float64, float16 or bfloat16)
+    with at least two dims each, through ``cublas{S,D}gemmStridedBatched`` or, for the half
+    types, ``cublasGemmStridedBatchedEx`` with float32 accumulation, on tinynet's handle
+    (capturable in a CUDA graph, unlike CuPy's ``@``). Batch dims broadcast; an operand
+    without batch dims (or whose batch is all ones) is read with batch stride 0, one whose
+    batch dims broadcast otherwise is expanded first. Transposed views are read in place.
 
     Returns a new C-contiguous array of shape ``broadcast(batch) + (M, N)``.
     """
@@ -179,21 +203,29 @@ def matmul(a, b):
         ops.append((mats, trans, stride))
     (am, ta, sa), (bm, tb, sb) = ops
     h = _handle(cp)
+    head = (h.ptr, _OP_T if tb else _OP_N, _OP_T if ta else _OP_N, n, m, k, ctypes.byref(h.alpha[a.dtype]))
+    b_ptr, ldb, b_stride = ctypes.c_void_p(bm.data.ptr), k if tb else n, ctypes.c_longlong(sb)
+    a_ptr, lda, a_stride = ctypes.c_void_p(am.data.ptr), m if ta else k, ctypes.c_longlong(sa)
+    beta, c_ptr, c_stride = ctypes.byref(h.beta[a.dtype]), ctypes.c_void_p(out.data.ptr), ctypes.c_longlong(m * n)
+    half = _HALF_TYPES.get(a.dtype)
+    if half is not None:  # stored in the half type, summed in float32
+        status = h.lib.cublasGemmStridedBatchedEx(*head, b_ptr, half, ldb, b_stride, a_ptr, half, lda, a_stride,
+                                                  beta, c_ptr, half, n, c_stride, count, _COMPUTE_32F, _GEMM_DEFAULT)
+        _check(status, "gemm (strided batched Ex)")
+        return out
     fn = h.lib.cublasSgemmStridedBatched if a.dtype == numpy.float32 else h.lib.cublasDgemmStridedBatched
-    status = fn(h.ptr, _OP_T if tb else _OP_N, _OP_T if ta else _OP_N, n, m, k, ctypes.byref(h.alpha[a.dtype]),
-                ctypes.c_void_p(bm.data.ptr), k if tb else n, ctypes.c_longlong(sb),
-                ctypes.c_void_p(am.data.ptr), m if ta else k, ctypes.c_longlong(sa),
-                ctypes.byref(h.beta[a.dtype]), ctypes.c_void_p(out.data.ptr), n, ctypes.c_longlong(m * n), count)
+    status = fn(*head, b_ptr, ldb, b_stride, a_ptr, lda, a_stride, beta, c_ptr, n, c_stride, count)
     _check(status, "gemm (strided batched)")
     return out
 
 
-_DIRECT = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+_DIRECT = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64), numpy.dtype(numpy.float16), bfloat16)
 
 
 def product(xp, a, b):
-    """``xp.matmul(a, b)``, with float32/float64 GPU operands of at least two dims each
-    taking :func:`matmul` (capturable in CUDA graphs, same kernels eager and graphed)."""
+    """``xp.matmul(a, b)``, with float32/float64/float16/bfloat16 GPU operands of at least two
+    dims each taking :func:`matmul` (capturable in CUDA graphs, same kernels eager and graphed,
+    tensor cores for the half types)."""
     if (backend.is_gpu_array(a) and backend.is_gpu_array(b) and a.ndim >= 2 and b.ndim >= 2
             and a.dtype == b.dtype and a.dtype in _DIRECT):
         return matmul(a, b)

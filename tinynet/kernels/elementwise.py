@@ -25,7 +25,19 @@ def leaky_relu_bwd(x, gy, slope):
                             "tinynet_leaky_relu_bwd")(x, gy, cuda.scalar(x.dtype, slope))
 
 
+def _half(a):
+    return a.dtype.itemsize == 2
+
+
 def gelu_fwd(x, approximate):
+    """GELU of contiguous ``x``: float16/bfloat16 through ``gelu.cu`` (float32 inside), float32/
+    float64 through an element-wise kernel."""
+    if _half(x):
+        x = backend.cupy.ascontiguousarray(x)
+        y = backend.cupy.empty(x.shape, dtype=x.dtype)
+        cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_fwd", x.dtype), -(-x.size // 4),
+                    (x, y, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
+        return y
     if approximate == "tanh":
         return cuda.elementwise("T x", "T y", "y = (T)0.5 * x * ((T)1 + tanh(gelu_tanh_inner(x)))",
                                 "tinynet_gelu_tanh_fwd", _GELU_PRE)(x)
@@ -33,6 +45,13 @@ def gelu_fwd(x, approximate):
 
 
 def gelu_bwd(x, gy, approximate):
+    if _half(x):
+        cp = backend.cupy
+        x, gy = cp.ascontiguousarray(x), cp.ascontiguousarray(gy)
+        gx = cp.empty(x.shape, dtype=x.dtype)
+        cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_bwd", x.dtype), -(-x.size // 4),
+                    (x, gy, gx, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
+        return gx
     if approximate == "tanh":
         op = ("T t = tanh(gelu_tanh_inner(x));"
               "T d = (T)0.79788456080286535588 * ((T)1 + (T)3 * (T)0.044715 * x * x);"

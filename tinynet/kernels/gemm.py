@@ -81,9 +81,11 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     Both accumulate float32 and float64 in the operands' precision (no TF32); float16 and
     bfloat16 in float32 (the tiled kernel widens each value as it stages it, cuBLAS runs
     ``cublasGemmEx`` with ``CUBLAS_COMPUTE_32F``, as PyTorch's half ``mm``), rounded once
-    to the half type when the result is written; with the bias, the tiled kernel adds it
-    before that rounding, the cuBLAS path after it (``gpu_ops.bias_add``: in float32,
-    rounded again). A tiled product with fewer output tiles than two blocks per SM and a
+    to the half type when the result is written; with the bias, both add it before that
+    rounding (for the half types cuBLAS through ``beta = 1`` over an output filled with the
+    bias, see :func:`tinynet.kernels.cublas.gemm`; float32 and float64 products from cuBLAS
+    take ``gpu_ops.bias_add``'s one launch after it, the same bits).
+    A tiled product with fewer output tiles than two blocks per SM and a
     long K is split along K (``_gemm_splits``; the partials are float32 for the half types):
     the splits' partial sums are added in a fixed order by the tile's last block, in the
     same launch, so results stay deterministic.
@@ -106,8 +108,11 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     n = b.shape[0] if trans_b else b.shape[1]
     if m * n * k > SMALL_GEMM or m == 0 or n == 0:
-        out = cublas.gemm(a, b, trans_a, trans_b) if m and n else cp.empty((m, n), dtype=a.dtype)
-        return out if bias is None or out.size == 0 else bias_add(out, bias)
+        if not (m and n):
+            return cp.empty((m, n), dtype=a.dtype)
+        if bias is None or a.dtype.itemsize == 2:  # half types: the bias inside cuBLAS's product, one rounding
+            return cublas.gemm(a, b, trans_a, trans_b, bias)
+        return bias_add(cublas.gemm(a, b, trans_a, trans_b), bias)
     out = cp.empty((m, n), dtype=a.dtype)
     ws = _split_workspace(cp)
     name, grid, scalars = _gemm_launch(m, n, k, bool(trans_a), bool(trans_b),

@@ -228,8 +228,10 @@ def bias_grad(gy):
     cp = _cp()
     gy = cp.ascontiguousarray(gy)
     n, c = gy.shape[:2]
-    out = cp.empty(c, dtype=gy.dtype)
     length = gy.size // (n * c) if n * c else 0
+    if length == 1 and n >= COLUMN_SUM_ROWS:  # a linear layer's (M, C) rows: coalesced column sums
+        return column_sum(gy.reshape(n, c))
+    out = cp.empty(c, dtype=gy.dtype)
     one_block = cuda.kernel("fused.cu", "tinynet_bias_grad_bwd", gy.dtype)
     grid = cuda.row_grid(n, c, length)
     if grid is None:
@@ -245,12 +247,24 @@ def bias_grad(gy):
     return out
 
 
+# Rows from which a 2-D bias gradient takes the column-sum kernels: the one-block-per-channel
+# kernel reads a (M, C) matrix down its columns (a stride of C per read); for the GPT's (16384,
+# 1536) gradients in bfloat16 it took 100 us a launch (H100, benchmarks/transformer.py profile,
+# 2026-11-28, PyTorch's column reduction about 30 us). Below this many rows (the reference
+# nets' batches of 64 to 1024) the one-block kernel stays, with its bits.
+COLUMN_SUM_ROWS = 2048
+
+
 def channel_sum_nhwc(gy):
     """Sum of channels-last ``gy`` (N, C, H, W stored NHWC; float32/64, float16 or bfloat16)
-    over N, H and W: the bias gradient of an NHWC convolution, in two deterministic launches
-    (``channel_sum.cu``), summed in float32 (float64 for float64). Returns (C,) of gy's dtype."""
+    over N, H and W: the bias gradient of an NHWC convolution (see :func:`column_sum`)."""
+    return column_sum(gy.transpose(0, 2, 3, 1).reshape(-1, gy.shape[1]))  # the (NHW, C) rows, no copy
+
+
+def column_sum(rows):
+    """Column sums of a row-major (M, C) CuPy array in two deterministic launches
+    (``channel_sum.cu``), summed in float32 (float64 for float64). Returns (C,) of its dtype."""
     cp = _cp()
-    rows = gy.transpose(0, 2, 3, 1).reshape(-1, gy.shape[1])  # the (NHW, C) rows, no copy
     m, c = rows.shape
     parts = max(1, min(512, (m + 255) // 256))
     partial = cp.empty((parts, c), dtype=cp.float64 if rows.dtype == cp.float64 else cp.float32)

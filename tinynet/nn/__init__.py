@@ -2,6 +2,8 @@
 from . import functional, init
 from . import utils
 from . import parallel
+from . import attention
+from . import parameter  # PyTorch's torch.nn.parameter
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .modules import ModuleDict, ParameterDict, ParameterList
 from .modules import CosineSimilarity, Hardshrink, PairwiseDistance, RMSNorm, Softshrink, Threshold

@@ -160,6 +160,19 @@ _SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
 class GELU(_ParamPointwise):
     name = "gelu"
     gpu_kernels = (ew.gelu_fwd, ew.gelu_bwd)
+    bf16_kernel_gpu = True  # tinynet_gelu_fwd/bwd_bf16 (gelu.cu)
+
+    def forward_gpu(self, xp, x):
+        if not cuda.supported(x, half=True):
+            return self.forward(xp, x)
+        self.save_for_backward(x)
+        return ew.gelu_fwd(x, self.param)
+
+    def backward_gpu(self, xp, gy):
+        x = self.saved[0]
+        if not cuda.supported(gy, half=True):
+            return self.backward(xp, gy)
+        return (ew.gelu_bwd(x, gy if gy.dtype == x.dtype else gy.astype(x.dtype), self.param),)
 
     @property
     def approximate(self):

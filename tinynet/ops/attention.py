@@ -53,8 +53,11 @@ import numpy
 
 from ..kernels.cublas import product
 from ..autograd import Op
-from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..backends import cuda as cuda_settings
+from ..dtypes import bfloat16, float32
+from ..errors import ArgumentError, ArgumentTypeError, BackendError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..kernels import attention as fused
+from ..kernels import cudnn_attention as cudnn_sdpa
 from ..random import generator_for
 from .autocast import autocast_op
 from .util import cast, check_float, check_tensor, is_graph, unbroadcast
@@ -101,6 +104,7 @@ class ScaledDotProductAttention(Op):
 
     def __init__(self, scale, causal=False, p=0.0, groups=(1, 1)):
         self.scale, self.causal, self.p, self.groups = scale, causal, p, groups
+        self.backends = cuda_settings.SDP_ENABLED  # the switches, read when the op runs
 
     @property
     def gpu_saves_generic(self):
@@ -136,6 +140,10 @@ class ScaledDotProductAttention(Op):
         return 0.0 if self.p >= 1.0 else 1.0 / (1.0 - self.p)
 
     def forward(self, xp, q, k, v, mask):
+        if not (self.backends["math"] or (self.backends["flash"] and not is_graph(xp) and xp is numpy)):
+            raise BackendError("scaled_dot_product_attention: no available kernel: the math backend is disabled "
+                               "and no other backend runs here (the CPU runs the math code under the math or "
+                               f"flash switch); enabled: {', '.join(k for k, on in self.backends.items() if on)}")
         tri = None
         if self.causal:  # top-left aligned, as tril(ones(L, S)); saved, a constant for backward
             L, S = q.shape[-2], k.shape[-2]
@@ -201,27 +209,89 @@ class ScaledDotProductAttention(Op):
             gm = unbroadcast(xp, ds, mask.shape)
         return gq, gk, gv, gm
 
+    bf16_kernel_gpu = True  # cuDNN takes bfloat16; the other paths widen it themselves (forward_gpu)
+
     def forward_gpu(self, xp, q, k, v, mask):
-        """The fused kernels, when they take these inputs and there is no dropout."""
-        if self.p > 0 or not fused.usable(q, k, v, mask, self.groups):
-            self.gpu_path = False
-            return self.forward(xp, q, k, v, mask)
-        out, lse = fused.forward(xp, q, k, v, mask, self.scale, self.causal, self.groups)
-        self.save_for_backward(q, k, v, mask, out, lse, None, None)
-        return out
+        """The first enabled backend that takes the call (``tinynet.backends.cuda``): cuDNN's
+        flash attention (half types), tinynet's fused kernels, then the generic code; bfloat16
+        inputs that cuDNN does not take run in float32 and the output is rounded back."""
+        sdp, self.path, self.widened = self.backends, None, False
+        if (sdp["cudnn"] or sdp["flash"]) and self.p == 0 and not self.needs_input_grad[3] \
+                and cudnn_sdpa.usable(q, k, v, mask):
+            self.bias, self.rows = (None, None) if mask is None else _bias(xp, mask, q, k.shape[2])
+            got = cudnn_sdpa.forward(q, k, v, self.bias, self.scale, self.causal)
+            if got is not None:
+                self.path = "cudnn"
+                if self.rows is not None:  # rows with no key left: zeros, as the math path
+                    got = ((got[0].astype(float32) * self.rows).astype(q.dtype), got[1])
+                self.save_for_backward(q, k, v, mask, got[0], got[1], None, None)
+                return got[0]
+        if q.dtype == bfloat16:
+            self.widened = True
+            q, k, v = (a.astype(float32) for a in (q, k, v))
+            mask = mask.astype(float32) if mask is not None and mask.dtype == bfloat16 else mask
+        if sdp["mem_efficient"] and self.p == 0 and fused.usable(q, k, v, mask, self.groups):
+            self.path = "fused"
+            out, lse = fused.forward(xp, q, k, v, mask, self.scale, self.causal, self.groups)
+            self.save_for_backward(q, k, v, mask, out, lse, None, None)
+        elif not sdp["math"]:
+            on = [name for name, flag in sdp.items() if flag]
+            raise BackendError(f"scaled_dot_product_attention: no available kernel: the enabled backends "
+                               f"({', '.join(on) or 'none'}) do not take {q.dtype} inputs of shapes {q.shape}, "
+                               f"{k.shape}, {v.shape} with dropout_p={self.p} and mask "
+                               f"{None if mask is None else (mask.dtype, mask.shape)}")
+        else:
+            out = self.forward(xp, q, k, v, mask)
+        return out.astype(bfloat16) if self.widened else out
 
     def backward_gpu(self, xp, gy):
         need_q, need_k, need_v, need_m = self.needs_input_grad
-        if need_m:  # dM = dS, an (..., L, S) array: the generic backward (no causal triangle with a mask)
-            return self.backward(xp, gy)
         q, k, v, mask, out, lse, _, _ = self.saved
-        gq, gk, gv = fused.backward(xp, q, k, v, mask, out, lse, gy, self.scale, self.causal, self.groups,
-                                    need_q, need_k or need_v)
-        # the kernels give one gradient per entry of the broadcast batch: summed back to the inputs
-        gq = unbroadcast(xp, gq, q.shape) if need_q else None
-        gk = unbroadcast(xp, _fold_heads(xp, gk, self.groups[0]), k.shape) if need_k else None
-        gv = unbroadcast(xp, _fold_heads(xp, gv, self.groups[1]), v.shape) if need_v else None
-        return gq, gk, gv, None
+        if self.path == "cudnn":
+            gy = gy if gy.dtype == q.dtype else gy.astype(q.dtype)
+            if self.rows is not None:  # a row with no key passes no gradient
+                gy = (gy.astype(float32) * self.rows).astype(q.dtype)
+            got = cudnn_sdpa.backward(q, k, v, out, gy, lse, self.bias, self.scale, self.causal)
+            if got is not None:
+                return got[0] if need_q else None, got[1] if need_k else None, got[2] if need_v else None, None
+            # a backward graph cuDNN refuses: the generic backward from the saved lse (bfloat16 widened)
+            self.path, self.widened = None, q.dtype == bfloat16
+            if self.widened:
+                self.saved = tuple(a.astype(float32) if a is not None and a.dtype == bfloat16 else a
+                                   for a in self.saved)
+        gy = gy.astype(float32) if self.widened else gy
+        if self.path is None or need_m:  # the generic code (dM = dS is an (..., L, S) array: no kernel makes it)
+            grads = self.backward(xp, gy)
+        else:
+            gq, gk, gv = fused.backward(xp, q, k, v, mask, out, lse, gy, self.scale, self.causal, self.groups,
+                                        need_q, need_k or need_v)
+            # the kernels give one gradient per entry of the broadcast batch: summed back to the inputs
+            grads = (unbroadcast(xp, gq, q.shape) if need_q else None,
+                     unbroadcast(xp, _fold_heads(xp, gk, self.groups[0]), k.shape) if need_k else None,
+                     unbroadcast(xp, _fold_heads(xp, gv, self.groups[1]), v.shape) if need_v else None, None)
+        if self.widened:
+            grads = tuple(g.astype(bfloat16) if g is not None and g.dtype == float32 else g for g in grads)
+        return grads
+
+
+def _bias(xp, mask, q, keys):
+    """``(bias, rows)``: ``mask`` as cuDNN's additive bias, (B|1, H|1, L, S) in ``q``'s dtype,
+    made whole along L and S (cuDNN broadcasts only batch and heads); for a bool mask its False
+    entries -inf, and ``rows`` the (B|1, H|1, L, 1) bool array of rows with a key left (None for
+    a float mask). A row with no key gets a zero bias (cuDNN then computes a finite row) and
+    its output and gradient are zeroed by the caller, as the math path gives zeros there."""
+    m = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+    full = (m.shape[0], m.shape[1], q.shape[2], keys)
+    rows = None
+    if m.dtype == numpy.bool_:
+        rows = xp.any(m, axis=-1, keepdims=True)
+        m = xp.where(m | ~rows, numpy.float32(0), numpy.float32(-numpy.inf)).astype(q.dtype)
+        rows = xp.broadcast_to(rows, full[:3] + (1,))
+    elif m.dtype != q.dtype:
+        m = m.astype(q.dtype)
+    if m.shape != full or not m.flags.c_contiguous:
+        m = xp.ascontiguousarray(xp.broadcast_to(m, full))
+    return m, rows
 
 
 def _check_number(op, name, v):

@@ -13,6 +13,7 @@ from ..dtypes import is_floating
 from .. import backend, devices, dtypes, layouts as formats
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from ..kernels import cast as cast_kernels
 from ..tensor import Tensor
 from .util import check_tensor, is_graph, named
 
@@ -40,6 +41,21 @@ class Cast(Op):
 
     def backward(self, xp, gy):
         return (xp.astype(gy, self.in_dtype) if is_graph(xp) else gy.astype(self.in_dtype),)
+
+    def forward_gpu(self, xp, x):
+        """float32 <-> float16/bfloat16 of a contiguous array in one launch (:mod:`tinynet.kernels.cast`)."""
+        target = xp.dtype(self.dtype)
+        if not cast_kernels.covers(x, target):
+            return self.forward(xp, x)
+        if target == dtypes.bfloat16:
+            dtypes.BF16_SEEN[0] = True
+        self.in_dtype = x.dtype
+        return cast_kernels.convert(x, target)
+
+    def backward_gpu(self, xp, gy):
+        if cast_kernels.covers(gy, self.in_dtype):
+            return (cast_kernels.convert(gy, self.in_dtype),)
+        return self.backward(xp, gy)
 
 
 class ToDevice(Op):

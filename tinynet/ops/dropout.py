@@ -5,6 +5,8 @@ In training, each element (``dropout``) or each whole (n, c) feature map
 ``1 / (1 - p)`` so the expectation is unchanged; in evaluation both are the identity.
 Masks come from tinynet's generator (:func:`tinynet.manual_seed` makes them repeatable).
 """
+import warnings
+
 from .. import random as _random
 from ..autograd import Op
 from ..errors import ShapeError
@@ -112,13 +114,42 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _channel_dropout("dropout1d", input, p, training, 1, "(N, C, L) or (C, L)")
 
 
+_DROPOUT2D_RANK = ("dropout2d: Received a {}-D input to dropout2d, which is deprecated and will result in an error "
+                   "in a future release. To retain the behavior and silence this warning, please use dropout "
+                   "instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                   "dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D inputs).")
+_DROPOUT2D_3D = ("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+                 "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+                 "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+                 "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d "
+                 "instead.")
+
+
 def dropout2d(input, p=0.5, training=True, inplace=False):
-    """Zero whole channels: each (n, c) map of a (N, C, H, W) input with probability ``p``.
+    """Zero whole channels: each (n, c) map of a (N, C, H, W) input with probability ``p``,
+    the others scaled by ``1 / (1 - p)``.
+
+    Other ranks behave as in PyTorch 2.13, each with PyTorch's ``UserWarning`` (in training
+    and in evaluation alike): a 3-D input is read as (N, C, L), so each (n, c) row is dropped
+    whole (PyTorch's historical behaviour, not (C, H, W)); a 2-D input (N, C) drops single
+    elements; 5-D and more drop (n, c) blocks. The dimensions after the first two always share
+    one mask value.
 
     Raises:
-        ValueError: ``p`` outside [0, 1]. ShapeError: input is not 3-D or 4-D.
+        ValueError: ``p`` outside [0, 1]. ShapeError: input with fewer than 2 dimensions.
     """
-    return _channel_dropout("dropout2d", input, p, training, 2, "(N, C, H, W) or (C, H, W)")
+    p = _check_p("dropout2d", p)
+    check_tensor("dropout2d", "input", input)
+    if input.ndim not in (3, 4):
+        warnings.warn(_DROPOUT2D_RANK.format(input.ndim), UserWarning, stacklevel=2)
+    if input.ndim == 3:
+        warnings.warn(_DROPOUT2D_3D, UserWarning, stacklevel=2)
+    if input.ndim < 2:
+        raise ShapeError(f"dropout2d: Feature dropout requires at least 2 dimensions in the input, got shape "
+                         f"{tuple(input.shape)}")
+    if not training or p == 0.0:
+        return input
+    return Dropout(float(p), input.shape[:2] + (1,) * (input.ndim - 2)).apply(input)
 
 
 def dropout3d(input, p=0.5, training=True, inplace=False):

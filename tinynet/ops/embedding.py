@@ -23,11 +23,18 @@ import numpy
 from .. import backend
 from ..autograd import Op
 from ..autograd.node import bump_version
+from ..kernels import cublas, gemm
 from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, IndexOutOfRangeError,
                       ShapeError)
 from ..tensor import Tensor
 from .indexing import IndexAddInto
 from .util import check_int, check_tensor, is_graph
+
+
+# Vocabulary size times positions up to which the GPU backward is a one-hot product (64 M
+# one-hot entries: 256 MiB in float32; the character GPT's 65 x 16384 tokens and 256 x 16384
+# positions are far below it, a 50k-word vocabulary at 16k tokens is not)
+ONE_HOT_LIMIT = 1 << 26
 
 
 class Embedding(Op):
@@ -61,6 +68,23 @@ class Embedding(Op):
         if scale is not None:
             gy = gy * (Tensor._wrap(scale) if is_graph(xp) else scale)
         return (IndexAddInto(self.weight_shape, (self.index,)).call(xp, gy),)
+
+    def forward_gpu(self, xp, weight):
+        return self.forward(xp, weight)
+
+    def backward_gpu(self, xp, gy):
+        """For a small vocabulary, ``dW = onehot(index)^T dY`` as one matrix product: the same
+        sums in a fixed order on every run (CuPy's ``add.at`` adds with atomics, in a varying
+        order) and capturable in a CUDA graph, for ``V * positions <= ONE_HOT_LIMIT``."""
+        v, d = self.weight_shape[0], math.prod(self.weight_shape[1:])
+        n = self.index.size
+        if not (gy.dtype in (numpy.float32, numpy.float64) and 0 < v * n <= ONE_HOT_LIMIT and d > 0) \
+                or cublas.settings["tf32"]:  # (TF32 would round the gradients)
+            return self.backward(xp, gy)
+        scale = self._row_scale(gy.dtype)
+        rows = xp.ascontiguousarray(gy if scale is None else gy * scale).reshape(n, d)
+        onehot = (self.index.reshape(n, 1) == xp.arange(v).reshape(1, v)).astype(gy.dtype)
+        return (gemm.matmul(onehot, rows, trans_a=True).reshape(self.weight_shape),)
 
 
 def _check_index(op, input, dtypes_ok=("int64", "int32")):

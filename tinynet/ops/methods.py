@@ -12,6 +12,7 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
+from . import linalg_torch
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -139,7 +140,7 @@ def attach():
         for name in names:
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
-                     **scatter_views.METHODS}.items():
+                     **scatter_views.METHODS, **linalg_torch.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

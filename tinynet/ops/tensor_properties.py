@@ -1,11 +1,11 @@
 """The Tensor queries of PyTorch's "Tensors" family: ``is_tensor``, ``is_floating_point``,
 ``numel``, ``is_signed``, ``is_complex``, ``is_same_size``, ``is_inference`` (functions and
 methods), ``stride``, ``storage_offset``, ``data_ptr`` (methods) and the properties
-``is_cpu`` and ``output_nr``.
+``is_cpu`` (and ``is_xpu``/``is_mps``/``is_meta``, always False), ``share_memory_``, ``is_shared`` and ``output_nr``.
 
 ``stride`` and ``storage_offset`` count elements (NumPy and CuPy count bytes).
 """
-from .. import backend
+from .. import _shared_memory, backend
 from ..dtypes import is_floating
 from ..errors import IndexOutOfRangeError
 from ..tensor import Tensor
@@ -83,10 +83,31 @@ def storage_offset(self):
     return (data_ptr(self) - data_ptr(base)) // self.array.itemsize
 
 
+def share_memory_(self):
+    """Move a CPU tensor's values into memory that processes of :mod:`tinynet.multiprocessing`
+    share (see :mod:`tinynet._shared_memory`); a no-op for a tensor already there and for a
+    CUDA tensor, as in PyTorch. Returns self. Other tensors viewing the old array keep it (in
+    PyTorch the storage moves with all its views)."""
+    self.array = _shared_memory.share(self.array)
+    return self
+
+
+def is_shared(self):
+    """True when the tensor's values are in shared memory (:meth:`share_memory_`)."""
+    return _shared_memory.segment_of(self.array) is not None
+
+
+def _no_such_device(self):
+    """False: tinynet has no XPU, MPS or meta tensors (PyTorch's ``is_xpu``, ``is_mps``, ``is_meta``)."""
+    return False
+
+
 def _output_nr(self):
     return self._output_nr
 
 
 METHODS = {"is_signed": is_signed, "is_complex": is_complex, "is_same_size": is_same_size,
-           "is_inference": is_inference, "stride": stride, "storage_offset": storage_offset, "data_ptr": data_ptr}
-PROPERTIES = {"is_cpu": _is_cpu, "output_nr": _output_nr}
+           "is_inference": is_inference, "stride": stride, "storage_offset": storage_offset, "data_ptr": data_ptr,
+           "share_memory_": share_memory_, "is_shared": is_shared}
+PROPERTIES = {"is_cpu": _is_cpu, "output_nr": _output_nr, "is_xpu": _no_such_device, "is_mps": _no_such_device,
+              "is_meta": _no_such_device}

@@ -28,7 +28,7 @@ import numpy
 from .. import backend, dtypes
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_betas, check_numbers, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, implementation_flags, lerp_
 
 
 def _check_common(name, lr, eps, betas, weight_decay):
@@ -82,13 +82,14 @@ class NAdam(Optimizer):
     """
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                 decoupled_weight_decay=False, *, maximize=False):
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        flags = implementation_flags("NAdam", foreach=foreach, capturable=capturable, differentiable=differentiable)
         betas = _check_common("NAdam", lr, eps, betas, weight_decay)
         check_numbers("NAdam", momentum_decay=momentum_decay)
         check("NAdam", momentum_decay >= 0, f"invalid momentum_decay value: expected >= 0, got {momentum_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       momentum_decay=momentum_decay, decoupled_weight_decay=decoupled_weight_decay,
-                                      maximize=maximize))
+                                      maximize=maximize, **flags))
 
     @no_grad()
     def step(self, closure=None):
@@ -146,10 +147,11 @@ class RAdam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, maximize=False):
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False, differentiable=False):
+        flags = implementation_flags("RAdam", foreach=foreach, capturable=capturable, differentiable=differentiable)
         betas = _check_common("RAdam", lr, eps, betas, weight_decay)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      maximize=maximize, decoupled_weight_decay=decoupled_weight_decay))
+                                      maximize=maximize, decoupled_weight_decay=decoupled_weight_decay, **flags))
 
     @no_grad()
     def step(self, closure=None):
@@ -209,9 +211,12 @@ class Adamax(Optimizer):
         ArgumentTypeError (a TypeError): betas not a pair.
     """
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, *, maximize=False):
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *, maximize=False,
+                 differentiable=False, capturable=False):
+        flags = implementation_flags("Adamax", foreach=foreach, differentiable=differentiable, capturable=capturable)
         betas = _check_common("Adamax", lr, eps, betas, weight_decay)
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize))
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, maximize=maximize,
+                                      **flags))
 
     @no_grad()
     def step(self, closure=None):

@@ -19,7 +19,7 @@ Adagrad and RMSprop (centered or not) run as fused multi-tensor kernels
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_numbers, lerp_
+from .optimizer import Optimizer, check, check_numbers, implementation_flags, lerp_
 
 
 def _nonneg(name, **values):
@@ -47,12 +47,14 @@ class Adadelta(Optimizer):
     """
     _capturable = True  # lr and the other options are frozen by a capture and guarded
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, *, maximize=False):
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        flags = implementation_flags("Adadelta", foreach=foreach, capturable=capturable, differentiable=differentiable)
         _nonneg("Adadelta", lr=lr)
         check_numbers("Adadelta", rho=rho)
         check("Adadelta", 0.0 <= rho <= 1.0, f"invalid rho value: expected a value in [0, 1], got {rho}")
         _nonneg("Adadelta", eps=eps, weight_decay=weight_decay)
-        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize))
+        super().__init__(params, dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, **flags))
 
     @no_grad()
     def step(self, closure=None):
@@ -111,11 +113,13 @@ class Adagrad(Optimizer):
     _capturable = True  # lr and the other options are frozen by a capture and guarded
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
-                 *, maximize=False):
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        flags = implementation_flags("Adagrad", foreach=foreach, differentiable=differentiable, fused=fused)
         _nonneg("Adagrad", lr=lr, lr_decay=lr_decay, weight_decay=weight_decay,
                 initial_accumulator_value=initial_accumulator_value, eps=eps)
         super().__init__(params, dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
-                                      initial_accumulator_value=initial_accumulator_value, maximize=maximize))
+                                      initial_accumulator_value=initial_accumulator_value, maximize=maximize,
+                                      **flags))
         for g in self.param_groups:
             for p in g["params"]:
                 self._init_state(p)
@@ -173,10 +177,11 @@ class RMSprop(Optimizer):
     _capturable = True  # lr and the other options are frozen by a capture and guarded
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
-                 *, maximize=False):
+                 capturable=False, foreach=None, maximize=False, differentiable=False):
+        flags = implementation_flags("RMSprop", capturable=capturable, foreach=foreach, differentiable=differentiable)
         _nonneg("RMSprop", lr=lr, eps=eps, momentum=momentum, weight_decay=weight_decay, alpha=alpha)
         super().__init__(params, dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
-                                      weight_decay=weight_decay, maximize=maximize))
+                                      weight_decay=weight_decay, maximize=maximize, **flags))
 
     @no_grad()
     def step(self, closure=None):

@@ -12,7 +12,7 @@ generic update, on NumPy and CuPy arrays alike).
 """
 from .. import backend
 from ..autograd import no_grad
-from .optimizer import Optimizer, check, check_numbers, closure_loss
+from .optimizer import Optimizer, check, check_numbers, closure_loss, implementation_flags
 
 
 class Rprop(Optimizer):
@@ -34,6 +34,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
+        implementation_flags("Rprop", foreach=foreach, capturable=capturable, differentiable=differentiable)
         check_numbers("Rprop", lr=lr)
         check("Rprop", lr >= 0, f"invalid learning rate: expected lr >= 0, got {lr}")
         for name, pair in (("etas", etas), ("step_sizes", step_sizes)):
@@ -92,6 +93,7 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
+        implementation_flags("ASGD", foreach=foreach, capturable=capturable, differentiable=differentiable)
         check_numbers("ASGD", lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay)
         check("ASGD", lr >= 0, f"invalid learning rate: expected lr >= 0, got {lr}")
         check("ASGD", weight_decay >= 0, f"invalid weight_decay value: expected weight_decay >= 0, got {weight_decay}")

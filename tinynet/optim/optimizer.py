@@ -49,6 +49,38 @@ def check_betas(name, betas):
     return tuple(float(b) for b in betas)
 
 
+def implementation_flags(name, **flags):
+    """PyTorch's implementation switches (``foreach``, ``fused``, ``capturable``,
+    ``differentiable``), checked and returned for the optimizer's defaults, as PyTorch keeps
+    them in ``param_groups``.
+
+    They choose among PyTorch's implementations of one update; tinynet has one update per
+    optimizer and picks its path itself (fused multi-tensor kernels on the GPU where they
+    apply, the per-array update on the CPU), so ``foreach``, ``fused`` and ``capturable``
+    leave the numbers as they are (CUDA-graph capture works for the optimizers marked
+    capturable whatever ``capturable`` says). ``differentiable=True`` asks for an update
+    recorded by autograd, which tinynet's steps are not.
+
+    Raises:
+        ArgumentError: ``fused`` and ``foreach`` both True, ``fused`` with ``differentiable``
+            (PyTorch's two refusals), or ``differentiable=True``.
+        ArgumentTypeError: a flag that is not a bool (``foreach``/``fused``: or None).
+    """
+    for key, value in flags.items():
+        allowed = (bool, type(None)) if key in ("foreach", "fused") else (bool,)
+        if not isinstance(value, allowed):
+            raise ArgumentTypeError(f"{name}: {key} must be {'None or ' if len(allowed) > 1 else ''}a bool, "
+                                    f"got {type(value).__name__}")
+    if flags.get("fused") and flags.get("foreach"):
+        raise ArgumentError(f"{name}: `fused` and `foreach` cannot be `True` together.")
+    if flags.get("fused") and flags.get("differentiable"):
+        raise ArgumentError(f"{name}: `fused` does not support `differentiable`")
+    if flags.get("differentiable"):
+        raise ArgumentError(f"{name}: differentiable=True is not supported: tinynet's optimizer steps are not "
+                            "recorded by autograd")
+    return flags
+
+
 def closure_loss(closure):
     """Run ``closure`` with gradients on (as ``Optimizer.step(closure)`` does) and return its loss."""
     if closure is None:

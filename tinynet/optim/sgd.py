@@ -17,7 +17,7 @@ GPU the common cases run as fused multi-tensor kernels (``tinynet.kernels.optim_
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_betas, check_numbers, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, implementation_flags, lerp_
 
 
 class SGD(Optimizer):
@@ -42,7 +42,8 @@ class SGD(Optimizer):
         return group["momentum"] != 0
 
     def __init__(self, params, lr=1e-3, momentum=0.0, dampening=0.0, weight_decay=0.0,
-                 nesterov=False, *, maximize=False):
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False, fused=None):
+        flags = implementation_flags("SGD", foreach=foreach, differentiable=differentiable, fused=fused)
         check_numbers("SGD", lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay)
         check("SGD", lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
         check("SGD", momentum >= 0, f"invalid momentum value: expected >= 0, got {momentum}")
@@ -51,7 +52,7 @@ class SGD(Optimizer):
               f"nesterov momentum requires a momentum and zero dampening, got momentum={momentum}, "
               f"dampening={dampening}")
         super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize))
+                                      weight_decay=weight_decay, nesterov=nesterov, maximize=maximize, **flags))
 
     @no_grad()
     def step(self, closure=None):
@@ -106,8 +107,11 @@ class Adam(Optimizer):
     _graph_live_options = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
-                 amsgrad=False, *, maximize=False, decoupled_weight_decay=False):
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
+                 decoupled_weight_decay=False):
         name = type(self).__name__
+        flags = implementation_flags(name, foreach=foreach, capturable=capturable, differentiable=differentiable,
+                                     fused=fused)
         check_numbers(name, lr=lr, eps=eps, weight_decay=weight_decay)
         check(name, lr >= 0, f"invalid learning rate: expected >= 0, got {lr}")
         check(name, eps >= 0, f"invalid epsilon value: expected >= 0, got {eps}")
@@ -115,7 +119,7 @@ class Adam(Optimizer):
         check(name, weight_decay >= 0, f"invalid weight_decay value: expected >= 0, got {weight_decay}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                                       amsgrad=amsgrad, maximize=maximize,
-                                      decoupled_weight_decay=decoupled_weight_decay))
+                                      decoupled_weight_decay=decoupled_weight_decay, **flags))
 
     @no_grad()
     def step(self, closure=None):
@@ -163,6 +167,7 @@ class AdamW(Adam):
     """Adam with decoupled weight decay (default ``weight_decay=1e-2``); same args as Adam."""
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
-                 amsgrad=False, *, maximize=False):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize,
+                 amsgrad=False, *, maximize=False, foreach=None, capturable=False, differentiable=False, fused=None):
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize, foreach=foreach,
+                         capturable=capturable, differentiable=differentiable, fused=fused,
                          decoupled_weight_decay=True)

@@ -56,3 +56,4 @@ __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
 __all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
 __all__ += ["EmbeddingBag"]
+from . import batchnorm, flatten, instancenorm, sparse  # noqa: E402  (PyTorch's module paths)

@@ -80,3 +80,11 @@ class LogSoftmax(Softmax):
 
     def forward(self, input):
         return F.log_softmax(input, self.dim)
+
+
+# PyTorch's torch.nn.modules.activation holds these too: programs and safe_globals lists name them there
+from .attention import MultiheadAttention  # noqa: E402,F401
+from .distance import Hardshrink, Softshrink, Threshold  # noqa: E402,F401
+from .piecewise_activations import Hardsigmoid, Hardswish, Hardtanh, PReLU, ReLU6, RReLU  # noqa: E402,F401
+from .smooth_activations import (CELU, ELU, GLU, SELU, LogSigmoid, Mish, SiLU, Softmax2d, Softmin,  # noqa: E402,F401
+                                 Softplus, Softsign, Tanhshrink)

@@ -17,13 +17,8 @@ from ... import ops
 from ...errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ...tensor import Tensor
 from .. import functional as F, init
-from .linear import Linear
+from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A :class:`Linear` under PyTorch's name for ``MultiheadAttention.out_proj`` (in PyTorch
-    it only keeps dynamic quantization away; here it is the same layer)."""
 
 
 def canonical_mask(mask, name, dtype, op="MultiheadAttention"):

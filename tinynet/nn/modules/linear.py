@@ -115,3 +115,7 @@ class Bilinear(Module):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A :class:`Linear` under PyTorch's name for ``MultiheadAttention.out_proj`` (in PyTorch
+    it only keeps dynamic quantization away; here it is the same layer)."""

@@ -77,3 +77,8 @@ class BatchNorm2d(_BatchNorm):
     keyword-only bias=True (with ``affine``, learn the shift too; PyTorch 2.13's argument).
     """
     _ndims, _layout = (4,), "(N, C, H, W)"
+
+
+# PyTorch's torch.nn.modules.normalization holds these (tinynet's live in norm_layers and distance)
+from .distance import RMSNorm  # noqa: E402,F401
+from .norm_layers import GroupNorm, LayerNorm, LocalResponseNorm  # noqa: E402,F401

@@ -13,7 +13,7 @@ import warnings
 import numpy
 
 from ...dtypes import is_floating
-from ... import backend, devices, dtypes, layouts
+from ... import _shared_memory, backend, devices, dtypes, layouts
 from ...autograd import no_grad
 from ...autograd.node import bump_version
 from ...errors import ArgumentTypeError, DTypeError, StateDictError
@@ -212,6 +212,13 @@ class StateMixin:
                 if b is not None:
                     b.array = fn(b.array)
         return self
+
+    def share_memory(self):
+        """Move every CPU parameter, gradient and buffer into shared memory
+        (:meth:`tinynet.Tensor.share_memory_`), so that processes started by
+        :mod:`tinynet.multiprocessing` that receive this module update the same values
+        (hogwild training); returns self."""
+        return self._apply(_shared_memory.share)
 
     def to(self, *args, **kwargs):
         """Move and/or cast the floating-point parameters, gradients and buffers in place; returns self.

@@ -3,7 +3,9 @@
 Both work on the gradients' arrays in place, outside autograd (as PyTorch's run under
 ``no_grad``), and bump the version counter of every gradient they change. On the GPU the
 total norm and the scale factor stay on the device: nothing waits for the GPU unless
-``error_if_nonfinite`` must look at the norm.
+``error_if_nonfinite`` must look at the norm. The 2-norm of gradients of one dtype on one GPU
+(the common case) takes the multi-tensor kernels of :mod:`tinynet.kernels.grad_norm`: a few
+launches for all gradients instead of several per gradient, capturable in a CUDA graph.
 """
 import math
 import numbers
@@ -14,6 +16,7 @@ import numpy
 from ... import backend
 from ...autograd.node import bump_version
 from ...errors import ArgumentTypeError, AutogradError
+from ...kernels import grad_norm
 from ...ops.creation import tensor as _tensor
 from ...tensor import Tensor
 
@@ -151,6 +154,15 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         if is_generator and not params:
             warnings.warn("`parameters` is an empty generator, no gradient clipping will occur.", stacklevel=2)
     max_norm = _number("clip_grad_norm_", "max_norm", max_norm)
+    p = _number("clip_grad_norm_", "norm_type", norm_type)
+    grads = [q.grad for q in params if q.grad is not None]
+    if p == 2 and not error_if_nonfinite and grads and backend.is_gpu_array(grads[0].array):
+        arrays = [g.array for g in grads]
+        if grad_norm.usable(arrays):  # one multi-tensor reduction and scale, no host synchronisation
+            total, _ = grad_norm.total_norm(arrays, max_norm)
+            for g in grads:
+                bump_version(g)
+            return Tensor._wrap(total)
     total = get_total_norm([p.grad for p in params if p.grad is not None], norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(params, max_norm, total, foreach)
     return total
