@@ -87,18 +87,20 @@ def test_no_import_cycles():
 # tinynet's layers, lowest first (docs/design.md, Layout): a module imports only modules of its
 # own layer or of the layers below it, at load time or inside a function. random.py (the
 # generators' state) sits below kernels/ (the Philox launch reads that state), so it imports
-# nothing from kernels/; a package or module not named here is not checked.
+# nothing from kernels/. Every top-level module or package has its place here (a new one fails
+# test_every_module_has_a_layer until it is given one).
 LAYERS = [
     {"errors"},
-    {"optional", "dtypes", "layouts", "atomic", "parallel", "determinism", "capture", "backend", "devices"},
+    {"optional", "dtypes", "layouts", "atomic", "parallel", "determinism", "capture", "backend", "devices", "size",
+     "compat", "_shared_memory", "_weights_only_unpickler"},
     {"autograd", "tensor"},
     {"random"},
     {"kernels", "backends"},
     {"ops"},
-    {"amp", "optim", "distributed", "serialization", "safetensors_format"},
+    {"amp", "optim", "distributed", "serialization", "safetensors_format", "_pickled", "linalg", "testing"},
     {"cuda", "nn"},
-    {"utils"},
-    {"data"},
+    {"utils", "func", "multiprocessing", "accelerator"},
+    {"data", "vision"},
     {"tinynet", "info"},
 ]
 
@@ -107,6 +109,11 @@ def _layer(module):
     """The index in LAYERS of a dotted module name's top-level part (None when unlisted)."""
     top = module.split(".")[1] if "." in module else "tinynet"
     return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted({m.split(".")[1] for m in _modules() if "." in m and _layer(m) is None})
+    assert unplaced == [], f"give these a layer in tests/test_structure.py's LAYERS: {unplaced}"
 
 
 def test_imports_run_down_the_layers():
