@@ -27,6 +27,7 @@ import numpy
 import tinynet
 import tinynet.nn.functional as F
 from tinynet import backend
+from graph_timing import wall_timer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -55,18 +56,7 @@ def run_case(torch, device, shape, causal, dtype, reps, generic=False):
         out.backward(g_theirs)
         return out
 
-    def sync():
-        if device == "cuda":
-            tinynet.cuda.synchronize()
-            torch.cuda.synchronize()
-
-    def timed(fn, n):
-        sync()
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        return (time.perf_counter() - t) / n
+    sync, timed = wall_timer(device, tinynet, torch)
 
     out_a, out_b = step_ours(), step_theirs()  # warm-up, and the answers compared
     diff = float(numpy.abs(out_a.detach().double().cpu().numpy() - out_b.detach().double().cpu().numpy()).max())

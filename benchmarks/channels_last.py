@@ -16,11 +16,11 @@ The whole-step effect (layout conversions around the other layers included) is m
 ``train_throughput.py --channels-last``.
 """
 import argparse
-import json
 import os
 import platform
 
 from graph_timing import tinynet_graph_us, torch_graph_us
+from results_file import write_results
 
 # (name, batch, input (C, H, W), weight (C_out, C_in, kH, kW), padding)
 LAYERS = [("convnet.conv1", 1024, (1, 28, 28), (10, 1, 5, 5), 0),
@@ -91,10 +91,7 @@ def main(argv=None):
     from tinynet.kernels import cudnn
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__, "cudnn": cudnn.version(),
             "python": platform.python_version(), "replays": args.replays, "nhwc_calls": cudnn.stats["nhwc"]}
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {args.out}")
+    write_results(args.out, {"meta": meta, "rows": rows})
 
 
 if __name__ == "__main__":

@@ -50,6 +50,7 @@ import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from graph_timing import torch_graphed  # noqa: E402  (benchmarks/, on the path just above)
 
 GPU_BATCH = {"convnet": 1024, "mlp": 4096}
 QUICK_BATCH = {"convnet": 32, "mlp": 64}
@@ -152,26 +153,9 @@ class Config:
     def _graphed_step(self):
         if self.framework == "tinynet":
             return self.lib.compile(self._body, fullgraph=True)
-        torch, state = self.lib, {}
-
-        def step(bx, by):  # PyTorch's "whole network capture" with DDP (11 warm-up steps on the side stream)
-            if "g" not in state:
-                sx, sy = bx.clone(), by.clone()
-                self.side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(self.side):
-                    for _ in range(11):
-                        self._body(sx, sy)
-                torch.cuda.current_stream().wait_stream(self.side)
-                g = torch.cuda.CUDAGraph()
-                self.opt.zero_grad(set_to_none=True)
-                with torch.cuda.graph(g):
-                    loss = self._body(sx, sy)
-                state.update(g=g, x=sx, y=sy, loss=loss)
-            state["x"].copy_(bx)
-            state["y"].copy_(by)
-            state["g"].replay()
-            return state["loss"]
-        return step
+        # PyTorch's "whole network capture" with DDP (11 warm-up steps on the side stream)
+        return torch_graphed(self.lib, self._body, 11, side=self.side,
+                             before_capture=lambda: self.opt.zero_grad(set_to_none=True))
 
     def steps(self, plan):
         for lo, hi in plan:

@@ -1,5 +1,57 @@
-"""GPU time of work replayed from a PyTorch CUDA graph: the PyTorch side of the benchmarks that
-time captured work (``conv_cudnn.py``, ``channels_last.py``, ``gemm_shapes.py``)."""
+"""Timing helpers the benchmarks share: GPU time of work replayed from a CUDA graph, PyTorch's and
+tinynet's (``conv_cudnn.py``, ``channels_last.py``, ``gemm_shapes.py``), a PyTorch training step
+replayed from a graph, and wall-clock time per call between device synchronisations
+(``attention.py``, ``norm_rnn.py``)."""
+import time
+
+
+def torch_graphed(torch, body, warmup, side=None, before_capture=None):
+    """``step(x, y)``: ``body(x, y)`` replayed from a ``torch.cuda.CUDAGraph`` captured at the
+    first call by PyTorch's recipe (``warmup`` calls on a side stream, ``side`` or a new one,
+    then ``before_capture()`` if given and the capture, all on copies of the first batch); each
+    call copies its batch into those and replays, returning the captured output
+    (``ddp_scaling.py``, ``time_to_accuracy.py``)."""
+    state = {}
+
+    def step(x, y):
+        if "g" not in state:
+            sx, sy = x.clone(), y.clone()
+            stream = side if side is not None else torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                for _ in range(warmup):
+                    body(sx, sy)
+            torch.cuda.current_stream().wait_stream(stream)
+            g = torch.cuda.CUDAGraph()
+            if before_capture is not None:
+                before_capture()
+            with torch.cuda.graph(g):
+                out = body(sx, sy)
+            state.update(g=g, x=sx, y=sy, out=out)
+        state["x"].copy_(x)
+        state["y"].copy_(y)
+        state["g"].replay()
+        return state["out"]
+    return step
+
+
+def wall_timer(device, *libs):
+    """``(sync, timed)``: ``sync()`` waits for the GPU work of each of ``libs`` (tinynet, torch)
+    when ``device`` is ``"cuda"``; ``timed(fn, n)`` is the wall-clock seconds per call of ``n``
+    calls of ``fn``, between two syncs."""
+    def sync():
+        if device == "cuda":
+            for lib in libs:
+                lib.cuda.synchronize()
+
+    def timed(fn, n):
+        sync()
+        t = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        return (time.perf_counter() - t) / n
+    return sync, timed
 
 
 def torch_graph_us(torch, fn, replays, calls=1, warmup=3):

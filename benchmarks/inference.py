@@ -16,7 +16,6 @@ also takes ``convnet`` and ``mlp`` (no BatchNorm: fused equals unfused). Writes 
 benchmarks/results/inference_<device>.json.
 """
 import argparse
-import json
 import os
 import platform
 import statistics
@@ -27,6 +26,7 @@ import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from results_file import write_results  # noqa: E402  (benchmarks/, on the path just above)
 
 
 def build(framework, name, device, dtype, fused, state):
@@ -166,10 +166,7 @@ def main(argv=None):
     if args.device == "cuda":
         meta["gpu"] = torch.cuda.get_device_name()
     out = args.out or os.path.join(HERE, "results", f"inference_{args.device}.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {out}")
+    write_results(out, {"meta": meta, "rows": rows})
     return rows
 
 

@@ -28,6 +28,7 @@ import numpy
 import tinynet
 import tinynet.nn.functional as F
 from tinynet import backend
+from graph_timing import wall_timer
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -77,10 +78,7 @@ def run_case(torch, name, device, dtype, reps, make):
     ours_step, ours_leaves = make(tinynet)
     theirs_step, theirs_leaves = make(torch)
 
-    def sync():
-        if device == "cuda":
-            tinynet.cuda.synchronize()
-            torch.cuda.synchronize()
+    sync, timed = wall_timer(device, tinynet, torch)
 
     def kernels(on, fn):
         def step():
@@ -91,14 +89,6 @@ def run_case(torch, name, device, dtype, reps, make):
     runs = {"tinynet": kernels(True, ours_step), "torch": theirs_step}
     if device == "cuda":
         runs["tinynet_generic"] = kernels(False, ours_step)
-
-    def timed(fn, n):
-        sync()
-        t = time.perf_counter()
-        for _ in range(n):
-            fn()
-        sync()
-        return (time.perf_counter() - t) / n
 
     out_a, out_b = runs["tinynet"](), theirs_step()  # warm-up, and the answers compared
     diff = float(numpy.abs(out_a.detach().cpu().numpy() - out_b.detach().cpu().numpy()).max())

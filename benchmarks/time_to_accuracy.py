@@ -28,6 +28,8 @@ import time
 
 import numpy
 
+from graph_timing import torch_graphed
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 BATCH, PEAK_LR, WD = 256, 0.2, 5e-4
 
@@ -95,29 +97,7 @@ class Runner:
                                            generator=lib.Generator().manual_seed(seed))
             self.step = lib.compile(lambda: step(*self.batches.next()), fullgraph=True)
         else:
-            self.step = self._torch_graph(step)
-
-    def _torch_graph(self, step):
-        torch, state = self.lib, {}
-
-        def run(x, y):
-            if "g" not in state:
-                sx, sy = x.clone(), y.clone()
-                side = torch.cuda.Stream()
-                side.wait_stream(torch.cuda.current_stream())
-                with torch.cuda.stream(side):
-                    for _ in range(2):  # warm-up steps, as tinynet.compile's two eager calls
-                        step(sx, sy)
-                torch.cuda.current_stream().wait_stream(side)
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g):
-                    out = step(sx, sy)
-                state.update(g=g, x=sx, y=sy, out=out)
-            state["x"].copy_(x)
-            state["y"].copy_(y)
-            state["g"].replay()
-            return state["out"]
-        return run
+            self.step = torch_graphed(lib, step, 2)  # two warm-up steps, as tinynet.compile's two eager calls
 
     def epoch(self, rng):
         lib = self.lib

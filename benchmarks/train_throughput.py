@@ -46,6 +46,7 @@ import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from results_file import write_results  # noqa: E402  (benchmarks/, on the path just above)
 
 
 def load_images(n, data_dir, model="convnet"):
@@ -296,10 +297,7 @@ def main(argv=None):
     suffix = (("_graph" if args.graph else "") + ("_quick" if args.quick else "")
               + (f"_amp_{args.amp}" if args.amp != "off" else "") + ("_channels_last" if args.channels_last else ""))
     out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w") as f:
-        json.dump({"meta": meta, "rows": rows}, f, indent=2)
-    print(f"wrote {out}")
+    write_results(out, {"meta": meta, "rows": rows})
     return rows
 
 

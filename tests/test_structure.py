@@ -1,5 +1,6 @@
 """The code's shape (docs/design.md): no import cycles, not even through imports inside
-functions; modules of a readable size; CuPy imported in one place only."""
+functions; imports that run down the layers only; modules of a readable size; CuPy imported
+in one place only."""
 import ast
 import os
 
@@ -81,6 +82,55 @@ def test_no_import_cycles():
     for m in graph:
         graph[m] = {t for t in graph[m] if not (t.startswith(m + ".") or m.startswith(t + "."))}
     assert _cycles(graph) == []
+
+
+# tinynet's layers, lowest first (docs/design.md, Layout): a module imports only modules of its
+# own layer or of the layers below it, at load time or inside a function. random.py (the
+# generators' state) sits below kernels/ (the Philox launch reads that state), so it imports
+# nothing from kernels/. Every top-level module or package has its place here (a new one fails
+# test_every_module_has_a_layer until it is given one).
+LAYERS = [
+    {"errors"},
+    {"optional", "dtypes", "layouts", "atomic", "parallel", "determinism", "capture", "backend", "devices", "size",
+     "compat", "_shared_memory", "_weights_only_unpickler"},
+    {"autograd", "tensor"},
+    {"random"},
+    {"kernels", "backends"},
+    {"ops"},
+    {"amp", "optim", "distributed", "serialization", "safetensors_format", "_pickled", "linalg", "testing"},
+    {"cuda", "nn"},
+    {"utils", "func", "multiprocessing", "accelerator"},
+    {"data", "vision"},
+    {"tinynet", "info"},
+]
+
+
+def _layer(module):
+    """The index in LAYERS of a dotted module name's top-level part (None when unlisted)."""
+    top = module.split(".")[1] if "." in module else "tinynet"
+    return next((i for i, names in enumerate(LAYERS) if top in names), None)
+
+
+def test_every_module_has_a_layer():
+    unplaced = sorted({m.split(".")[1] for m in _modules() if "." in m and _layer(m) is None})
+    assert unplaced == [], f"give these a layer in tests/test_structure.py's LAYERS: {unplaced}"
+
+
+def test_imports_run_down_the_layers():
+    up = []
+    for m, targets in _imports(_modules()).items():
+        for t in targets:
+            lm, lt = _layer(m), _layer(t)
+            if lm is not None and lt is not None and lt > lm:
+                up.append(f"{m} imports {t} (layer {LAYERS[lt]} above {LAYERS[lm]})")
+    assert up == [], "imports that run up (docs/design.md, Layout):\n" + "\n".join(sorted(up))
+
+
+def test_random_state_does_not_import_the_kernels():
+    """random.py holds the generators' state; the Philox launch that reads it is kernels/gpu_ops'.
+    The one arrow that ran up (random -> kernels.cuda) stays gone, at load time and inside functions."""
+    graph = _imports(_modules())
+    assert not {t for t in graph["tinynet.random"] if t.startswith("tinynet.kernels")}
 
 
 @pytest.mark.parametrize("name,path", sorted(_modules().items()))

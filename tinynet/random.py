@@ -12,14 +12,12 @@
 save and restore the host generator; ``tinynet.cuda.get_rng_state``/``set_rng_state``
 the Philox counter. States are uint8 tensors holding the generator's state as JSON.
 """
-import functools
 import json
 import numbers
 
 import numpy
 
 from . import backend, capture
-from .kernels import cuda
 from .errors import ArgumentError, ArgumentTypeError
 
 
@@ -180,24 +178,19 @@ def device_generator():
     return _device["cupy"]
 
 
-@functools.lru_cache(maxsize=8)
-def _seed_arg(seed):
-    """The seed as a ``uint64`` kernel argument (made once per seed: every dropout call passes it)."""
-    return numpy.uint64(seed % 2**64)
-
-
 def philox_draw():
-    """``(seed, offset, cells)`` of the next draw of the Philox generator behind GPU dropout,
-    as ``numpy.uint64`` kernel arguments; the offset then advances by one.
+    """``(seed, offset, cells)`` of the next draw of the Philox generator behind GPU dropout;
+    the offset then advances by one. The launcher (``tinynet.kernels.gpu_ops.dropout_fwd``)
+    turns them into the kernel's arguments: this module holds the state, not the launch.
 
     The seed comes from :func:`manual_seed` (so GPU masks repeat), or from the host
     generator when none was set; the offset counts draws since then from 0. Draw ``k``
-    uses the counter block ``(unit, k)`` of Philox4x32-10. ``cells`` is 0 (a null pointer)
-    outside a CUDA graph capture. During a capture it points at two device cells
-    ``[seed, base]`` that each replay rewrites, and ``offset`` is the draw's place within
-    the captured step: the kernel uses ``base + offset``. The first replay after the
-    capture uses the offsets the capture took, each later one takes the next free ones,
-    so a graphed run draws exactly the masks of the eager run.
+    uses the counter block ``(unit, k)`` of Philox4x32-10. ``cells`` is None outside a CUDA
+    graph capture. During a capture it is the device array of two cells ``[seed, base]``
+    that each replay rewrites, ``seed`` is 0 (the kernel reads the cells), and ``offset`` is
+    the draw's place within the captured step: the kernel uses ``base + offset``. The first
+    replay after the capture uses the offsets the capture took, each later one takes the
+    next free ones, so a graphed run draws exactly the masks of the eager run.
     """
     if _device["seed"] is None:
         _device["seed"] = int(default_generator.numpy.integers(0, 2**63 - 1))
@@ -205,7 +198,7 @@ def philox_draw():
     _device["offset"] = offset + 1
     cap = capture.current()
     if cap is None:
-        return _seed_arg(_device["seed"]), numpy.uint64(offset), cuda.NULL  # no cells outside a capture
+        return _device["seed"], offset, None
     rec = cap.shared.get("philox")
     if rec is None:
         rec = cap.shared["philox"] = {"base": offset, "n": 0}
@@ -219,7 +212,7 @@ def philox_draw():
             return (_device["seed"] % 2**64, base)
         rec["cells"] = cap.cells(2, replay_cells)
     rec["n"] += 1
-    return numpy.uint64(0), numpy.uint64(offset - rec["base"]), numpy.uint64(rec["cells"].data.ptr)
+    return 0, offset - rec["base"], rec["cells"]
 
 
 def get_device_state():

@@ -142,5 +142,5 @@ def split_aux(op, out, has_aux):
 
 def zeros_for(grads, inputs):
     """``grads`` with None (an input the output does not depend on) replaced by zeros."""
-    from .. import zeros_like
+    from ..ops.creation import zeros_like
     return [zeros_like(x) if g is None else g for g, x in zip(grads, inputs)]

@@ -225,7 +225,7 @@ def forward_products(level, outs, inputs, tangent_sets, outer):
     """For each list of tangents (one per input) in ``tangent_sets``: the Jacobian-vector
     product of each output (None where an output does not depend on the inputs).
     One recorded vector-Jacobian product serves every set (the double-vjp trick)."""
-    from .. import zeros_like
+    from ..ops.creation import zeros_like
     live = [k for k, o in enumerate(outs) if o.requires_grad and is_floating(o.dtype)]
     if not live or not inputs:
         return [[None] * len(outs) for _ in tangent_sets]

@@ -25,7 +25,7 @@ from .vmap import check_randomness, random_error, rng_changed, rng_snapshot
 
 def _basis(like):
     """The one-hot tensors of ``like``'s shape, dtype and device, one per element."""
-    from .. import eye
+    from ..ops.creation import eye
     n = like.numel()
     rows = eye(n, dtype=like.dtype, device=like.device)
     return [rows[i].reshape(tuple(like.shape)) for i in range(n)]
@@ -35,12 +35,13 @@ def _assemble(pieces, out, x, dim):
     """The Jacobian block of output ``out`` with respect to input ``x`` (shape
     ``out.shape + x.shape``) from its rows (``dim`` 0) or columns (``dim`` -1); zeros
     when none arrived."""
-    from .. import stack, zeros
+    from ..ops.creation import zeros
+    from ..ops.join import stack
     shape = tuple(out.shape) + tuple(x.shape)
     if not pieces or all(p is None for p in pieces):
         return zeros(shape, dtype=x.dtype, device=x.device)
     like = x if dim == 0 else out
-    from .. import zeros_like
+    from ..ops.creation import zeros_like
     pieces = [zeros_like(like) if p is None else p for p in pieces]
     if dim == 0:
         return stack([p.reshape(-1) for p in pieces]).reshape(shape)

@@ -115,7 +115,7 @@ def _same_values(values):
 def _combine(outs, out_dims, func, where):
     """Stack the per-example outputs ``outs`` (a list of pytrees) along ``out_dims``:
     the stacked leaves, the out_dim of each, and the outputs' structure."""
-    from .. import stack
+    from ..ops.join import stack
     flats = [tree_flatten(o) for o in outs]
     leaves0, spec = flats[0]
     if _is_dim(out_dims):
@@ -151,7 +151,7 @@ def _combine(outs, out_dims, func, where):
 def _empty_batch(func, args, kwargs, leaves, dims, spec, out_dims, where):
     """A batch of size 0: the function runs once on zero-filled examples, for the output
     shapes, and each output gets a mapped dimension of size 0."""
-    from .. import zeros
+    from ..ops.creation import zeros
     example = [x if d is None else zeros(tuple(s for i, s in enumerate(x.shape) if i != d), dtype=x.dtype,
                                          device=x.device) for x, d in zip(leaves, dims)]
     flat, odims, ospec = _combine([func(*tree_unflatten(example, spec), **kwargs)], out_dims, func, where)

@@ -88,6 +88,23 @@ __device__ __forceinline__ bool locate(const Tensors& t, int n, int* k, long lon
     return true;
 }
 
+// The prologue every multi-tensor optimizer kernel starts with: this thread's element (tensor k,
+// offset j: false past the last tensor's end), the parameter p and the gradient d to use: -g under
+// maximize, then the weight decay, L2 (d += wd*p) or decoupled (p *= 1 - lr*wd, AdamW's), applied
+// when wd != 0 or, for SGD's and Adam's forms, always (ALWAYS: their wd = 0 still adds 0*p).
+template <typename T, bool ALWAYS>
+__device__ __forceinline__ bool optim_prologue(const Tensors& t, int n, T lr, T wd, int decoupled, int maximize,
+                                               int& k, long long& j, T*& p, T& d) {
+    if (!locate(t, n, &k, &j)) return false;
+    p = (T*)t.p[k];
+    d = ((const T*)t.g[k])[j];
+    if (maximize) d = -d;
+    if (ALWAYS || wd != (T)0) {
+        if (decoupled) p[j] *= (T)1 - lr * wd; else d += wd * p[j];
+    }
+    return true;
+}
+
 // SGD (PyTorch's form): d = (maximize ? -g : g) + wd*p; buf = first ? d : mom*buf + (1-damp)*d;
 // step = nesterov ? d + mom*buf : buf (buf absent when mom == 0: step = d); p -= lr*step.
 // The SGD and Adam launchers take a last argument `c`: 0 for eager launches (the settings come
@@ -97,10 +114,9 @@ template <typename T>
 __device__ void sgd_multi(Tensors t, int n, T lr, T mom, T damp, T wd, int nesterov, int first, int maximize) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T* p = (T*)t.p[k];
-    const T* g = (const T*)t.g[k];
-    T d = (maximize ? -g[j] : g[j]) + wd * p[j];
+    T* p;
+    T d;
+    if (!optim_prologue<T, true>(t, n, lr, wd, 0, maximize, k, j, p, d)) return;
     if (mom != (T)0) {
         T* buf = (T*)t.a[k];
         T v = first ? d : mom * buf[j] + ((T)1 - damp) * d;
@@ -126,6 +142,22 @@ __device__ void unscale_multi(Tensors t, int n, const float* scale, float* found
     g[j] = v * (T)(float)(1.0 / (double)*scale);
 }
 
+// The Adam family's common first half: the prologue (the gradient d, the weight decay; ALWAYS as
+// there), then the moments m = b1*m + (1-b1)*d, v = b2*v + (1-b2)*d*d written back to the state
+// buffers a and b; false past the last tensor's end.
+template <typename T, bool ALWAYS>
+__device__ __forceinline__ bool adam_moments(const Tensors& t, int n, T lr, T b1, T b2, T wd, int decoupled,
+                                             int maximize, int& k, long long& j, T*& p, T& d, T& mj, T& vj) {
+    if (!optim_prologue<T, ALWAYS>(t, n, lr, wd, decoupled, maximize, k, j, p, d)) return false;
+    T* m = (T*)t.a[k];
+    T* v = (T*)t.b[k];
+    mj = b1 * m[j] + ((T)1 - b1) * d;
+    vj = b2 * v[j] + ((T)1 - b2) * d * d;
+    m[j] = mj;
+    v[j] = vj;
+    return true;
+}
+
 // Adam / AdamW (decoupled != 0): see tinynet/optim/sgd.py for the formulas. maximize uses -g;
 // amsgrad keeps the running maximum of v in the third state buffer (c) and divides by it.
 template <typename T>
@@ -133,17 +165,9 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
                            int amsgrad, int maximize) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T* p = (T*)t.p[k];
-    const T* g = (const T*)t.g[k];
-    T* m = (T*)t.a[k];
-    T* v = (T*)t.b[k];
-    T gg = maximize ? -g[j] : g[j];
-    if (decoupled) p[j] *= (T)1 - lr * wd; else gg += wd * p[j];
-    T mj = b1 * m[j] + ((T)1 - b1) * gg;
-    T vj = b2 * v[j] + ((T)1 - b2) * gg * gg;
-    m[j] = mj;
-    v[j] = vj;
+    T* p;
+    T d, mj, vj;
+    if (!adam_moments<T, true>(t, n, lr, b1, b2, wd, decoupled, maximize, k, j, p, d, mj, vj)) return;
     if (amsgrad) {
         T* vmax = (T*)t.c[k];
         T old = vmax[j];
@@ -153,57 +177,40 @@ __device__ void adam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int 
     p[j] -= (lr / bc1) * mj / (sqrt(vj) / sqrt_bc2 + eps);
 }
 
-// The Adam family's common first half at element j of tensor k: the gradient d (-g under maximize,
-// then the weight decay: L2, d += wd*p, or decoupled, p *= 1 - lr*wd), and the moments
-// m = b1*m + (1-b1)*d, v = b2*v + (1-b2)*d*d written back to the state buffers a and b.
-template <typename T>
-__device__ __forceinline__ void adam_moments(const Tensors& t, int k, long long j, T lr, T b1, T b2, T wd,
-                                             int decoupled, int maximize, T& d, T& mj, T& vj) {
-    T* p = (T*)t.p[k];
-    T* m = (T*)t.a[k];
-    T* v = (T*)t.b[k];
-    d = ((const T*)t.g[k])[j];
-    if (maximize) d = -d;
-    if (wd != (T)0) {
-        if (decoupled) p[j] *= (T)1 - lr * wd; else d += wd * p[j];
+// NAdam's and RAdam's kernels share everything but the last line (tinynet/optim/adam_variants.py):
+// adam_moments, then Step::update(p, d, m, v, lr, eps, c0, c1, c2) with the three per-step numbers
+// computed on the host.
+// NAdam: denom = sqrt(v / bc2) + eps, p += cg*d/denom + cm*m/denom with cg = -lr (1-mu_t)/(1-P_t) and
+// cm = -lr mu_{t+1}/(1 - P_t mu_{t+1}) from the momentum schedule (c0, c1, c2 = bc2, cg, cm).
+struct NAdamStep {
+    template <typename T>
+    static __device__ __forceinline__ T update(T p, T d, T mj, T vj, T lr, T eps, T bc2, T cg, T cm) {
+        T denom = sqrt(vj / bc2) + eps;
+        T w = p + cg * d / denom;
+        return w + cm * mj / denom;
     }
-    mj = b1 * m[j] + ((T)1 - b1) * d;
-    vj = b2 * v[j] + ((T)1 - b2) * d * d;
-    m[j] = mj;
-    v[j] = vj;
-}
+};
 
-// NAdam (tinynet/optim/adam_variants.py): m and v as in Adam, denom = sqrt(v / bc2) + eps,
-// p += cg*d/denom + cm*m/denom with cg = -lr (1-mu_t)/(1-P_t) and cm = -lr mu_{t+1}/(1 - P_t mu_{t+1})
-// computed on the host from the momentum schedule.
-template <typename T>
-__device__ void nadam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
-                            T bc2, T cg, T cm) {
+// RAdam: with the rectification rect > 0 (rho_t > 5) p -= lr (m/bc1) sqrt(bc2)/(sqrt(v)+eps) rect,
+// else p -= lr m/bc1 (SGD with momentum) (c0, c1, c2 = bc1, sqrt(bc2), rect).
+struct RAdamStep {
+    template <typename T>
+    static __device__ __forceinline__ T update(T p, T d, T mj, T vj, T lr, T eps, T bc1, T sqrt_bc2, T rect) {
+        T corrected = mj / bc1;
+        if (rect > (T)0) return p - corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
+        return p - corrected * lr;
+    }
+};
+
+template <typename T, typename Step>
+__device__ void adam_like_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
+                                T c0, T c1, T c2) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
+    T* p;
     T d, mj, vj;
-    adam_moments<T>(t, k, j, lr, b1, b2, wd, decoupled, maximize, d, mj, vj);
-    T* p = (T*)t.p[k];
-    T denom = sqrt(vj / bc2) + eps;
-    T w = p[j] + cg * d / denom;
-    p[j] = w + cm * mj / denom;
-}
-
-// RAdam (tinynet/optim/adam_variants.py): m and v as in Adam; with the rectification rect > 0
-// (rho_t > 5) p -= lr (m/bc1) sqrt(bc2)/(sqrt(v)+eps) rect, else p -= lr m/bc1 (SGD with momentum).
-template <typename T>
-__device__ void radam_multi(Tensors t, int n, T lr, T b1, T b2, T eps, T wd, int decoupled, int maximize,
-                            T bc1, T sqrt_bc2, T rect) {
-    int k;
-    long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T d, mj, vj;
-    adam_moments<T>(t, k, j, lr, b1, b2, wd, decoupled, maximize, d, mj, vj);
-    T* p = (T*)t.p[k];
-    T corrected = mj / bc1;
-    if (rect > (T)0) p[j] -= corrected * lr * (sqrt_bc2 / (sqrt(vj) + eps)) * rect;
-    else p[j] -= corrected * lr;
+    if (!adam_moments<T, false>(t, n, lr, b1, b2, wd, decoupled, maximize, k, j, p, d, mj, vj)) return;
+    p[j] = Step::update(p[j], d, mj, vj, lr, eps, c0, c1, c2);
 }
 
 // Adagrad: d = (maximize ? -g : g) + wd*p; sum += d*d; p -= clr*d / (sqrt(sum) + eps), clr the
@@ -212,12 +219,10 @@ template <typename T>
 __device__ void adagrad_multi(Tensors t, int n, T clr, T eps, T wd, int maximize) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T* p = (T*)t.p[k];
-    const T* g = (const T*)t.g[k];
+    T* p;
+    T d;
+    if (!optim_prologue<T, false>(t, n, (T)0, wd, 0, maximize, k, j, p, d)) return;
     T* s = (T*)t.a[k];
-    T d = maximize ? -g[j] : g[j];
-    if (wd != (T)0) d += wd * p[j];
     T sj = s[j] + d * d;
     s[j] = sj;
     p[j] -= clr * d / (sqrt(sj) + eps);
@@ -229,13 +234,11 @@ template <typename T>
 __device__ void adadelta_multi(Tensors t, int n, T lr, T rho, T eps, T wd, int maximize) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T* p = (T*)t.p[k];
-    const T* g = (const T*)t.g[k];
+    T* p;
+    T d;
+    if (!optim_prologue<T, false>(t, n, lr, wd, 0, maximize, k, j, p, d)) return;
     T* v = (T*)t.a[k];
     T* u = (T*)t.b[k];
-    T d = maximize ? -g[j] : g[j];
-    if (wd != (T)0) d += wd * p[j];
     T vj = rho * v[j] + ((T)1 - rho) * d * d;
     T delta = sqrt(u[j] + eps) / sqrt(vj + eps) * d;
     v[j] = vj;
@@ -250,12 +253,10 @@ template <typename T>
 __device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mom, int maximize, int centered) {
     int k;
     long long j;
-    if (!locate(t, n, &k, &j)) return;
-    T* p = (T*)t.p[k];
-    const T* g = (const T*)t.g[k];
+    T* p;
+    T d;
+    if (!optim_prologue<T, false>(t, n, lr, wd, 0, maximize, k, j, p, d)) return;
     T* v = (T*)t.a[k];
-    T d = maximize ? -g[j] : g[j];
-    if (wd != (T)0) d += wd * p[j];
     T vj = alpha * v[j] + ((T)1 - alpha) * d * d;
     v[j] = vj;
     T avg;
@@ -277,13 +278,18 @@ __device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mo
     }
 }
 
-#define FUSED_KERNELS(T, S)                                                                         \
+// The bias kernels of every type: the row stage's partials are of type P (T itself, float32 for
+// the half types).
+#define BIAS_KERNELS(T, S, P)                                                                       \
 extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
     bias_add4<T>(y, b, n, C, L); }                                                                   \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
     bias_grad<T, T>(g, out, N, C, L); }                                                              \
-extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, T* part, int N, int C,         \
-        long long L) { bias_grad_rows<T, T>(g, part, N, C, L); }                                     \
+extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, P* part, int N, int C,         \
+        long long L) { bias_grad_rows<T, P>(g, part, N, C, L); }
+
+#define FUSED_KERNELS(T, S)                                                                         \
+BIAS_KERNELS(T, S, T)                                                                                \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) { T v = x[i]; y[i] = v > (T)0 ? v : (T)0; } }                                         \
@@ -303,10 +309,10 @@ extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T 
     adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2, amsgrad, maximize); }          \
 extern "C" __global__ void tinynet_nadam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
         T wd, int decoupled, int maximize, T bc2, T cg, T cm) {                                      \
-    nadam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc2, cg, cm); }                    \
+    adam_like_multi<T, NAdamStep>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc2, cg, cm); }                    \
 extern "C" __global__ void tinynet_radam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,    \
         T wd, int decoupled, int maximize, T bc1, T sqrt_bc2, T rect) {                              \
-    radam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc1, sqrt_bc2, rect); }            \
+    adam_like_multi<T, RAdamStep>(t, n, lr, b1, b2, eps, wd, decoupled, maximize, bc1, sqrt_bc2, rect); }            \
 extern "C" __global__ void tinynet_adagrad_multi_fwd_##S(Tensors t, int n, T clr, T eps, T wd,       \
         int maximize) { adagrad_multi<T>(t, n, clr, eps, wd, maximize); }                            \
 extern "C" __global__ void tinynet_adadelta_multi_fwd_##S(Tensors t, int n, T lr, T rho, T eps,      \
@@ -322,12 +328,7 @@ FUSED_KERNELS(double, f64)
 // arithmetic (ReLU copies the kept values' bits); the bias gradient sums in float32, its row
 // stage writing float32 partials that tinynet_bias_grad_parts_bwd adds into the half output.
 #define FUSED_HALF_KERNELS(T, S)                                                                    \
-extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
-    bias_add4<T>(y, b, n, C, L); }                                                                   \
-extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
-    bias_grad<T, T>(g, out, N, C, L); }                                                              \
-extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, float* part, int N, int C,     \
-        long long L) { bias_grad_rows<T, float>(g, part, N, C, L); }                                 \
+BIAS_KERNELS(T, S, float)                                                                            \
 extern "C" __global__ void tinynet_bias_grad_parts_bwd_##S(const float* part, T* out, int N, int C,  \
         long long L) { bias_grad<float, T>(part, out, N, C, L); }                                    \
 extern "C" __global__ void tinynet_relu_fwd_##S(const T* x, T* y, long long n) {                     \

@@ -7,6 +7,10 @@ Outputs are made with ``cp.empty(shape, dtype)``, not ``cp.empty_like``: the inp
 C-contiguous by then (so the layout is the same), and on the H100 machine ``empty_like``
 took 6.3 us of host time per call against 3.9 us (``benchmarks/host_costs.py``).
 """
+import functools
+
+import numpy
+
 from .. import backend, random as _random
 from . import cuda
 
@@ -73,6 +77,12 @@ def avg_pool2d_bwd(gy, in_shape, kernel, stride, padding, count_include_pad, div
 
 
 # ---- dropout (Philox) --------------------------------------------------------------------
+@functools.lru_cache(maxsize=8)
+def _seed_arg(seed):
+    """The seed as a ``uint64`` kernel argument (made once per seed: every dropout call passes it)."""
+    return numpy.uint64(seed % 2**64)
+
+
 def dropout_fwd(x, p, mask_shape):
     """Dropout with the mask drawn per element (mask_shape == x.shape) or per leading
     (N, C) unit (dropout2d); float32, float64, float16 or bfloat16 ``x``. Returns (y, uint8 mask, scale)."""
@@ -86,9 +96,11 @@ def dropout_fwd(x, p, mask_shape):
     scale = cuda.scalar(kind, 1.0 / (1.0 - p)) if p < 1 else cuda.scalar(kind, 0.0)
     y = cp.empty(x.shape, dtype=x.dtype)
     mask = cp.empty(x.shape, dtype=cp.uint8)
-    seed, offset, cells = _random.philox_draw()  # cells: device [seed, base] inside a graph capture
+    seed, offset, cells = _random.philox_draw()  # the generator's state; cells: [seed, base] inside a capture
+    cells = cuda.NULL if cells is None else numpy.uint64(cells.data.ptr)  # a null pointer outside a capture
     cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_fwd", x.dtype), -(-x.size // 4),  # 4 per thread
-                (x, y, mask, cuda.i64(x.size), cuda.i64(group), cp.float32(p), scale, seed, offset, cells))
+                (x, y, mask, cuda.i64(x.size), cuda.i64(group), cp.float32(p), scale, _seed_arg(seed),
+                 numpy.uint64(offset), cells))
     return y, mask, scale
 
 

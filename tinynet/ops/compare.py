@@ -13,7 +13,7 @@ import numpy
 from .. import backend, dtypes
 from ..errors import DTypeError, ShapeError
 from ..tensor import Tensor
-from .util import array_of, check_flag, check_number, check_real, check_tensor, operand
+from .util import array_of, check_flag, check_number, check_real, check_tensor, named, operand
 
 
 def _arrays(op, a, b):
@@ -32,6 +32,13 @@ def _elementwise(op, fn, a, b):
                          "broadcast together") from None
 
 
+def _elementwise_function(op, ufunc, doc):
+    """The public function ``op``: ``xp.<ufunc>(input, other)`` through :func:`_elementwise`."""
+    def fn(input, other):
+        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
+    return named(fn, op, doc)
+
+
 def _comparison(op, ufunc):
     def compare(input, other):
         if op not in ("eq", "ne"):  # complex numbers have no order (PyTorch refuses them too)
@@ -39,33 +46,17 @@ def _comparison(op, ufunc):
             if isinstance(input, complex) or isinstance(other, complex):
                 raise DTypeError(f"{op}: not implemented for complex numbers")
         return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
-    compare.__name__ = compare.__qualname__ = op
-    compare.__doc__ = (f"Elementwise ``{op}`` comparison, broadcasting; a bool tensor (not differentiable).\n\n"
-                       "    Raises:\n        ShapeError: the shapes do not broadcast.\n")
-    return compare
+    return named(compare, op, f"Elementwise ``{op}`` comparison, broadcasting; a bool tensor (not differentiable)."
+                              "\n\n    Raises:\n        ShapeError: the shapes do not broadcast.\n")
 
 
-eq = _comparison("eq", "equal")
-ne = _comparison("ne", "not_equal")
-lt = _comparison("lt", "less")
-le = _comparison("le", "less_equal")
-gt = _comparison("gt", "greater")
-ge = _comparison("ge", "greater_equal")
+eq, ne, lt, le, gt, ge = (_comparison(op, ufunc) for op, ufunc in (
+    ("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
+    ("ge", "greater_equal")))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-
-
-def _logical(op, ufunc):
-    def logical(input, other):
-        return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b), input, other)
-    logical.__name__ = logical.__qualname__ = op
-    logical.__doc__ = (f"Elementwise {op.split('_')[1].upper()} of the truth values (nonzero is true); "
-                       "a bool tensor.\n")
-    return logical
-
-
-logical_and = _logical("logical_and", "logical_and")
-logical_or = _logical("logical_or", "logical_or")
-logical_xor = _logical("logical_xor", "logical_xor")
+logical_and, logical_or, logical_xor = (
+    _elementwise_function(op, op, f"Elementwise {op.split('_')[1].upper()} of the truth values (nonzero is true); "
+                                  "a bool tensor.\n") for op in ("logical_and", "logical_or", "logical_xor"))
 
 
 def logical_not(input):
@@ -85,15 +76,12 @@ def _bitwise(op, ufunc):
         dt = dtypes.result_type(av, bv)  # PyTorch's promotion, not NumPy's
         av, bv = (v.astype(dt, copy=False) if hasattr(v, "dtype") else v for v in (av, bv))
         return _elementwise(op, lambda xp, a, b: getattr(xp, ufunc)(a, b).astype(dt, copy=False), av, bv)
-    bitwise.__name__ = bitwise.__qualname__ = op
-    bitwise.__doc__ = (f"Elementwise {op.split('_')[1].upper()} of bool or integer tensors (``&``, ``|``, ``^``),\n"
-                       "    in the promoted dtype.\n\n    Raises:\n        DTypeError: a float operand.\n")
-    return bitwise
+    return named(bitwise, op, f"Elementwise {op.split('_')[1].upper()} of bool or integer tensors (``&``, ``|``, "
+                              "``^``),\n    in the promoted dtype.\n\n    Raises:\n"
+                              "        DTypeError: a float operand.\n")
 
 
-bitwise_and = _bitwise("bitwise_and", "bitwise_and")
-bitwise_or = _bitwise("bitwise_or", "bitwise_or")
-bitwise_xor = _bitwise("bitwise_xor", "bitwise_xor")
+bitwise_and, bitwise_or, bitwise_xor = (_bitwise(op, op) for op in ("bitwise_and", "bitwise_or", "bitwise_xor"))
 
 
 def bitwise_not(input):
@@ -116,9 +104,7 @@ def _test(op, fn, doc):
             check_real(op, "input", input)
         xp = backend.array_module(input.array)
         return Tensor._wrap(fn(xp, input.array))
-    test.__name__ = test.__qualname__ = op
-    test.__doc__ = doc
-    return test
+    return named(test, op, doc)
 
 
 isnan = _test("isnan", lambda xp, a: xp.isnan(a), "True where the value is NaN.")

@@ -17,7 +17,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..kernels import cast as cast_kernels
 from ..tensor import Tensor
-from .util import check_tensor, is_graph
+from .util import check_tensor, is_graph, named
 
 
 class Cast(Op):
@@ -222,9 +222,7 @@ def type_as(input, other):
 def _caster(name, dt):
     def cast(input, memory_format=None):
         return to(input, dtype=dt, memory_format=memory_format)
-    cast.__name__ = cast.__qualname__ = name
-    cast.__doc__ = f"``input.to({dt.name})``."
-    return cast
+    return named(cast, name, f"``input.to({dt.name})``.")
 
 
 float = _caster("float", dtypes.float32)

@@ -20,7 +20,7 @@ import numpy
 from .. import backend, devices, dtypes
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
-from .util import check_tensor, sizes
+from .util import check_tensor, named, sizes
 
 
 def _leaf_dtype(v):
@@ -218,14 +218,19 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _make("full", lambda xp, s, d: xp.full(s, value, dtype=d), (size,), dtype, device, requires_grad)
 
 
-def _like(name, maker):
+def _like(name, maker, check_dtype=None):
+    """The ``*_like`` function ``name`` of factory ``maker`` (``sampling.py``'s too; ``check_dtype(name,
+    dtype)`` refuses the dtypes the factory cannot make)."""
     def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
         check_tensor(name, "input", input)
-        return maker(*input.shape, dtype=input.dtype if dtype is None else dtype,
-                     device=input.device if device is None else device, requires_grad=requires_grad)
-    like.__name__ = like.__qualname__ = name
-    like.__doc__ = f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of ``input``."
-    return like
+        dtype = input.dtype if dtype is None else dtype
+        if check_dtype is not None:
+            check_dtype(name, dtype)
+        return maker(*input.shape, dtype=dtype, device=input.device if device is None else device,
+                     requires_grad=requires_grad)
+    like.__module__ = maker.__module__  # where the factory is (rand_like: sampling.py)
+    return named(like, name, f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of "
+                             "``input``.")
 
 
 zeros_like = _like("zeros_like", zeros)

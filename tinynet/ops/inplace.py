@@ -31,7 +31,7 @@ from ..autograd.order import note_rebase, place_rebase
 from ..errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, ShapeError
 from ..tensor import Tensor
 from . import arith, unary
-from .util import array_of, check_tensor
+from .util import array_of, check_tensor, named
 
 
 def check_inplace(op, t):
@@ -305,9 +305,7 @@ def setitem(self, index, value):
 def unary_inplace(name, fn):
     def method(self):
         return inplace_apply(name, self, fn)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place :func:`tinynet.{name[:-1]}`; returns self."
-    return method
+    return named(method, name, f"In-place :func:`tinynet.{name[:-1]}`; returns self.")
 
 
 exp_ = unary_inplace("exp_", unary.exp)
@@ -335,7 +333,5 @@ def composed_method(name, fn):
         except TypeError as exc:
             raise ArgumentTypeError(f"{name}: {exc}") from None
         return inplace_apply(name, self, lambda t: fn(t, *args, **kwargs), composed=True)
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place :func:`tinynet.{name[:-1]}`; returns self."
     method.__signature__ = sig
-    return method
+    return named(method, name, f"In-place :func:`tinynet.{name[:-1]}`; returns self.")

@@ -12,6 +12,7 @@ from ..errors import DTypeError
 from . import (arith, compare, diagonal, division, index_update, pointwise_binary, pointwise_sign, pointwise_special,
                scan, unary)
 from .inplace import composed_method, inplace_apply, unary_inplace
+from .util import named
 
 _UNARY = ["sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin",
           "arccos", "arctan", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "exp2", "expm1", "log2", "log10",
@@ -47,9 +48,8 @@ _COMPARISONS = {f"{n}_": getattr(compare, n) for n in ("eq", "ne", "lt", "le", "
 def _comparison_inplace(name, fn):
     def method(self, other):
         return inplace_apply(name, self, lambda t: fn(t.detach(), other).to(t.dtype))
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"In-place ``{name[:-1]}``: 1 where true, 0 where false, in this tensor's dtype; returns self."
-    return method
+    return named(method, name, f"In-place ``{name[:-1]}``: 1 where true, 0 where false, in this tensor's dtype; "
+                               "returns self.")
 
 
 _float_power_composed = composed_method("float_power_", pointwise_binary.float_power)

@@ -31,6 +31,15 @@ from .smooth_activations import logsigmoid
 from .util import check_float, check_number, check_tensor
 
 
+def _float_pair(op, input, target, reduction, size_average, reduce):
+    """The checks of a loss of a float ``input`` against a ``target`` of its shape; returns
+    the reduction (PyTorch's legacy ``size_average``/``reduce`` folded in)."""
+    reduction = reduction_of(op, reduction, size_average, reduce)
+    check_pair(op, input, target)
+    check_float(op, "input", input)
+    return reduction
+
+
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """Hinge embedding loss of distances ``input`` with labels ``target`` (+-1).
 
@@ -46,9 +55,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
         ArgumentError: an unknown reduction.
     """
     op = "hinge_embedding_loss"
-    reduction = reduction_of(op, reduction, size_average, reduce)
-    check_pair(op, input, target)
-    check_float(op, "input", input)
+    reduction = _float_pair(op, input, target, reduction, size_average, reduce)
     check_number(op, "margin", margin)
     margin_part = where(target != 1, unary.clamp(margin - input, min=0), 0.0)
     self_part = where(target != -1, input, 0.0)
@@ -101,9 +108,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
         ArgumentError: an unknown reduction.
     """
     op = "multilabel_soft_margin_loss"
-    reduction = reduction_of(op, reduction, size_average, reduce)
-    check_pair(op, input, target)
-    check_float(op, "input", input)
+    reduction = _float_pair(op, input, target, reduction, size_average, reduce)
     if input.ndim not in (1, 2):
         raise ShapeError(f"{op}: expected input of shape (N, C) or (C,), got {tuple(input.shape)}")
     t = target.to(input.dtype)

@@ -18,7 +18,7 @@ from .. import backend, dtypes
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..random import host_generator
 from ..tensor import Tensor
-from .creation import _make
+from .creation import _like, _make
 from .util import check_int, check_number, check_tensor
 
 
@@ -108,20 +108,8 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
                  requires_grad)
 
 
-def _like(name, maker):
-    def like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-        check_tensor(name, "input", input)
-        dtype = input.dtype if dtype is None else dtype
-        _float_dtype(name, dtype)
-        return maker(*input.shape, dtype=dtype, device=input.device if device is None else device,
-                     requires_grad=requires_grad)
-    like.__name__ = like.__qualname__ = name
-    like.__doc__ = f"Like :func:`{name[:-5]}` with the shape (and, by default, dtype and device) of ``input``."
-    return like
-
-
-rand_like = _like("rand_like", rand)
-randn_like = _like("randn_like", randn)
+rand_like = _like("rand_like", rand, _float_dtype)
+randn_like = _like("randn_like", randn, _float_dtype)
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, memory_format=None):

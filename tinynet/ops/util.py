@@ -21,6 +21,14 @@ def is_graph(xp):
     return xp is not numpy and not isinstance(xp, types.ModuleType)
 
 
+def named(fn, name, doc):
+    """``fn`` (made by a factory) under the public name ``name``, which its qualified name
+    takes too, with the docstring ``doc``; returns ``fn``."""
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = doc
+    return fn
+
+
 def check_tensor(op, name, t):
     """Raise ArgumentTypeError unless ``t`` is a Tensor."""
     if not isinstance(t, Tensor):

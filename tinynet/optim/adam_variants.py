@@ -28,7 +28,7 @@ import numpy
 from .. import backend, dtypes
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_betas, check_numbers, closure_loss, implementation_flags, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, implementation_flags, lerp_
 
 
 def _check_common(name, lr, eps, betas, weight_decay):
@@ -50,37 +50,15 @@ def _moments_state(opt, p, second, **extra):
     return st
 
 
-def _decay(g, w, grad):
-    """Weight decay as the group asks: returns the gradient to use."""
-    wd = g["weight_decay"]
-    if wd != 0:
-        if g.get("decoupled_weight_decay"):
-            w *= 1 - g["lr"] * wd
-        else:
-            grad = grad + wd * w
-    return grad
-
-
-def _first_moment(g, w, grad, st, b1):
-    """The start of every generic Adam-family update here: the gradient to use (``-grad``
-    under maximize, then the weight decay) and ``exp_avg`` moved towards it in place;
-    returns ``(gradient, exp_avg)``."""
-    if g["maximize"]:
-        grad = -grad
-    grad = _decay(g, w, grad)
-    m = st["exp_avg"]
+def _moments(st, grad, b1, b2):
+    """The generic first half of NAdam's and RAdam's update (the gradient already negated and
+    decayed): ``exp_avg`` moved towards ``grad``, ``exp_avg_sq`` updated, both in place;
+    returns ``(exp_avg, exp_avg_sq)``."""
+    m, v = st["exp_avg"], st["exp_avg_sq"]
     lerp_(m, grad, 1 - b1)
-    return grad, m
-
-
-def _moments(g, w, grad, st, b1, b2):
-    """The generic first half of NAdam's and RAdam's update: :func:`_first_moment`, then
-    ``exp_avg_sq`` updated in place; returns ``(gradient, exp_avg, exp_avg_sq)``."""
-    grad, m = _first_moment(g, w, grad, st, b1)
-    v = st["exp_avg_sq"]
     v *= b2
     v += (1 - b2) * grad * grad
-    return grad, m, v
+    return m, v
 
 
 class NAdam(Optimizer):
@@ -116,37 +94,37 @@ class NAdam(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, (b1, b2), eps, psi = g["lr"], g["betas"], g["eps"], g["momentum_decay"]
-            live = self._live(g)
-            states, coefficients = [], []
-            for p in live:
-                st = _moments_state(self, p, "exp_avg_sq", mu_product=1.0)
-                st["step"] += 1
-                t = st["step"]
-                mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
-                mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
-                if dtypes.get_default_dtype() == numpy.float64:
-                    st["mu_product"] = mu_product = st["mu_product"] * mu
-                else:  # a float32 multiply, as PyTorch's float32 scalar state does
-                    st["mu_product"] = mu_product = float(numpy.float32(st["mu_product"]) * numpy.float32(mu))
-                states.append(st)
-                coefficients.append((1 - b2 ** t, -lr * (1.0 - mu) / (1.0 - mu_product),
-                                     (-lr * mu_next) / (1.0 - mu_product * mu_next)))
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if optim_update.usable(datas, grads):
-                optim_update.nadam(datas, grads, states, coefficients, lr, b1, b2, eps, g["weight_decay"],
-                                   g.get("decoupled_weight_decay", False), g["maximize"])
-                continue
-            for w, grad, st, (bc2, cg, cm) in zip(datas, grads, states, coefficients):
-                xp = backend.array_module(w)
-                grad, m, v = _moments(g, w, grad, st, b1, b2)
-                denom = xp.sqrt(v / bc2)
-                denom += eps
-                w += (cg * grad) / denom
-                w += (cm * m) / denom
-        return loss
+        return self._step_groups(closure, self._state, _nadam_update, _nadam_fused)
+
+    def _state(self, p, group):
+        """``(state, (bc2, cg, cm))``: the parameter's state with its step and ``mu_product``
+        advanced, and this step's coefficients from the momentum schedule."""
+        (b1, b2), lr, psi = group["betas"], group["lr"], group["momentum_decay"]
+        st = _moments_state(self, p, "exp_avg_sq", mu_product=1.0)
+        st["step"] += 1
+        t = st["step"]
+        mu = b1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
+        mu_next = b1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
+        if dtypes.get_default_dtype() == numpy.float64:
+            st["mu_product"] = mu_product = st["mu_product"] * mu
+        else:  # a float32 multiply, as PyTorch's float32 scalar state does
+            st["mu_product"] = mu_product = float(numpy.float32(st["mu_product"]) * numpy.float32(mu))
+        return st, (1 - b2 ** t, -lr * (1.0 - mu) / (1.0 - mu_product), (-lr * mu_next) / (1.0 - mu_product * mu_next))
+
+
+def _nadam_fused(g, params, grads, states):
+    (b1, b2) = g["betas"]
+    return optim_update.nadam(params, grads, [st for st, _ in states], [c for _, c in states], g["lr"], b1, b2,
+                              g["eps"], g["weight_decay"], g.get("decoupled_weight_decay", False), g["maximize"])
+
+
+def _nadam_update(g, w, grad, state):
+    st, (bc2, cg, cm) = state
+    m, v = _moments(st, grad, *g["betas"])
+    denom = backend.array_module(w).sqrt(v / bc2)
+    denom += g["eps"]
+    w += (cg * grad) / denom
+    w += (cm * m) / denom
 
 
 class RAdam(Optimizer):
@@ -178,29 +156,30 @@ class RAdam(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, (b1, b2), eps = g["lr"], g["betas"], g["eps"]
-            live = self._live(g)
-            states = [_moments_state(self, p, "exp_avg_sq") for p in live]
-            coefficients = []
-            for st in states:
-                st["step"] += 1
-                coefficients.append(_radam_coefficients(st["step"], b1, b2))
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if optim_update.usable(datas, grads):
-                optim_update.radam(datas, grads, states, coefficients, lr, b1, b2, eps, g["weight_decay"],
-                                   g.get("decoupled_weight_decay", False), g["maximize"])
-                continue
-            for w, grad, st, (bc1, sqrt_bc2, rect) in zip(datas, grads, states, coefficients):
-                xp = backend.array_module(w)
-                grad, m, v = _moments(g, w, grad, st, b1, b2)
-                corrected = m / bc1
-                if rect:
-                    w -= corrected * lr * (sqrt_bc2 / (xp.sqrt(v) + eps)) * rect
-                else:
-                    w -= corrected * lr
-        return loss
+        return self._step_groups(closure, self._state, _radam_update, _radam_fused)
+
+    def _state(self, p, group):
+        """``(state, (bc1, sqrt(bc2), rect))``: the parameter's state with its step advanced, and
+        this step's numbers."""
+        st = _moments_state(self, p, "exp_avg_sq")
+        st["step"] += 1
+        return st, _radam_coefficients(st["step"], *group["betas"])
+
+
+def _radam_fused(g, params, grads, states):
+    (b1, b2) = g["betas"]
+    return optim_update.radam(params, grads, [st for st, _ in states], [c for _, c in states], g["lr"], b1, b2,
+                              g["eps"], g["weight_decay"], g.get("decoupled_weight_decay", False), g["maximize"])
+
+
+def _radam_update(g, w, grad, state):
+    st, (bc1, sqrt_bc2, rect) = state
+    m, v = _moments(st, grad, *g["betas"])
+    corrected = m / bc1
+    if rect:
+        w -= corrected * g["lr"] * (sqrt_bc2 / (backend.array_module(w).sqrt(v) + g["eps"])) * rect
+    else:
+        w -= corrected * g["lr"]
 
 
 def _radam_coefficients(t, b1, b2):
@@ -242,18 +221,21 @@ class Adamax(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, (b1, b2), eps = g["lr"], g["betas"], g["eps"]
-            for p in self._live(g):
-                w, grad = p.array, p.grad.array
-                xp = backend.array_module(w)
-                st = _moments_state(self, p, "exp_inf")
-                st["step"] += 1
-                grad, m = _first_moment(g, w, grad, st, b1)
-                u = st["exp_inf"]
-                u *= b2
-                xp.maximum(u, xp.abs(grad) + eps, out=u)
-                clr = lr / (1 - b1 ** st["step"])
-                w += (-clr * m) / u
-        return loss
+        return self._step_groups(closure, self._state, _adamax_update)
+
+    def _state(self, p, group):
+        st = _moments_state(self, p, "exp_inf")
+        st["step"] += 1
+        return st
+
+
+def _adamax_update(g, w, grad, st):
+    (b1, b2), eps = g["betas"], g["eps"]
+    xp = backend.array_module(w)
+    m = st["exp_avg"]
+    lerp_(m, grad, 1 - b1)
+    u = st["exp_inf"]
+    u *= b2
+    xp.maximum(u, xp.abs(grad) + eps, out=u)
+    clr = g["lr"] / (1 - b1 ** st["step"])
+    w += (-clr * m) / u

@@ -19,7 +19,7 @@ Adagrad and RMSprop (centered or not) run as fused multi-tensor kernels
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_numbers, closure_loss, implementation_flags, lerp_
+from .optimizer import Optimizer, check, check_numbers, implementation_flags, lerp_
 
 
 def _nonneg(name, **values):
@@ -59,34 +59,9 @@ class Adadelta(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, rho, eps, wd = g["lr"], g["rho"], g["eps"], g["weight_decay"]
-            live = self._live(g)
-            states = [self._state(p) for p in live]
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if optim_update.usable(datas, grads) and \
-                    optim_update.adadelta(datas, grads, states, lr, rho, eps, wd, g["maximize"]):
-                continue
-            for w, grad, st in zip(datas, grads, states):
-                xp = backend.array_module(w)
-                if g["maximize"]:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * w
-                v, u = st["square_avg"], st["acc_delta"]
-                v *= rho
-                v += (1 - rho) * grad * grad
-                std = xp.sqrt(v + eps)
-                delta = xp.sqrt(u + eps)
-                delta /= std
-                delta *= grad
-                u *= rho
-                u += (1 - rho) * delta * delta
-                w -= lr * delta
-        return loss
+        return self._step_groups(closure, self._state, _adadelta_update, _adadelta_fused)
 
-    def _state(self, p):
+    def _state(self, p, group):
         """The parameter's state (made at its first step), its step count advanced."""
         st = self.state.get(id(p))
         if not st:
@@ -95,6 +70,25 @@ class Adadelta(Optimizer):
                                       "acc_delta": xp.zeros_like(p.array)}
         st["step"] += 1
         return st
+
+
+def _adadelta_fused(g, params, grads, states):
+    return optim_update.adadelta(params, grads, states, g["lr"], g["rho"], g["eps"], g["weight_decay"], g["maximize"])
+
+
+def _adadelta_update(g, w, grad, st):
+    rho, eps = g["rho"], g["eps"]
+    xp = backend.array_module(w)
+    v, u = st["square_avg"], st["acc_delta"]
+    v *= rho
+    v += (1 - rho) * grad * grad
+    std = xp.sqrt(v + eps)
+    delta = xp.sqrt(u + eps)
+    delta /= std
+    delta *= grad
+    u *= rho
+    u += (1 - rho) * delta * delta
+    w -= g["lr"] * delta
 
 
 class Adagrad(Optimizer):
@@ -139,30 +133,26 @@ class Adagrad(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, lr_decay, eps, wd = g["lr"], g["lr_decay"], g["eps"], g["weight_decay"]
-            live = self._live(g)
-            states = [self.state.get(id(p)) or self._init_state(p) for p in live]
-            for st in states:
-                st["step"] += 1
-            if lr_decay != 0:
-                self._graph_generic(g, per_step=True)  # the decayed rate changes every step
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if optim_update.usable(datas, grads) and \
-                    optim_update.adagrad(datas, grads, states, lr, lr_decay, eps, wd, g["maximize"]):
-                continue
-            for w, grad, st in zip(datas, grads, states):
-                xp = backend.array_module(w)
-                if g["maximize"]:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * w
-                clr = lr / (1 + (st["step"] - 1) * lr_decay)
-                s = st["sum"]
-                s += grad * grad
-                w += (-clr * grad) / (xp.sqrt(s) + eps)
-        return loss
+        return self._step_groups(closure, self._state, _adagrad_update, self._fused,
+                                 host_numbers=lambda g: g["lr_decay"] != 0)  # the decayed rate changes every step
+
+    def _state(self, p, group):
+        st = self.state.get(id(p)) or self._init_state(p)
+        st["step"] += 1
+        return st
+
+    def _fused(self, g, params, grads, states):
+        if g["lr_decay"] != 0:
+            self._graph_generic(g, per_step=True)  # the kernels take the decayed rate from the host too
+        return optim_update.adagrad(params, grads, states, g["lr"], g["lr_decay"], g["eps"], g["weight_decay"],
+                                    g["maximize"])
+
+
+def _adagrad_update(g, w, grad, st):
+    clr = g["lr"] / (1 + (st["step"] - 1) * g["lr_decay"])
+    s = st["sum"]
+    s += grad * grad
+    w += (-clr * grad) / (backend.array_module(w).sqrt(s) + g["eps"])
 
 
 class RMSprop(Optimizer):
@@ -196,39 +186,7 @@ class RMSprop(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, alpha, eps, wd, mom = g["lr"], g["alpha"], g["eps"], g["weight_decay"], g["momentum"]
-            live = self._live(g)
-            states = [self._state(p, g) for p in live]
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            if optim_update.usable(datas, grads) and \
-                    optim_update.rmsprop(datas, grads, states, lr, alpha, eps, wd, mom, g["maximize"], g["centered"]):
-                continue
-            for w, grad, st in zip(datas, grads, states):
-                xp = backend.array_module(w)
-                if g["maximize"]:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * w
-                v = st["square_avg"]
-                v *= alpha
-                v += (1 - alpha) * grad * grad
-                if g["centered"]:
-                    a = st["grad_avg"]
-                    lerp_(a, grad, 1 - alpha)
-                    avg = xp.sqrt(v + (-1 * a) * a)
-                else:
-                    avg = xp.sqrt(v)
-                avg += eps
-                if mom > 0:
-                    buf = st["momentum_buffer"]
-                    buf *= mom
-                    buf += grad / avg
-                    w -= lr * buf
-                else:
-                    w += (-lr * grad) / avg
-        return loss
+        return self._step_groups(closure, self._state, _rmsprop_update, _rmsprop_fused)
 
     def _state(self, p, group):
         """The parameter's state (made at its first step), its step count advanced."""
@@ -242,3 +200,30 @@ class RMSprop(Optimizer):
                 st["grad_avg"] = xp.zeros_like(p.array)
         st["step"] += 1
         return st
+
+
+def _rmsprop_fused(g, params, grads, states):
+    return optim_update.rmsprop(params, grads, states, g["lr"], g["alpha"], g["eps"], g["weight_decay"],
+                                g["momentum"], g["maximize"], g["centered"])
+
+
+def _rmsprop_update(g, w, grad, st):
+    alpha, eps, mom = g["alpha"], g["eps"], g["momentum"]
+    xp = backend.array_module(w)
+    v = st["square_avg"]
+    v *= alpha
+    v += (1 - alpha) * grad * grad
+    if g["centered"]:
+        a = st["grad_avg"]
+        lerp_(a, grad, 1 - alpha)
+        avg = xp.sqrt(v + (-1 * a) * a)
+    else:
+        avg = xp.sqrt(v)
+    avg += eps
+    if mom > 0:
+        buf = st["momentum_buffer"]
+        buf *= mom
+        buf += grad / avg
+        w -= g["lr"] * buf
+    else:
+        w += (-g["lr"] * grad) / avg

@@ -50,9 +50,29 @@ def _lambdas(name, optimizer, lr_lambda):
     return fns
 
 
+def _check_positive(name, key, value, **others):
+    """``value`` (option ``key``) and ``others`` must be numbers, ``value`` above 0 (PyTorch fails
+    later, dividing by zero)."""
+    check_numbers(name, **{key: value}, **others)
+    if not value > 0:
+        raise ArgumentError(f"{name}: {key} must be positive, got {value}")
+
+
 class _LambdaState:
-    """state_dict without the lambdas: a plain function is not saved (None), a callable
-    object's ``__dict__`` is (PyTorch's rule)."""
+    """The schedulers driven by ``lr_lambda`` (a function, or one per group): the lambdas
+    checked at construction, and state_dict without them: a plain function is not saved
+    (None), a callable object's ``__dict__`` is (PyTorch's rule).
+
+    Raises:
+        ArgumentError: a list of lambdas whose length is not the number of groups.
+        ArgumentTypeError: a lambda that is not callable.
+    """
+    _name = ""
+
+    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+        self.optimizer = optimizer
+        self.lr_lambdas = _lambdas(self._name, optimizer, lr_lambda)
+        super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -76,28 +96,15 @@ class LambdaLR(_LambdaState, LRScheduler):
         ArgumentError: a list of lambdas whose length is not the number of groups.
         ArgumentTypeError: a lambda that is not callable.
     """
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas("LambdaLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
+    _name = "LambdaLR"
 
     def get_lr(self):
         return [b * fn(self.last_epoch) for fn, b in zip(self.lr_lambdas, self.base_lrs)]
 
 
 class MultiplicativeLR(_LambdaState, LRScheduler):
-    """``lr = lr * lr_lambda(epoch)`` at every step after the first.
-
-    Raises:
-        ArgumentError: a list of lambdas whose length is not the number of groups.
-        ArgumentTypeError: a lambda that is not callable.
-    """
-
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
-        self.optimizer = optimizer
-        self.lr_lambdas = _lambdas("MultiplicativeLR", optimizer, lr_lambda)
-        super().__init__(optimizer, last_epoch)
+    """``lr = lr * lr_lambda(epoch)`` at every step after the first; raises as :class:`LambdaLR`."""
+    _name = "MultiplicativeLR"
 
     def get_lr(self):
         if self._is_initial:
@@ -113,9 +120,7 @@ class StepLR(LRScheduler):
     """
 
     def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
-        check_numbers("StepLR", step_size=step_size, gamma=gamma)
-        if not step_size > 0:
-            raise ArgumentError(f"StepLR: step_size must be positive, got {step_size}")
+        _check_positive("StepLR", "step_size", step_size, gamma=gamma)
         self.step_size, self.gamma = step_size, gamma
         super().__init__(optimizer, last_epoch)
 
@@ -259,9 +264,7 @@ class CosineAnnealingLR(LRScheduler):
     """
 
     def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
-        check_numbers("CosineAnnealingLR", T_max=T_max, eta_min=eta_min)
-        if not T_max > 0:
-            raise ArgumentError(f"CosineAnnealingLR: T_max must be positive, got {T_max}")
+        _check_positive("CosineAnnealingLR", "T_max", T_max, eta_min=eta_min)
         self.T_max, self.eta_min = T_max, eta_min
         super().__init__(optimizer, last_epoch)
 

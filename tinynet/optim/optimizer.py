@@ -1,5 +1,6 @@
 """The Optimizer base class: parameter groups, ``zero_grad``, ``state_dict``, and the
-helpers the optimizers share (argument checks, the closure, the parameters to update)."""
+helpers the optimizers share (argument checks, the closure, the per-group step: gather the
+parameters, gradients and state, then the fused multi-tensor update or the generic loop)."""
 import copy
 import numbers
 import warnings
@@ -8,6 +9,7 @@ from .. import backend, capture
 from ..autograd import enable_grad
 from ..autograd.node import bump_versions
 from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
+from ..kernels import optim_update
 from ..tensor import Tensor
 
 
@@ -94,6 +96,19 @@ def lerp_(a, b, w):
         a += w * (b - a)
     else:
         a[...] = b - (b - a) * (1 - w)
+
+
+def decay(group, w, grad):
+    """``group``'s weight decay applied to parameter array ``w`` and its gradient: nothing when
+    ``weight_decay`` is 0, else ``w *= 1 - lr * wd`` with ``decoupled_weight_decay`` (AdamW)
+    or L2, ``grad + wd * w``; returns the gradient to use."""
+    wd = group["weight_decay"]
+    if wd != 0:
+        if group.get("decoupled_weight_decay"):
+            w *= 1 - group["lr"] * wd
+        else:
+            grad = grad + wd * w
+    return grad
 
 
 class Optimizer:
@@ -205,6 +220,33 @@ class Optimizer:
     _graph_live_options: tuple = ()
     _capturable = False  # True: every per-step number is on the device or guarded
 
+    def _step_groups(self, closure, state, generic, fused=None, host_numbers=None):
+        """One optimizer step, group by group: what every ``step`` here shares.
+
+        For each group with gradients (:meth:`_live`), ``state(p, group)`` gives each
+        parameter's per-step state (made at its first step, its counters advanced; any object
+        the update functions understand). ``fused(group, params, grads, states)`` -- the
+        multi-tensor GPU kernels of :mod:`tinynet.kernels.optim_update` -- runs when the
+        arrays qualify and returns True when it updated them all; otherwise the generic
+        ``xp`` code runs per parameter: the gradient negated under ``maximize``, the weight
+        decay applied (:func:`decay`), then ``generic(group, w, grad, state)`` updates the
+        array ``w`` in place. ``host_numbers(group)`` is True when that generic update
+        computes per-step numbers on the host (a CUDA graph would freeze them). Returns the
+        closure's loss."""
+        loss = closure_loss(closure)
+        for group in self.param_groups:
+            live = self._live(group)
+            if not live:
+                continue
+            states = [state(p, group) for p in live]
+            params, grads = [p.array for p in live], [p.grad.array for p in live]
+            if fused is not None and optim_update.usable(params, grads) and fused(group, params, grads, states):
+                continue
+            self._graph_generic(group, per_step=host_numbers is not None and host_numbers(group))
+            for w, grad, st in zip(params, grads, states):
+                generic(group, w, decay(group, w, -grad if group["maximize"] else grad), st)
+        return loss
+
     def _live(self, group):
         """The group's parameters that have a gradient, their versions bumped (an optimizer
         step is an in-place change: a graph that saved the old values refuses backward)."""
@@ -259,7 +301,7 @@ class Optimizer:
         options are frozen into the recorded kernels, so guard them too; ``per_step``
         numbers computed on the host (bias corrections) cannot be replayed at all."""
         cap = capture.current()
-        if cap is None:
+        if cap is None or not (per_step or self._graph_live_options):
             return
         name = type(self).__name__
         if per_step:

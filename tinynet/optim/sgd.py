@@ -17,7 +17,7 @@ GPU the common cases run as fused multi-tensor kernels (``tinynet.kernels.optim_
 from .. import backend
 from ..autograd import no_grad
 from ..kernels import optim_update
-from .optimizer import Optimizer, check, check_betas, check_numbers, closure_loss, implementation_flags, lerp_
+from .optimizer import Optimizer, check, check_betas, check_numbers, implementation_flags, lerp_
 
 
 class SGD(Optimizer):
@@ -57,34 +57,30 @@ class SGD(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, mom, damp, wd, nest = g["lr"], g["momentum"], g["dampening"], g["weight_decay"], g["nesterov"]
-            live = self._live(g)
-            if not live:
-                continue
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            # PyTorch keeps state (the momentum buffer) only when there is momentum
-            states = [self.state.setdefault(id(p), {}) if mom != 0 else {} for p in live]
-            if optim_update.usable(datas, grads):
-                optim_update.sgd(datas, grads, states, lr, mom, damp, wd, nest, group=g, maximize=g["maximize"])
-                continue
-            self._graph_generic(g)
-            for p, grad, st in zip(datas, grads, states):
-                if g["maximize"]:
-                    grad = -grad
-                if wd != 0:
-                    grad = grad + wd * p
-                if mom != 0:
-                    buf = st.get("momentum_buffer")
-                    if buf is None:
-                        buf = st["momentum_buffer"] = grad.copy()
-                    else:
-                        buf *= mom
-                        buf += (1 - damp) * grad
-                    grad = grad + mom * buf if nest else buf
-                p -= lr * grad
-        return loss
+        return self._step_groups(closure, self._state, _sgd_update, _sgd_fused)
+
+    def _state(self, p, group):
+        """PyTorch keeps state (the momentum buffer) only when there is momentum."""
+        return self.state.setdefault(id(p), {}) if group["momentum"] != 0 else {}
+
+
+def _sgd_fused(g, params, grads, states):
+    return optim_update.sgd(params, grads, states, g["lr"], g["momentum"], g["dampening"], g["weight_decay"],
+                            g["nesterov"], group=g, maximize=g["maximize"])
+
+
+def _sgd_update(g, p, grad, st):
+    """The generic SGD step of one parameter array (the gradient already negated and decayed)."""
+    mom = g["momentum"]
+    if mom != 0:
+        buf = st.get("momentum_buffer")
+        if buf is None:
+            buf = st["momentum_buffer"] = grad.copy()
+        else:
+            buf *= mom
+            buf += (1 - g["dampening"]) * grad
+        grad = grad + mom * buf if g["nesterov"] else buf
+    p -= g["lr"] * grad
 
 
 class Adam(Optimizer):
@@ -128,50 +124,43 @@ class Adam(Optimizer):
     @no_grad()
     def step(self, closure=None):
         """Apply one update to every parameter that has a gradient; returns ``closure()``'s loss."""
-        loss = closure_loss(closure)
-        for g in self.param_groups:
-            lr, (b1, b2), eps, wd = g["lr"], g["betas"], g["eps"], g["weight_decay"]
-            decoupled = g["decoupled_weight_decay"]
-            live = self._live(g)
-            if not live:
-                continue
-            datas, grads = [p.array for p in live], [p.grad.array for p in live]
-            states = []
-            for p in live:
-                st = self.state.get(id(p))
-                if not st:
-                    xp = backend.array_module(p.array)
-                    st = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(p.array),
-                                              "exp_avg_sq": xp.zeros_like(p.array)}
-                    if g["amsgrad"]:
-                        st["max_exp_avg_sq"] = xp.zeros_like(p.array)
-                st["step"] += 1
-                states.append(st)
-            if optim_update.usable(datas, grads) and (not g["amsgrad"] or all("max_exp_avg_sq" in st for st in states)):
-                optim_update.adam(datas, grads, states, lr, b1, b2, eps, wd, decoupled, group=g,
-                                  amsgrad=g["amsgrad"], maximize=g["maximize"])
-                continue
-            self._graph_generic(g, per_step=True)
-            for p, grad, st in zip(datas, grads, states):
-                xp = backend.array_module(p)
-                if g["maximize"]:
-                    grad = -grad
-                if wd != 0:
-                    if decoupled:
-                        p *= 1 - lr * wd
-                    else:
-                        grad = grad + wd * p
-                m, v = st["exp_avg"], st["exp_avg_sq"]
-                lerp_(m, grad, 1 - b1)
-                v *= b2
-                v += (1 - b2) * grad * grad
-                bc1, bc2 = 1 - b1 ** st["step"], 1 - b2 ** st["step"]
-                if g["amsgrad"]:
-                    xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
-                    v = st["max_exp_avg_sq"]
-                denom = xp.sqrt(v) / bc2 ** 0.5 + eps
-                p += (-(lr / bc1) * m) / denom
-        return loss
+        return self._step_groups(closure, self._state, _adam_update, _adam_fused, host_numbers=lambda g: True)
+
+    def _state(self, p, group):
+        """The parameter's state (made at its first step), its step count advanced."""
+        st = self.state.get(id(p))
+        if not st:
+            xp = backend.array_module(p.array)
+            st = self.state[id(p)] = {"step": 0, "exp_avg": xp.zeros_like(p.array),
+                                      "exp_avg_sq": xp.zeros_like(p.array)}
+            if group["amsgrad"]:
+                st["max_exp_avg_sq"] = xp.zeros_like(p.array)
+        st["step"] += 1
+        return st
+
+
+def _adam_fused(g, params, grads, states):
+    if g["amsgrad"] and not all("max_exp_avg_sq" in st for st in states):
+        return False  # amsgrad switched on after the first step: the generic code raises, as PyTorch's
+    b1, b2 = g["betas"]
+    return optim_update.adam(params, grads, states, g["lr"], b1, b2, g["eps"], g["weight_decay"],
+                             g["decoupled_weight_decay"], group=g, amsgrad=g["amsgrad"], maximize=g["maximize"])
+
+
+def _adam_update(g, p, grad, st):
+    """The generic Adam step of one parameter array (the gradient already negated and decayed)."""
+    xp = backend.array_module(p)
+    (b1, b2), lr, eps = g["betas"], g["lr"], g["eps"]
+    m, v = st["exp_avg"], st["exp_avg_sq"]
+    lerp_(m, grad, 1 - b1)
+    v *= b2
+    v += (1 - b2) * grad * grad
+    bc1, bc2 = 1 - b1 ** st["step"], 1 - b2 ** st["step"]
+    if g["amsgrad"]:
+        xp.maximum(st["max_exp_avg_sq"], v, out=st["max_exp_avg_sq"])
+        v = st["max_exp_avg_sq"]
+    denom = xp.sqrt(v) / bc2 ** 0.5 + eps
+    p += (-(lr / bc1) * m) / denom
 
 
 class AdamW(Adam):

@@ -96,12 +96,7 @@ def call_impl(module, args, kwargs):
         for hid, hook in list(d["_forward_hooks"].items()):
             if hid in d["_forward_hooks_always_called"]:
                 called.add(hid)
-            if hid in d["_forward_hooks_with_kwargs"]:
-                out = hook(module, args, kwargs, result)
-            else:
-                out = hook(module, args, result)
-            if out is not None:
-                result = out
+            result = _forward_hook(d, hid, hook, module, args, kwargs, result)
         if bw is not None:
             result = bw.setup_output(result)
         return result
@@ -109,16 +104,18 @@ def call_impl(module, args, kwargs):
         for hid, hook in list(d["_forward_hooks"].items()):
             if hid in d["_forward_hooks_always_called"] and hid not in called:
                 try:
-                    if hid in d["_forward_hooks_with_kwargs"]:
-                        out = hook(module, args, kwargs, result)
-                    else:
-                        out = hook(module, args, result)
-                    if out is not None:
-                        result = out
+                    result = _forward_hook(d, hid, hook, module, args, kwargs, result)
                 except Exception as e:  # noqa: BLE001  (PyTorch silences it into a warning too)
                     warnings.warn("module forward hook with ``always_call=True`` raised an exception that was "
                                   f"silenced as another error was raised in forward: {e}", stacklevel=3)
         raise
+
+
+def _forward_hook(d, hid, hook, module, args, kwargs, result):
+    """One forward hook's call (with the kwargs when it was registered so): the hook's new
+    output, or ``result`` when it returns None."""
+    out = hook(module, args, kwargs, result) if hid in d["_forward_hooks_with_kwargs"] else hook(module, args, result)
+    return result if out is None else out
 
 
 class _Identity(Function):

@@ -189,12 +189,17 @@ class Module(HookMixin, StateMixin):
             raise AttributeError(f"`{name}` is not an nn.Module")
         setattr(parent, name, module)
 
-    def get_parameter(self, target):
-        """The :class:`Parameter` at dotted path ``target``. Raises AttributeError otherwise."""
+    def _attribute_at(self, target):
+        """``(module, name)`` of the last step of dotted path ``target``, which must exist."""
         path, _, name = target.rpartition(".")
         mod = self.get_submodule(path)
         if not hasattr(mod, name):
             raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        return mod, name
+
+    def get_parameter(self, target):
+        """The :class:`Parameter` at dotted path ``target``. Raises AttributeError otherwise."""
+        mod, name = self._attribute_at(target)
         param = getattr(mod, name)
         if not isinstance(param, Parameter):
             raise AttributeError(f"`{name}` is not an nn.Parameter")  # noqa: TRY004  (as PyTorch)
@@ -202,10 +207,7 @@ class Module(HookMixin, StateMixin):
 
     def get_buffer(self, target):
         """The buffer at dotted path ``target``. Raises AttributeError otherwise."""
-        path, _, name = target.rpartition(".")
-        mod = self.get_submodule(path)
-        if not hasattr(mod, name):
-            raise AttributeError(f"{type(mod).__name__} has no attribute `{name}`")
+        mod, name = self._attribute_at(target)
         if name not in mod._buffers:
             raise AttributeError(f"`{name}` is not a buffer")
         return getattr(mod, name)
