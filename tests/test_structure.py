@@ -97,9 +97,10 @@ LAYERS = [
     {"random"},
     {"kernels", "backends"},
     {"ops"},
-    {"amp", "optim", "distributed", "serialization", "safetensors_format", "_pickled", "linalg", "testing"},
+    {"amp", "optim", "distributed", "serialization", "safetensors_format", "_pickled", "linalg", "testing", "fft",
+     "special", "distributions"},
     {"cuda", "nn"},
-    {"utils", "func", "multiprocessing", "accelerator"},
+    {"utils", "func", "multiprocessing", "accelerator", "profiler", "onnx"},
     {"data", "vision"},
     {"tinynet", "info"},
 ]
