@@ -242,9 +242,10 @@ def view_as_complex(input):
     (complex64/complex128), sharing its memory.
 
     Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: not float32 or float64 (float16 would
-        need complex32, which tinynet lacks). ShapeError: the last dimension is not of size
-        2 with unit stride, or another stride is odd (PyTorch's rules).
+        ArgumentTypeError: not a Tensor.
+        DTypeError: not float32 or float64 (float16 would need complex32, which tinynet lacks).
+        ShapeError: the last dimension is not of size 2 with unit stride, or another stride
+            is odd (PyTorch's rules).
     """
     check_tensor("view_as_complex", "input", input)
     a = input.array
