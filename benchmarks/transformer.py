@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -35,6 +36,7 @@ import types
 import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
 EXAMPLE = os.path.join(HERE, "..", "examples", "char_transformer.py")
 IMPORTS = {"import tinynet as torch": "import torch", "import tinynet.nn as nn": "import torch.nn as nn",
            "import tinynet.nn.functional as F": "import torch.nn.functional as F"}
@@ -73,8 +75,9 @@ class LSTMLM:
         self.model = Model()
 
 
-def worker(args):
-    framework, mode, precision = args.worker.split(":")
+def build(args, spec):
+    """One run's model, optimizer and step function: ``(lib, step, sync, xs, ys, dev)``."""
+    framework, mode, precision = spec.split(":")
     lib = __import__(framework)
     data = numpy.load(os.path.join(args.folder, "data.npz"))
     init = numpy.load(os.path.join(args.folder, "init.npz"))
@@ -121,6 +124,13 @@ def worker(args):
         if dev.type == "cuda":
             lib.cuda.synchronize()
 
+    return lib, run, sync, xs, ys, dev
+
+
+def worker(args):
+    if "," in args.worker:
+        return group_worker(args)
+    lib, run, sync, xs, ys, dev = build(args, args.worker)
     steps = len(xs)
     losses = []
     for i in range(args.warm_up):
@@ -147,6 +157,43 @@ def worker(args):
                peak_mib=peak,
                losses=[float(v.item()) for v in losses], profile=profile, host_profile=host,
                version=getattr(lib, "__version__", "?"))
+    with open(args.result, "w") as f:
+        json.dump(out, f)
+
+
+def group_worker(args):
+    """Several runs in this one process, taking turns a chunk of steps at a time (the order
+    reversed after each turn), so that a slow phase of a shared machine falls on all of them;
+    each run's time is the sum of its chunks. Writes ``{run: result}`` with the per-chunk
+    times, from which the orchestrator takes per-turn ratios."""
+    specs = args.worker.split(",")
+    built = [build(args, spec) for spec in specs]
+    steps = len(built[0][3])
+    losses = {spec: [] for spec in specs}
+    chunks = {spec: [] for spec in specs}
+    for spec, (lib, run, sync, xs, ys, dev) in zip(specs, built):  # warm-up, not timed
+        for i in range(args.warm_up):
+            losses[spec].append(run(xs[i], ys[i]).float().clone())
+        sync()
+    order = list(zip(specs, built))
+    for lo in range(args.warm_up, steps, args.chunk):
+        hi = min(steps, lo + args.chunk)
+        for spec, (lib, run, sync, xs, ys, dev) in order:
+            t0 = time.perf_counter()
+            for i in range(lo, hi):
+                losses[spec].append(run(xs[i], ys[i]).float().clone())
+            sync()
+            chunks[spec].append((time.perf_counter() - t0) / (hi - lo))
+        order.reverse()
+    out = {}
+    for spec, (lib, run, sync, xs, ys, dev) in zip(specs, built):
+        seconds_per_step = sum(chunks[spec]) / len(chunks[spec])
+        out[spec] = dict(run=spec, ms_per_step=1e3 * seconds_per_step,
+                         tokens_per_s=xs.shape[1] * xs.shape[2] / seconds_per_step, peak_mib=None,
+                         losses=[float(v.item()) for v in losses[spec]], chunk_ms=[1e3 * c for c in chunks[spec]],
+                         profile=None, host_profile=None, version=getattr(lib, "__version__", "?"))
+        if spec in args.profile_in_group:
+            out[spec]["host_profile"] = _host_profile(lambda: run(xs[0], ys[0]), sync, args.profile_steps)
     with open(args.result, "w") as f:
         json.dump(out, f)
 
@@ -230,44 +277,83 @@ def main(argv=None):
     p.add_argument("--profile-steps", type=int, default=5)
     p.add_argument("--text", default=os.path.join(HERE, "..", "examples", "data", "hamlet.txt"))
     p.add_argument("--out", default=None)
+    p.add_argument("--in-process", action="store_true",
+                   help="all runs in one process, taking turns --chunk steps at a time (the CPU comparison)")
+    p.add_argument("--chunk", type=int, default=5, help="steps per turn with --in-process")
+    p.add_argument("--repeat", type=int, default=1,
+                   help="with --in-process: so many processes one after another; medians and spread reported")
     p.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     p.add_argument("--folder", default=None, help=argparse.SUPPRESS)
     p.add_argument("--result", default=None, help=argparse.SUPPRESS)
     p.add_argument("--profile-this", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--profile-in-group", nargs="*", default=[], help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         return worker(args)
     runs = args.runs or (["tinynet:eager:fp32", "torch:eager:fp32"] if args.device == "cpu" else DEFAULT_RUNS)
-    results = {}
+    results, repeats = {}, []
+    # the workers import the tinynet of this checkout (a worktree's, not an installed one)
+    env = dict(os.environ, TINYNET_BACKEND="cupy" if args.device.startswith("cuda") else "numpy",
+               PYTHONPATH=os.pathsep.join([ROOT] + [v for v in [os.environ.get("PYTHONPATH")] if v]))
+    base = _strip([a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--worker")],
+                  ("--runs", "--profile"))
     with tempfile.TemporaryDirectory() as folder:
         prepare(args, folder)
-        for run in runs:
-            res = os.path.join(folder, run.replace(":", "_") + ".json")
-            cmd = [sys.executable, __file__, "--worker", run, "--folder", folder, "--result", res] + \
-                [a for a in (argv if argv is not None else sys.argv[1:]) if not a.startswith("--worker")]
-            cmd = _strip(cmd, ("--runs", "--profile"))
-            if run in args.profile:
+        groups = [runs] * args.repeat if args.in_process else [[run] for run in runs]
+        for k, group in enumerate(groups):
+            res = os.path.join(folder, f"result_{k}.json")
+            cmd = [sys.executable, __file__, "--worker", ",".join(group), "--folder", folder, "--result", res] + base
+            if args.in_process:
+                cmd += ["--profile-in-group"] + [r for r in group if r in args.profile] if args.profile else []
+            elif group[0] in args.profile:
                 cmd.append("--profile-this")
-            env = dict(os.environ, TINYNET_BACKEND="cupy" if args.device.startswith("cuda") else "numpy")
             done = subprocess.run(cmd, env=env)
             if done.returncode != 0 or not os.path.exists(res):
-                print(f"{run}: failed (exit {done.returncode})", flush=True)
+                print(f"{','.join(group)}: failed (exit {done.returncode})", flush=True)
                 continue
             with open(res) as f:
-                results[run] = json.load(f)
-            r = results[run]
-            print(f"{run:24s} {r['ms_per_step']:8.2f} ms/step {r['tokens_per_s']:12,.0f} tok/s "
-                  f"peak {r['peak_mib'] or 0:8.0f} MiB", flush=True)
+                got = json.load(f)
+            got = got if args.in_process else {group[0]: got}
+            repeats.append(got)
+            for run, r in got.items():
+                print(f"{run:24s} {r['ms_per_step']:8.2f} ms/step {r['tokens_per_s']:12,.0f} tok/s "
+                      f"peak {r['peak_mib'] or 0:8.0f} MiB", flush=True)
+    if args.in_process:
+        results = _medians(repeats)
+    else:
+        for got in repeats:
+            results.update(got)
     _report(results)
     out = args.out or os.path.join(HERE, "results", f"transformer_{'lstm_' if args.lstm else ''}"
                                    f"{args.device.split(':')[0]}.json")
     config = {k: getattr(args, k) for k in ("device", "steps", "warm_up", "batch_size", "block_size", "n_layer",
-                                             "n_head", "n_embd", "lstm", "lstm_width", "lstm_steps", "lstm_batch")}
+                                             "n_head", "n_embd", "lstm", "lstm_width", "lstm_steps", "lstm_batch",
+                                             "in_process", "chunk", "repeat")}
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     with open(out, "w") as f:
         json.dump(dict(config=config, results=results, machine=platform.processor() or platform.machine(),
-                       date=time.strftime("%Y-%m-%d %H:%M:%S")), f, indent=1)
+                       load_average_after=load, date=time.strftime("%Y-%m-%d %H:%M:%S")), f, indent=1)
     print(f"wrote {out}")
     return results
+
+
+def _medians(repeats):
+    """Per run: the median ms per step over the repeats, each repeat's figure, and the ratio of
+    PyTorch eager's time (same precision) to the run's in each repeat and each turn."""
+    out = {}
+    for run in repeats[0]:
+        rs = [g[run] for g in repeats if run in g]
+        ms = [r["ms_per_step"] for r in rs]
+        med = statistics.median(ms)
+        entry = dict(rs[0], ms_per_step=med, tokens_per_s=rs[0]["tokens_per_s"] * rs[0]["ms_per_step"] / med,
+                     repeat_ms=ms, chunk_ms=[r["chunk_ms"] for r in rs])
+        ref = f"torch:eager:{run.split(':')[2]}"
+        if all(ref in g for g in repeats):
+            entry["repeat_ratio"] = [g[ref]["ms_per_step"] / g[run]["ms_per_step"] for g in repeats if run in g]
+            entry["turn_ratio"] = [t / c for g in repeats if run in g
+                                   for t, c in zip(g[ref]["chunk_ms"], g[run]["chunk_ms"])]
+        out[run] = entry
+    return out
 
 
 def _strip(cmd, flags):
@@ -292,6 +378,11 @@ def _report(results):
         ratio = base["ms_per_step"] / r["ms_per_step"] if base else float("nan")
         diff = max(abs(a - b) for a, b in zip(r["losses"], base["losses"])) if base else float("nan")
         print(f"{run:24s} {r['ms_per_step']:9.2f} {ratio:14.2f}x {diff:16.2e}")
+        if r.get("repeat_ratio") and framework != "torch":
+            rr, tr = r["repeat_ratio"], sorted(r["turn_ratio"])
+            print(f"{'':24s} per process {statistics.median(rr):.2f}x (range {min(rr):.2f}-{max(rr):.2f}, "
+                  f"{len(rr)} processes); per turn median {statistics.median(tr):.2f}x, "
+                  f"quartiles {tr[len(tr) // 4]:.2f}-{tr[3 * len(tr) // 4]:.2f}")
         if r.get("profile"):
             print("   top kernels (us/step, launches/step):")
             for name, t, n in r["profile"][:25]:

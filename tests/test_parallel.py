@@ -36,6 +36,7 @@ def split_everything(monkeypatch, threads):
     from tinynet.ops.cpu import conv
     parallel.set_num_threads(2)
     monkeypatch.setattr(parallel, "ITEM_MIN_BYTES", 1)
+    monkeypatch.setattr(parallel, "ITEM_MIN_MACS", 1)
     monkeypatch.setattr(conv, "COLUMNS_WHOLE_BYTES", 256)
     monkeypatch.setattr(conv, "COLUMN_BLOCK_BYTES", 600)
     monkeypatch.setattr(conv, "TAPS_WHOLE_BYTES", 256)

@@ -44,7 +44,10 @@ class Linear(Op):
     def forward(self, xp, x, w, b):
         need = self.needs_input_grad
         self.save_for_backward(x if need[1] else None, w if need[0] else None)
-        y = parallel.matmul(x, w.T)  # split over tinynet's CPU threads when 2-D and large
+        if x.ndim == 2:
+            y = parallel.matmul(x, w.T)  # split over tinynet's CPU threads when large
+        else:  # one (rows, in) product, not a batch of per-sample ones (NumPy's N-D @ 2-D loops)
+            y = parallel.matmul(x.reshape(_rows(x)), w.T).reshape(x.shape[:-1] + (w.shape[0],))
         if b is not None:
             y += b
         return y
@@ -62,9 +65,10 @@ class Linear(Op):
             if need_b:
                 gb = xp.sum(g2, axis=0)
             return gx, gw, gb
-        if need_x:
-            gx = parallel.matmul(gy, w)
         g2 = gy.reshape(_rows(gy))
+        if need_x:
+            gx = parallel.matmul(g2, w)
+            gx = gx if gy.ndim == 2 else gx.reshape(gy.shape[:-1] + (w.shape[1],))
         if need_w:
             gw = parallel.matmul(g2.T, x.reshape(_rows(x)))
         if need_b:  # half types (float16, bfloat16) summed in float32, as PyTorch accumulates

@@ -27,14 +27,19 @@ op per step instead of ~12. On the GPU (float32/float64 CuPy arrays, kernels ena
 each runs as one fused kernel for forward and one for backward (``kernels/rnn_cell.cu``,
 one thread per (sample, unit)), saving what the generic forward saves.
 Both are twice differentiable: a ``create_graph`` backward recomputes the activations
-from the inputs with tinynet's ops.
+from the inputs with tinynet's ops. On the CPU an LSTM layer without projection runs its
+whole recurrence as one op instead (:class:`tinynet.ops.rnn_sequence.LSTMSequence`: one
+record per layer and direction, the recurrent weight gradient as one product).
 """
+import numpy
+
 from ..autograd import Op
 from ..kernels import cuda
 from .activation import relu, sigmoid, tanh
 from .dropout import dropout as _dropout
 from .join import cat, stack
 from .linear import Linear
+from .rnn_sequence import LSTMSequence
 from .split import unbind
 from .util import is_graph
 
@@ -226,7 +231,10 @@ def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
 def _direction(mode, x, h, c, weights, reverse):
     """One layer in one direction over x (L, N, H_in): the outputs (L, N, H_out), h_n and c_n."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
-    steps = unbind(_linear(x, w_ih, b_ih), 0)  # the input projection of the whole sequence
+    xg = _linear(x, w_ih, b_ih)  # the input projection of the whole sequence
+    if mode == "LSTM" and w_hr is None and type(xg.array) is numpy.ndarray:
+        return LSTMSequence(reverse).apply(xg, h, c, w_hh, b_hh)  # the whole recurrence as one op
+    steps = unbind(xg, 0)
     if reverse:
         steps = steps[::-1]
     outs = []

@@ -1,0 +1,122 @@
+"""The CPU LSTM layer as one op (tinynet.ops.rnn_sequence.LSTMSequence): forward and
+backward against PyTorch's LSTM math written step by step, float64 finite differences,
+second derivatives, and nn.LSTM taking it on the CPU."""
+import numpy
+import pytest
+from helpers import TOLERANCE, assert_close, rng
+
+import tinynet
+from tinynet import nn
+from tinynet.ops import rnn as R
+from tinynet.ops.rnn_sequence import LSTMSequence
+
+torch = pytest.importorskip("torch")
+
+T, N, H = 5, 3, 4
+
+
+def _arrays(seed, bias=True):
+    g = rng(seed)
+    arrays = [g.standard_normal((T, N, 4 * H)), g.standard_normal((N, H)), g.standard_normal((N, H)),
+              g.standard_normal((4 * H, H)) * 0.5]
+    return arrays + ([g.standard_normal(4 * H)] if bias else [])
+
+
+def _torch_lstm(xg, h, c, w, b, reverse):
+    """PyTorch's LSTM recurrence on the input projection, one step at a time."""
+    outs = [None] * xg.shape[0]
+    order = range(xg.shape[0] - 1, -1, -1) if reverse else range(xg.shape[0])
+    for t in order:
+        a = xg[t] + h @ w.T + (b if b is not None else 0)
+        i, f, g, o = a.chunk(4, dim=-1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs[t] = h
+    return torch.stack(outs), h, c
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("grads", ["all", "out only", "states only"])
+def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads):
+    arrays = [a.astype(dtype) for a in _arrays(1, bias)]
+    ours = [tinynet.tensor(a, requires_grad=True) for a in arrays]
+    ref = [torch.tensor(a, requires_grad=True) for a in arrays]
+    got = LSTMSequence(reverse).apply(*ours, *([None] if not bias else []))
+    want = _torch_lstm(*ref, *([None] if not bias else []), reverse)
+    rtol, atol = TOLERANCE[dtype]
+    for a, b, what in zip(got, want, ("out", "h_n", "c_n")):
+        assert a.dtype == numpy.dtype(dtype) and a.shape == tuple(b.shape)
+        assert_close(a, b, rtol, atol, what=f"{what} ({dtype})")
+    used = {"all": (0, 1, 2), "out only": (0,), "states only": (1, 2)}[grads]
+    g = rng(2)
+    total_o = total_r = 0
+    for k in used:
+        r = g.standard_normal(tuple(want[k].shape)).astype(dtype)
+        total_o = total_o + (got[k] * tinynet.tensor(r)).sum()
+        total_r = total_r + (want[k] * torch.tensor(r)).sum()
+    total_o.backward()
+    total_r.backward()
+    for k, (a, b) in enumerate(zip(ours, ref)):
+        assert a.grad is not None and a.grad.dtype == a.dtype
+        assert_close(a.grad, b.grad, rtol, atol, what=f"gradient of input {k} ({dtype}, {grads})")
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_gradcheck_float64(reverse):
+    """Central finite differences in float64 for every input, through all three outputs."""
+    inputs = tuple(tinynet.tensor(a, requires_grad=True) for a in _arrays(3))
+    tinynet.autograd.gradcheck(lambda *ts: LSTMSequence(reverse).apply(*ts), inputs)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_second_order(reverse):
+    """Twice differentiable: the create_graph backward recomputes the recurrence with tinynet's ops."""
+    g = rng(4)
+    arrays = [g.standard_normal((3, 2, 8)), g.standard_normal((2, 2)), g.standard_normal((2, 2)),
+              g.standard_normal((8, 2)) * 0.5, g.standard_normal(8)]
+    inputs = tuple(tinynet.tensor(a, requires_grad=True) for a in arrays)
+    fn = lambda *ts: LSTMSequence(reverse).apply(*ts)  # noqa: E731
+    tinynet.autograd.gradcheck(fn, inputs)
+    tinynet.autograd.gradgradcheck(fn, inputs)
+
+
+def test_same_as_the_per_step_path():
+    """The one-op recurrence gives the values and gradients of the per-step ops (LSTMGates)."""
+    x, h0, c0, w, b = _arrays(5)
+
+    def per_step(xg, h, c, w_hh, b_hh):
+        outs = []
+        for t in range(xg.shape[0]):
+            h, c = R.LSTMGates().apply(xg[t], R._linear(h, w_hh, b_hh), c)
+            outs.append(h)
+        return tinynet.stack(outs), h, c
+
+    results = []
+    for fn in (lambda *ts: LSTMSequence().apply(*ts), per_step):
+        ts = [tinynet.tensor(a, requires_grad=True) for a in (x, h0, c0, w, b)]
+        out, hn, cn = fn(*ts)
+        (out.sum() * 0.5 + (hn * cn).sum()).backward()
+        results.append([out, hn, cn] + [t.grad for t in ts])
+    for a, b in zip(*results):
+        assert_close(a, b, 1e-12, 1e-12)
+
+
+def test_nn_lstm_records_one_op_per_layer_on_the_cpu():
+    lstm = nn.LSTM(3, 4, num_layers=2)
+    out, (hn, cn) = lstm(tinynet.randn(6, 2, 3))
+    names = [type(op).__name__ for op in _ops(out)]
+    assert names.count("LSTMSequence") == 2 and "LSTMGates" not in names
+
+
+def _ops(t):
+    seen, stack, ops = set(), [t.grad_fn], []
+    while stack:
+        op = stack.pop()
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        ops.append(op)
+        stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
+    return ops
