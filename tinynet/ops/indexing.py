@@ -33,8 +33,37 @@ def _add_at(xp, dst, index, values):
     if backend.is_gpu_array(dst) and determinism.are_deterministic_algorithms_enabled():
         from ..kernels import elementwise
         elementwise.add_at_in_order(dst, index, values)
+    elif xp is numpy and _rows_add(dst, index, values):
+        return
     else:
         xp.add.at(dst, index, values)
+
+
+def _rows_add(dst, index, values):
+    """``dst[index] += values`` for one integer index array on axis 0 of a NumPy ``dst`` with
+    rows of at least 16 values (an embedding's gradient), by sorting: the positions of each
+    index, in order (a stable sort), summed with ``add.reduceat``, then one store per distinct
+    row. NumPy's ``add.at`` handles one element at a time (1.6 ms for a (65, 128) gradient
+    from 1,024 positions on the 2-core machine; this, 0.3-0.45 ms). The sums come in another
+    association than ``add.at``'s, so under ``use_deterministic_algorithms(True)`` (which
+    promises NumPy's order, as the GPU's in-order kernel gives) ``add.at`` runs instead.
+    Returns False, doing nothing, for any other case (and for indices out of ``[0, rows)``,
+    which ``add.at`` wraps or refuses)."""
+    idx = index[0] if type(index) is tuple and len(index) == 1 else index
+    if (type(idx) is not numpy.ndarray or idx.dtype.kind not in "iu" or dst.ndim < 2 or idx.size < 64
+            or dst.dtype.kind != "f" or not dst.flags.c_contiguous or values.shape != idx.shape + dst.shape[1:]
+            or dst.size // max(dst.shape[0], 1) < 16 or determinism.are_deterministic_algorithms_enabled()):
+        return False
+    flat = idx.reshape(-1)
+    if flat.min() < 0 or flat.max() >= dst.shape[0]:
+        return False
+    order = numpy.argsort(flat, kind="stable")
+    ranked = flat[order]
+    starts = numpy.flatnonzero(numpy.concatenate(([True], ranked[1:] != ranked[:-1])))
+    rows = values.reshape(flat.size, -1)[order]
+    out = dst.reshape(dst.shape[0], -1)
+    out[ranked[starts]] += numpy.add.reduceat(rows, starts, axis=0)
+    return True
 
 
 def _is_basic(index):

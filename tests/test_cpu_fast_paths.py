@@ -1,0 +1,73 @@
+"""CPU-only fast paths of the sequence models' ops (issue 33, CPU): each against the generic
+NumPy code it replaces and against PyTorch, including the cases that must fall back."""
+import numpy
+import pytest
+from helpers import assert_close, rng
+
+import tinynet
+import tinynet.nn.functional as F
+from tinynet.ops import indexing
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(65, 128), (7, 4, 5), (300, 16)])
+def test_rows_add_equals_add_at(dtype, shape):
+    g = rng(0)
+    idx = g.integers(0, shape[0], (8, 40))
+    values = g.standard_normal(idx.shape + shape[1:]).astype(dtype)
+    want = numpy.zeros(shape, dtype)
+    numpy.add.at(want, idx, values)
+    got = numpy.zeros(shape, dtype)
+    assert indexing._rows_add(got, (idx,), values)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    assert_close(got, want, tol, tol)
+    again = numpy.zeros(shape, dtype)
+    indexing._rows_add(again, idx, values)
+    assert (again == got).all()  # the same bits run to run
+
+
+def test_rows_add_leaves_deterministic_mode_to_add_at():
+    g = rng(1)
+    dst = numpy.zeros((10, 32))
+    idx = g.integers(0, 10, 100)
+    before = tinynet.are_deterministic_algorithms_enabled()
+    tinynet.use_deterministic_algorithms(True)
+    try:
+        assert not indexing._rows_add(dst, (idx,), g.standard_normal((100, 32)))  # NumPy's order promised
+    finally:
+        tinynet.use_deterministic_algorithms(before)
+    assert not dst.any()
+
+
+@pytest.mark.parametrize("case", ["negative", "narrow rows", "few", "two arrays", "ints"])
+def test_rows_add_refuses(case):
+    g = rng(2)
+    dst = numpy.zeros((10, 32))
+    idx = g.integers(0, 10, 100)
+    vals = g.standard_normal((100, 32))
+    if case == "negative":
+        idx[3] = -1
+    elif case == "narrow rows":
+        dst, vals = numpy.zeros((10, 4)), vals[:, :4]
+    elif case == "few":
+        idx, vals = idx[:10], vals[:10]
+    elif case == "ints":
+        dst, vals = dst.astype(numpy.int64), vals.astype(numpy.int64)
+    index = (idx, idx % 4) if case == "two arrays" else (idx,)
+    assert not indexing._rows_add(dst, index, vals)
+    assert not dst.any()
+
+
+@pytest.mark.parametrize("padding_idx", [None, 3])
+def test_embedding_backward_against_pytorch(padding_idx):
+    g = rng(3)
+    idx = g.integers(0, 65, (16, 64))
+    w = g.standard_normal((65, 128)).astype(numpy.float32)
+    gy = g.standard_normal((16, 64, 128)).astype(numpy.float32)
+    ours = tinynet.tensor(w, requires_grad=True)
+    F.embedding(tinynet.tensor(idx), ours, padding_idx=padding_idx).backward(tinynet.tensor(gy))
+    ref = torch.tensor(w, requires_grad=True)
+    torch.nn.functional.embedding(torch.tensor(idx), ref, padding_idx=padding_idx).backward(torch.tensor(gy))
+    assert_close(ours.grad, ref.grad, 1e-5, 1e-5)
