@@ -71,3 +71,49 @@ def test_embedding_backward_against_pytorch(padding_idx):
     ref = torch.tensor(w, requires_grad=True)
     torch.nn.functional.embedding(torch.tensor(idx), ref, padding_idx=padding_idx).backward(torch.tensor(gy))
     assert_close(ours.grad, ref.grad, 1e-5, 1e-5)
+
+
+@pytest.fixture
+def split_items(monkeypatch):
+    """Two threads, and the CPU passes cut into several items (and blocks) on test-sized inputs."""
+    from tinynet import parallel
+    from tinynet.ops.cpu import gelu
+    before = parallel.get_num_threads()
+    parallel.set_num_threads(2)
+    monkeypatch.setattr(parallel, "ITEM_MIN_BYTES", 64)
+    monkeypatch.setattr(gelu, "BLOCK", 37)
+    yield
+    parallel.set_num_threads(before)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(3, 5), (16, 64, 40), (2000,)])
+@pytest.mark.parametrize("split", [False, True])
+def test_gelu_against_pytorch(dtype, shape, split, request):
+    if split:
+        request.getfixturevalue("split_items")
+    x = (rng(4).standard_normal(shape) * 3).astype(dtype)
+    gy = rng(5).standard_normal(shape).astype(dtype)
+    ours = tinynet.tensor(x, requires_grad=True)
+    y = F.gelu(ours)
+    y.backward(tinynet.tensor(gy))
+    ref = torch.tensor(x, requires_grad=True)
+    want = torch.nn.functional.gelu(ref)
+    want.backward(torch.tensor(gy))
+    tol = 2e-6 if dtype == "float32" else 1e-12
+    assert y.dtype == numpy.dtype(dtype)
+    assert_close(y, want, tol, tol)
+    assert_close(ours.grad, ref.grad, tol, tol)
+
+
+def test_gelu_gradients_float64():
+    x = tinynet.tensor(rng(6).standard_normal((4, 7)) * 2, requires_grad=True)
+    tinynet.autograd.gradcheck(F.gelu, (x,))
+    tinynet.autograd.gradgradcheck(F.gelu, (x,))
+
+
+def test_gelu_without_gradient_saves_nothing():
+    y = F.gelu(tinynet.randn(5, 6))
+    assert y.grad_fn is None
+    with tinynet.no_grad():
+        assert F.gelu(tinynet.randn(5, 6, requires_grad=True)).grad_fn is None

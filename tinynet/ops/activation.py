@@ -9,6 +9,8 @@ max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
 from typing import Any
 import math
 
+import numpy
+
 from ..dtypes import is_floating
 from .. import dtypes
 from ..autograd import Op
@@ -16,6 +18,7 @@ from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .cpu.gelu import gelu as cpu_gelu
 from .inplace import inplace_apply
 from .unary import _erf
 from .util import check_choice, check_float, check_number, check_tensor, dim_index, is_graph
@@ -184,6 +187,11 @@ class GELU(_ParamPointwise):
         if self.approximate == "tanh":
             inner = xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3))
             y = 0.5 * x * (1 + inner)
+        elif xp is numpy and x.dtype in (numpy.float32, numpy.float64):  # one blocked pass, the derivative too
+            y, deriv = cpu_gelu(x, self.needs_input_grad[0])
+            if self.needs_input_grad[0]:
+                self.save_for_backward(x, None, deriv)
+            return y
         else:
             inner = 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2))))
             y = (x * inner).astype(x.dtype, copy=False)
@@ -192,7 +200,9 @@ class GELU(_ParamPointwise):
         return y
 
     def backward(self, xp, gy):
-        x, inner = (self.saved + (None,))[:2]  # the GPU kernel path saves x only
+        x, inner, deriv = (self.saved + (None, None))[:3]  # the GPU kernel path saves x only
+        if deriv is not None and not is_graph(xp):  # the CPU pass saved dy/dx
+            return (gy * deriv,)
         if is_graph(xp) or inner is None:  # recompute: a create_graph backward differentiates it
             inner = (xp.tanh(_SQRT_2_OVER_PI * (x + 0.044715 * x ** 3)) if self.approximate == "tanh"
                      else 0.5 * (1 + _erf(xp, x * (1 / math.sqrt(2)))))
