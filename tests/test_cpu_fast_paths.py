@@ -117,3 +117,36 @@ def test_gelu_without_gradient_saves_nothing():
     assert y.grad_fn is None
     with tinynet.no_grad():
         assert F.gelu(tinynet.randn(5, 6, requires_grad=True)).grad_fn is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,norm", [((16, 64, 128), (128,)), ((4, 6, 5), (6, 5)), ((7,), (7,)),
+                                        ((3, 5000), (5000,))])
+@pytest.mark.parametrize("affine", [True, False])
+def test_layer_norm_against_pytorch(dtype, shape, norm, affine):
+    g = rng(7)
+    x = (g.standard_normal(shape) * 2 + 1).astype(dtype)
+    gy = g.standard_normal(shape).astype(dtype)
+    w = (g.standard_normal(norm) + 1).astype(dtype) if affine else None
+    b = g.standard_normal(norm).astype(dtype) if affine else None
+    ours = [tinynet.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
+    ref = [torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
+    y = F.layer_norm(ours[0], norm, ours[1], ours[2], eps=1e-5)
+    want = torch.nn.functional.layer_norm(ref[0], norm, ref[1], ref[2], eps=1e-5)
+    y.backward(tinynet.tensor(gy))
+    want.backward(torch.tensor(gy))
+    tol = 3e-5 if dtype == "float32" else 1e-10
+    assert y.dtype == numpy.dtype(dtype)
+    assert_close(y, want, tol, tol, what="output")
+    for a, r, what in zip(ours, ref, ("input", "weight", "bias")):
+        if a is not None:
+            assert_close(a.grad, r.grad, tol, tol, what=f"gradient of {what}")
+
+
+def test_layer_norm_gradients_float64():
+    g = rng(8)
+    inputs = tuple(tinynet.tensor(a, requires_grad=True) for a in
+                   (g.standard_normal((3, 4, 5)), g.standard_normal(5) + 1, g.standard_normal(5)))
+    fn = lambda x, w, b: F.layer_norm(x, (5,), w, b)  # noqa: E731
+    tinynet.autograd.gradcheck(fn, inputs)
+    tinynet.autograd.gradgradcheck(fn, inputs)

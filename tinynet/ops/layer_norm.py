@@ -32,6 +32,7 @@ from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..kernels import cuda
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .cpu import layer_norm as cpu_ln
 from .normalization import batch_norm
 from .shape import reshape
 from .util import check_float, check_int, is_graph
@@ -68,6 +69,15 @@ class LayerNorm(Op):
         return tuple(range(ndim - self.k, ndim)), tuple(range(ndim - self.k))
 
     def forward(self, xp, x, weight, bias):
+        if cpu_ln.takes(xp, x, weight, bias):  # the CPU's row code
+            m, n = self._rows(x)
+            flat = lambda a: None if a is None else a.reshape(n)  # noqa: E731
+            y, mean, rstd = cpu_ln.forward(numpy.ascontiguousarray(x).reshape(m, n), flat(weight), flat(bias),
+                                           self.eps)
+            if True in self.needs_input_grad:  # the generic code's saved values and shapes
+                stats = x.shape[:x.ndim - self.k] + (1,) * self.k
+                self.save_for_backward(x, mean.reshape(stats), rstd.reshape(stats), weight)
+            return y.reshape(x.shape)
         axes, _ = self._axes(x.ndim)
         mean, xc, rstd = _stats(xp, x, axes, self.eps)
         y = xc * rstd
@@ -81,6 +91,15 @@ class LayerNorm(Op):
 
     def backward(self, xp, gy):
         x, mean, rstd, weight = self.saved
+        if not is_graph(xp) and cpu_ln.takes(xp, x, gy, weight):
+            m, n = self._rows(x)
+            gx, gw, gb = cpu_ln.backward(numpy.ascontiguousarray(gy).reshape(m, n),
+                                         numpy.ascontiguousarray(x).reshape(m, n), mean.reshape(m, 1),
+                                         rstd.reshape(m, 1), None if weight is None else weight.reshape(n),
+                                         self.needs_input_grad)
+            shape = x.shape[x.ndim - self.k:]
+            return (None if gx is None else gx.reshape(x.shape), None if gw is None else gw.reshape(shape),
+                    None if gb is None else gb.reshape(shape))
         axes, lead = self._axes(x.ndim)
         if is_graph(xp):  # the statistics as functions of the input, so this can be differentiated
             mean, xc, rstd = _stats(xp, x, axes, self.eps)
