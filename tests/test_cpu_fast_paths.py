@@ -150,3 +150,58 @@ def test_layer_norm_gradients_float64():
     fn = lambda x, w, b: F.layer_norm(x, (5,), w, b)  # noqa: E731
     tinynet.autograd.gradcheck(fn, inputs)
     tinynet.autograd.gradgradcheck(fn, inputs)
+
+
+def _sdpa_both(q, k, v, gy, mask=None, causal=False):
+    ours = [tinynet.tensor(a, requires_grad=True) for a in (q, k, v)]
+    ref = [torch.tensor(a, requires_grad=True) for a in (q, k, v)]
+    tm = None if mask is None else tinynet.tensor(mask)
+    rm = None if mask is None else torch.tensor(mask)
+    y = F.scaled_dot_product_attention(*ours, attn_mask=tm, is_causal=causal)
+    want = torch.nn.functional.scaled_dot_product_attention(*ref, attn_mask=rm, is_causal=causal)
+    y.backward(tinynet.tensor(gy))
+    want.backward(torch.tensor(gy))
+    return [y] + [t.grad for t in ours], [want] + [t.grad for t in ref]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mask", ["causal", "none", "bool", "float", "bool per batch"])
+@pytest.mark.parametrize("split", [False, True])
+def test_attention_against_pytorch(dtype, mask, split, request):
+    if split:
+        request.getfixturevalue("split_items")
+    g = rng(9)
+    B, H, L, S, E = 6, 3, 9, 11, 5
+    q, k, v = (g.standard_normal(s).astype(dtype) for s in ((B, H, L, E), (B, H, S, E), (B, H, S, E)))
+    gy = g.standard_normal((B, H, L, E)).astype(dtype)
+    m, causal = None, mask == "causal"
+    if mask == "bool":
+        m = g.random((H, L, S)) > 0.3
+        m[:, :, 0] = True
+    elif mask == "float":
+        m = g.standard_normal((1, 1, L, S)).astype(dtype)
+    elif mask == "bool per batch":
+        m = g.random((B, 1, L, S)) > 0.3
+    got, want = _sdpa_both(q, k, v, gy, m, causal)
+    tol = 2e-5 if dtype == "float32" else 1e-10
+    for a, b, what in zip(got, want, ("output", "dq", "dk", "dv")):
+        assert_close(a, b, tol, tol, what=what)
+
+
+def test_attention_softmax_declines_rows_far_below_their_block():
+    """A row whose scores all lie far below its (L, S) block's maximum, and a row with no key:
+    the block shift would underflow them, so the row-maximum softmax runs (same results as PyTorch)."""
+    g = rng(10)
+    q, k, v = (g.standard_normal((2, 1, 4, 3)) for _ in range(3))
+    q[0, 0, 0] *= 200  # row 0: huge scores; row 1 scaled down to ~-300 below them
+    q[0, 0, 1] = -q[0, 0, 0]
+    gy = g.standard_normal((2, 1, 4, 3))
+    p = numpy.abs(q[0, 0] @ k[0, 0].T)
+    assert p.max() > 100
+    got, want = _sdpa_both(q, k, v, gy)
+    for a, b in zip(got, want):
+        assert_close(a, b, 1e-9, 1e-9)
+    mask = numpy.ones((4, 4), bool)
+    mask[2] = False  # a query row with no key: zeros, as PyTorch's math path gives
+    ours = F.scaled_dot_product_attention(*(tinynet.tensor(a) for a in (q, k, v)), attn_mask=tinynet.tensor(mask))
+    assert (ours.numpy()[:, :, 2] == 0).all() and numpy.isfinite(ours.numpy()).all()

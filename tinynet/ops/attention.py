@@ -60,12 +60,8 @@ from ..kernels import attention as fused
 from ..kernels import cudnn_attention as cudnn_sdpa
 from ..random import generator_for
 from .autocast import autocast_op
+from .cpu import attention as cpu_attention
 from .util import cast, check_float, check_tensor, is_graph, unbroadcast
-
-
-def _neg_inf(xp, s):
-    """-inf for ``xp.where`` on ``s``: a scalar of ``s``'s dtype on arrays, a float on tensors."""
-    return -numpy.inf if is_graph(xp) else s.dtype.type(-numpy.inf)
 
 
 def _swap(xp, a):
@@ -124,7 +120,7 @@ class ScaledDotProductAttention(Op):
                 if in_place:
                     xp.copyto(s, s.dtype.type(-numpy.inf), where=~m)
                 else:
-                    s = xp.where(m, s, _neg_inf(xp, s))
+                    s = xp.where(m, s, -numpy.inf if graph else s.dtype.type(-numpy.inf))  # float on tensors
             elif in_place:
                 s += m
             else:
@@ -148,30 +144,49 @@ class ScaledDotProductAttention(Op):
         if self.causal:  # top-left aligned, as tril(ones(L, S)); saved, a constant for backward
             L, S = q.shape[-2], k.shape[-2]
             tri = xp.arange(S)[None, :] <= xp.arange(L)[:, None]
+        out, lse, keep = cpu_attention.forward(self, xp, q, k, v, mask, tri)  # self._forward, maybe in slices
+        self.save_for_backward(q, k, v, mask, out, lse, keep, tri)
+        return out
+
+    def _forward(self, xp, q, k, v, mask, tri):
+        """``(out, lse, keep)`` by the formulas of the module docstring."""
         p = self._scores(xp, q, k, mask, tri)  # the scores, turned into the weights in place
-        one = p.dtype.type(1)
+        got = cpu_attention.softmax_(p) if xp is numpy else None
+        if got is None and xp is numpy:  # declined after using p: the scores anew for the generic softmax
+            p = self._scores(xp, q, k, mask, tri)
+        p, lse = got if got is not None else self._softmax(xp, p)
+        keep = self._drop(xp, p)
+        return product(xp, p, _expand_heads(xp, v, self.groups[1])), lse, keep
+
+    @staticmethod
+    def _softmax(xp, p):
+        """``p`` (the scores) turned into the weights in place, and the row log-sum-exp."""
         m = xp.max(p, axis=-1, keepdims=True) if p.shape[-1] else xp.zeros(p.shape[:-1] + (1,), p.dtype)
         m = xp.where(xp.isfinite(m), m, p.dtype.type(0))  # a row with no allowed key: no shift
         p -= m
         xp.exp(p, out=p)
         total = xp.sum(p, axis=-1, keepdims=True)
         empty = total == 0
-        total = xp.where(empty, one, total)
-        p /= total  # an empty row gives zeros (PyTorch's choice)
+        p /= xp.where(empty, p.dtype.type(1), total)  # an empty row gives zeros (PyTorch's choice)
         # log-sum-exp per row; +inf for an empty row so that exp(S - lse) is 0 there in backward
-        lse = xp.where(empty, p.dtype.type(numpy.inf), m + xp.log(total))
-        keep = None
-        if self.p > 0:
-            keep = self._dropout_keep(xp, p.shape)
-            p *= keep
-            p *= p.dtype.type(self._drop_scale())
-        out = product(xp, p, _expand_heads(xp, v, self.groups[1]))
-        self.save_for_backward(q, k, v, mask, out, lse, keep, tri)
-        return out
+        return p, xp.where(empty, p.dtype.type(numpy.inf), m + xp.log(total))
+
+    def _drop(self, xp, p):
+        """Dropout on the weights ``p`` in place; the keep mask (None without dropout)."""
+        if not self.p > 0:
+            return None
+        keep = self._dropout_keep(xp, p.shape)
+        p *= keep
+        p *= p.dtype.type(self._drop_scale())
+        return keep
 
     def backward(self, xp, gy):
         q, k, v, mask, out, lse, keep, tri = self.saved
         lse = cast(xp, lse, q.dtype)  # the fused GPU forward keeps it in float32
+        return cpu_attention.backward(self, xp, q, k, v, mask, out, lse, keep, tri, gy)  # self._backward, maybe sliced
+
+    def _backward(self, xp, q, k, v, mask, out, lse, keep, tri, gy):
+        """``(dq, dk, dv, dmask)`` by the formulas of the module docstring."""
         graph = is_graph(xp)
         gq_, gk_ = self.groups
         s = self._scores(xp, q, k, mask, tri)
@@ -197,7 +212,8 @@ class ScaledDotProductAttention(Op):
         if graph:
             ds = p * (dp - xp.sum(dp * p, axis=-1, keepdims=True))
         else:  # rowsum(dO * O) equals rowsum(dP * P), with an (..., L, Ev) product instead of (..., L, S)
-            dp -= xp.sum(gy * out, axis=-1, keepdims=True)
+            dp -= (numpy.einsum("...j,...j->...", gy, out)[..., None] if xp is numpy  # (einsum: 5x NumPy's sum)
+                   else xp.sum(gy * out, axis=-1, keepdims=True))
             dp *= p
             ds = dp
         gq = gk = gm = None
