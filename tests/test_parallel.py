@@ -165,6 +165,9 @@ def test_matmul_split_matches_numpy(shape, split_everything):
     assert_close(parallel.matmul(a.astype("float32"), b.astype("float32")), a @ b, rtol=1e-4, atol=1e-4)
     with pytest.raises(ValueError):
         parallel.matmul(a, b.T)
+    out = numpy.empty((m, n))
+    assert parallel.matmul(a, b, out=out) is out
+    assert_close(out, a @ b, rtol=1e-12, atol=1e-12)
 
 
 def _check_against_torch(ours, theirs, arrays, batch_last=False):

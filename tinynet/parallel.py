@@ -41,7 +41,7 @@ from .errors import BackendError
 __all__ = ["get_num_threads", "set_num_threads", "parallel_for", "pieces", "ranges", "matmul"]
 
 ITEM_MIN_BYTES = 3 * 2**20  # an item should touch at least this much memory: see pieces()
-ITEM_MIN_MACS = 2**20  # a block of a split product does at least this many multiply-adds: see matmul()
+ITEM_MIN_MACS = 2**22  # a block of a split product does at least this many multiply-adds: see matmul()
 
 
 def _default_threads():
@@ -228,39 +228,42 @@ def parallel_for(count, fn, xp=numpy):
     return job.results
 
 
-def matmul(a, b):
+def matmul(a, b, out=None):
     """``a @ b``, with a 2-D NumPy product of at least two items' work split over the pool's threads.
 
     The longer of the output's two axes is cut into up to two blocks per thread, each of at
-    least ``ITEM_MIN_MACS`` multiply-adds; each block is one BLAS call writing its slice of the
-    result. A product is compute-bound, so its work, not its bytes, decides (a GPT's
-    (1024, 128) x (128, 384) layer moves 2.3 MB but takes 0.6 ms on one core: split in two it
-    took 0.3-0.35 ms on the 2-core machine). Everything else (CuPy arrays, batched or 1-D
-    operands, mixed dtypes, products too small to split, one thread) is a plain ``a @ b``.
+    least ``ITEM_MIN_MACS`` multiply-adds (~70 us on one core of the 2-core machine, where
+    handing an item to a sleeping worker costs 50-60 us); each block is one BLAS call writing
+    its slice of the result. A product is compute-bound, so its work, not its bytes, decides
+    (a GPT's (1024, 128) x (128, 384) layer moves 2.3 MB but takes 0.6 ms on one core; an
+    LSTM step's (20, 200) x (200, 800) takes 55 us, and split in two took 115 us). Everything
+    else (CuPy arrays, batched or 1-D operands, mixed dtypes, products too small to split,
+    one thread) is a plain ``a @ b``.
 
     Args:
         a: (M, K) array. b: (K, N) array.
+        out: optional C-contiguous (M, N) NumPy array of their dtype to write into.
 
     Returns:
-        (M, N) array (C-ordered when split).
+        (M, N) array (C-ordered when split; ``out`` when given).
 
     Raises:
         ValueError: from ``@`` when the inner dimensions differ.
     """
     if (_num_threads == 1 or type(a) is not numpy.ndarray or type(b) is not numpy.ndarray
             or a.ndim != 2 or b.ndim != 2):
-        return a @ b
+        return a @ b if out is None else numpy.matmul(a, b, out=out)
     (m, k), n = a.shape, b.shape[1]
     work = m * k * n
-    if work < 2 * ITEM_MIN_MACS or a.dtype != b.dtype or a.dtype.kind not in "fc" or k != b.shape[0]:
-        return a @ b
-    along_rows = m >= n
-    count = m if along_rows else n
-    parts = max(1, min(count, 2 * _num_threads, work // ITEM_MIN_MACS))
+    parts = 1
+    if work >= 2 * ITEM_MIN_MACS and a.dtype == b.dtype and a.dtype.kind in "fc" and k == b.shape[0]:
+        along_rows = m >= n
+        count = m if along_rows else n
+        parts = max(1, min(count, 2 * _num_threads, work // ITEM_MIN_MACS))
     if parts == 1:
-        return a @ b
+        return a @ b if out is None else numpy.matmul(a, b, out=out)
     blocks = [(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
-    out = numpy.empty((m, n), dtype=a.dtype)
+    out = numpy.empty((m, n), dtype=a.dtype) if out is None else out
 
     def block(i):
         lo, hi = blocks[i]

@@ -82,7 +82,7 @@ class LSTMSequence(Op):
         h, c = h0, c0
         for t in self._order(T):
             a = acts[t]
-            a += numpy.matmul(h, w_t, out=hw)
+            a += parallel.matmul(h, w_t, out=hw)  # split over the threads when large (H ~ 650)
             numpy.tanh(a[:, 2 * H:3 * H], out=tg)  # g, before the sigmoid pass over all four gates
             _sigmoid_(a)
             a[:, 2 * H:3 * H] = tg
@@ -138,7 +138,7 @@ class LSTMSequence(Op):
             d.reshape(N, 4, H)[:, :3] *= dc[:, None, :]  # (a view: d is a C-contiguous (N, 4H) row block)
             d[:, 3 * H:] *= dh
             dc *= f[t]
-            numpy.matmul(d, w_hh, out=dh)
+            parallel.matmul(d, w_hh, out=dh)
         need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
         flat = dgates.reshape(T * N, G)
         gw = parallel.matmul(flat.T, h_prev.reshape(T * N, H)) if need_w else None
