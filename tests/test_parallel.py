@@ -265,3 +265,25 @@ def test_forked_child_starts_its_own_workers(threads):
             os._exit(2)
     _, status = os.waitpid(pid, 0)
     assert os.WEXITSTATUS(status) == 0
+
+
+@pytest.mark.parametrize("num_threads", [1, 2])
+def test_submit_runs_tasks_in_order_and_hands_back_results_and_errors(num_threads, threads):
+    parallel.set_num_threads(num_threads)
+    seen = []
+    tasks = [parallel.submit(lambda i=i: (time.sleep(0.001 * (i % 2)), seen.append(i), i * i)[-1]) for i in range(6)]
+    assert [t.wait() for t in tasks] == [i * i for i in range(6)]
+    assert seen == list(range(6))  # one worker takes them in submission order
+    me = threading.current_thread()
+    on = parallel.submit(lambda: threading.current_thread() is me).wait()
+    assert on is (num_threads == 1)  # with one thread the caller runs it at once
+
+    def boom():
+        raise KeyError("in a task")
+
+    task = parallel.submit(boom)
+    with pytest.raises(KeyError, match="in a task"):
+        task.wait()
+    # a parallel_for inside a task runs its items in order on the task's thread
+    inner = parallel.submit(lambda: parallel.parallel_for(3, lambda i: threading.current_thread().name)).wait()
+    assert len(set(inner)) == 1

@@ -38,7 +38,7 @@ import numpy
 
 from .errors import BackendError
 
-__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "pieces", "ranges", "matmul"]
+__all__ = ["get_num_threads", "set_num_threads", "parallel_for", "submit", "pieces", "ranges", "matmul"]
 
 ITEM_MIN_BYTES = 3 * 2**20  # an item should touch at least this much memory: see pieces()
 ITEM_MIN_MACS = 2**22  # a block of a split product does at least this many multiply-adds: see matmul()
@@ -158,6 +158,61 @@ class _Job:
                 self.done.wait()
 
 
+class _Task:
+    """One :func:`submit` call: ``fn()`` run once, on a worker or (one thread) on the caller."""
+    __slots__ = ("fn", "result", "error", "done")
+
+    def __init__(self, fn):
+        self.fn, self.result, self.error = fn, None, None
+        self.done = threading.Event()
+
+    def work(self):
+        _local.busy = True  # a parallel_for inside runs its items in order here
+        try:
+            self.result = self.fn()
+        except BaseException as e:  # handed to whoever waits, which re-raises it
+            self.error = e
+        finally:
+            _local.busy = False
+            self.done.set()
+
+    def wait(self):
+        """Block until the task has run; return its result (or raise its error)."""
+        self.done.wait()
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def submit(fn):
+    """Run ``fn()`` on the pool's first worker while the caller goes on; returns a task whose
+    ``wait()`` gives the result. Tasks submitted one after another run in that order (one
+    worker takes them all), so a chain of tasks adding into one array adds in a fixed order.
+    With one thread, or from inside an item or a task, ``fn`` runs at once on the caller.
+
+    For work off the caller's critical path: an LSTM layer's backward hands the weight
+    gradient of each block of steps to it while it walks the remaining steps.
+    """
+    task = _Task(fn)
+    if _num_threads == 1 or getattr(_local, "busy", False):
+        task.work()
+        return task
+    with _pool_lock:
+        _start_workers()
+        first = _workers[0]
+    first.put(task)
+    return task
+
+
+def _start_workers():
+    """Hold BLAS to one thread and start the workers not started yet (under ``_pool_lock``)."""
+    _hold_blas()
+    while len(_workers) < _num_threads - 1:
+        inbox = queue.SimpleQueue()
+        threading.Thread(target=_worker, args=(inbox,), daemon=True, name="tinynet-worker").start()
+        _workers.append(inbox)
+
+
 def _worker(inbox):
     while True:
         inbox.get().work()
@@ -212,11 +267,7 @@ def parallel_for(count, fn, xp=numpy):
     if count <= 1 or _num_threads == 1 or xp is not numpy or getattr(_local, "busy", False):
         return [fn(i) for i in range(count)]
     with _pool_lock:
-        _hold_blas()
-        while len(_workers) < _num_threads - 1:
-            inbox = queue.SimpleQueue()
-            threading.Thread(target=_worker, args=(inbox,), daemon=True, name="tinynet-worker").start()
-            _workers.append(inbox)
+        _start_workers()
         helpers = _workers[:min(_num_threads, count) - 1]
     job = _Job(fn, count)
     for inbox in helpers:

@@ -40,6 +40,8 @@ from .. import parallel
 from ..autograd import Op
 from .util import is_graph
 
+WEIGHT_BLOCKS = 5  # blocks of steps whose weight gradient a worker adds while the recurrence goes on
+
 
 def _sigmoid_(a):
     """Logistic function in place (``(tanh(a/2) + 1) / 2``, tinynet's formula)."""
@@ -129,7 +131,15 @@ class LSTMSequence(Op):
         dc = numpy.zeros((N, H), dtype=acts.dtype) if g_cn is None else g_cn.copy()
         dh = numpy.zeros((N, H), dtype=acts.dtype) if g_hn is None else g_hn.copy()
         tmp = numpy.empty((N, H), dtype=acts.dtype)
-        for t in reversed(order):
+        need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
+        gw = numpy.zeros((G, H), dtype=acts.dtype) if need_w else None
+        tasks, done = [], order[-1]  # done: the last position whose dG is not yet in gw
+        every = max(1, -(-T // WEIGHT_BLOCKS))
+
+        def add_weight_grad(lo, hi):  # gw += dG^T H_prev over positions [lo, hi), on a worker
+            gw[...] += dgates[lo:hi].reshape(-1, G).T @ h_prev[lo:hi].reshape(-1, H)
+
+        for j, t in enumerate(reversed(order)):
             if g_out is not None:
                 dh += g_out[t]
             numpy.multiply(dh, k_c[t], out=tmp)
@@ -139,10 +149,13 @@ class LSTMSequence(Op):
             d[:, 3 * H:] *= dh
             dc *= f[t]
             parallel.matmul(d, w_hh, out=dh)
-        need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
-        flat = dgates.reshape(T * N, G)
-        gw = parallel.matmul(flat.T, h_prev.reshape(T * N, H)) if need_w else None
-        gb = flat.sum(axis=0) if need_b else None
+            if need_w and ((j + 1) % every == 0 or j == T - 1):  # off the recurrence's path, in a fixed order
+                lo, hi = (done, t + 1) if self.reverse else (t, done + 1)
+                tasks.append(parallel.submit(lambda lo=lo, hi=hi: add_weight_grad(lo, hi)))
+                done = t + 1 if self.reverse else t - 1
+        gb = dgates.reshape(T * N, G).sum(axis=0) if need_b else None
+        for task in tasks:
+            task.wait()
         return (dgates if need_x else None, dh if need_h else None, dc if need_c else None, gw, gb)
 
     def _graph_backward(self, g_out, g_hn, g_cn):
