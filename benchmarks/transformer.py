@@ -21,6 +21,15 @@ tinynet's kernels too) and prints the top ones per step. ``--lstm`` adds the LST
 (Embedding, 2-layer LSTM, Linear; 35 steps, batch 20, width 200 by default).
 Losses are read once at the end of the timed steps (no per-step host synchronisation in
 either framework).
+
+On a shared CPU the separate processes see different loads; ``--in-process`` runs all the runs
+in one process instead, taking turns ``--chunk`` steps at a time (the order reversed each turn),
+and ``--repeat N`` does that in N processes one after another, reporting the median, the range
+over processes and the quartiles of the per-turn ratios (``results/transformer_cpu.json``):
+
+    python benchmarks/transformer.py --n-layer 2 --n-embd 128 --n-head 4 --block-size 64 \
+        --batch-size 16 --in-process --repeat 3
+    python benchmarks/transformer.py --lstm --in-process --repeat 3
 """
 import argparse
 import json
