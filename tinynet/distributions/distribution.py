@@ -29,7 +29,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from . import constraints
 from ._ops import broadcast_shapes, no_grad, tensor
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 
 def _shape(name, shape):
@@ -255,6 +255,30 @@ class Distribution:
         shown = {k: self.__dict__[k] for k in names}
         args = ", ".join(f"{k}: {v.item() if v.numel() == 1 else tuple(v.shape)}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
+
+
+class _SymmetricLocScale(Distribution):
+    """A location-scale family symmetric and unimodal about ``loc`` (Normal, Laplace): real
+    ``loc`` and positive ``scale`` broadcast to the batch shape (numbers become 0-d tensors,
+    so numbers give batch shape ()), ``expand`` views both, and mean = mode = loc."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(_SymmetricLocScale, batch_shape, _instance, ("loc", "scale"))
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
 
 
 __all__ = ["Distribution"]

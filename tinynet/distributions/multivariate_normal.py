@@ -19,7 +19,7 @@ import math
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from . import constraints
-from ._ops import broadcast_shapes, cholesky, eye, log, no_grad, randn, solve_triangular
+from ._ops import broadcast_shapes, cholesky, eye, log, randn, solve_triangular
 from .distribution import Distribution, _shape
 from .utils import lazy_property
 
@@ -145,10 +145,6 @@ class MultivariateNormal(Distribution):
     @property
     def variance(self):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
