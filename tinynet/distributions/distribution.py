@@ -257,10 +257,23 @@ class Distribution:
         return f"{type(self).__name__}({args})"
 
 
-class _SymmetricLocScale(Distribution):
-    """A location-scale family symmetric and unimodal about ``loc`` (Normal, Laplace): real
-    ``loc`` and positive ``scale`` broadcast to the batch shape (numbers become 0-d tensors,
-    so numbers give batch shape ()), ``expand`` views both, and mean = mode = loc."""
+class _SymmetricAboutLoc(Distribution):
+    """A distribution symmetric and unimodal about its ``loc`` (Normal, Laplace,
+    MultivariateNormal): mean = mode = loc."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class _SymmetricLocScale(_SymmetricAboutLoc):
+    """A location-scale family symmetric about ``loc`` (Normal, Laplace): real ``loc`` and
+    positive ``scale`` broadcast to the batch shape (numbers become 0-d tensors, so numbers
+    give batch shape ()), and ``expand`` views both."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
@@ -271,14 +284,6 @@ class _SymmetricLocScale(Distribution):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(_SymmetricLocScale, batch_shape, _instance, ("loc", "scale"))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
 
 __all__ = ["Distribution"]

@@ -20,7 +20,7 @@ from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from . import constraints
 from ._ops import broadcast_shapes, cholesky, eye, log, randn, solve_triangular
-from .distribution import Distribution, _shape
+from .distribution import Distribution, _shape, _SymmetricAboutLoc
 from .utils import lazy_property
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -48,8 +48,9 @@ def _half_log_det(L):
     return log(L.diagonal(dim1=-2, dim2=-1)).sum(-1)
 
 
-class MultivariateNormal(Distribution):
-    """A batch of multivariate normal distributions, event shape (n,).
+class MultivariateNormal(_SymmetricAboutLoc):
+    """A batch of multivariate normal distributions, event shape (n,); mean = mode = loc
+    (``distribution._SymmetricAboutLoc``).
 
     Args:
         loc (Tensor): the means (..., n).
@@ -133,14 +134,6 @@ class MultivariateNormal(Distribution):
         identity = eye(L.shape[-1], dtype=L.dtype, device=L.device)
         l_inv = solve_triangular(L, identity, upper=False)
         return (l_inv.mT @ l_inv).expand(self._batch_shape + self._event_shape * 2)
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
