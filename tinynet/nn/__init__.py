@@ -55,3 +55,10 @@ __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", 
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
 __all__ += ["EmbeddingBag"]
+
+from .modules import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm3d, CircularPad3d,  # noqa: E402
+                      ConstantPad3d, Conv3d, ConvTranspose3d, InstanceNorm3d, LPPool3d, MaxPool3d, MaxUnpool3d,
+                      ReflectionPad3d, ReplicationPad3d, ZeroPad3d)
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "BatchNorm3d", "CircularPad3d", "ConstantPad3d",
+            "Conv3d", "ConvTranspose3d", "InstanceNorm3d", "LPPool3d", "MaxPool3d", "MaxUnpool3d", "ReflectionPad3d",
+            "ReplicationPad3d", "ZeroPad3d"]

@@ -74,3 +74,15 @@ __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]
 __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
 __all__ += ["embedding_bag"]
+from ..ops.conv3d import conv3d  # noqa: E402
+from ..ops.conv_transpose3d import conv_transpose3d  # noqa: E402
+from ..ops.pooling3d import avg_pool3d, max_pool3d, max_pool3d_with_indices  # noqa: E402
+from ..ops.adaptive_pool3d import (adaptive_avg_pool3d, adaptive_max_pool3d,  # noqa: E402
+                                   adaptive_max_pool3d_with_indices)
+from ..ops.adaptive_max import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices  # noqa: E402
+from ..ops.pooling_lp import lp_pool3d  # noqa: E402
+from ..ops.unpool import max_unpool3d  # noqa: E402
+
+__all__ += ["conv3d", "conv_transpose3d", "avg_pool3d", "max_pool3d", "max_pool3d_with_indices",
+            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "lp_pool3d", "max_unpool3d"]

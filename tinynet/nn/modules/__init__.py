@@ -56,4 +56,14 @@ __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
 __all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
 __all__ += ["EmbeddingBag"]
+from .conv import Conv3d  # noqa: E402
+from .conv_transpose import ConvTranspose3d  # noqa: E402
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d, MaxPool3d,  # noqa: E402
+                      MaxUnpool3d)
+from .padding import CircularPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad3d, ZeroPad3d  # noqa: E402
+from .normalization import BatchNorm3d  # noqa: E402
+from .norm_layers import InstanceNorm3d  # noqa: E402
+__all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool3d",
+            "MaxPool3d", "MaxUnpool3d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
+            "ZeroPad3d", "BatchNorm3d", "InstanceNorm3d"]
 from . import batchnorm, flatten, instancenorm, sparse  # noqa: E402  (PyTorch's module paths)

@@ -1,5 +1,5 @@
-"""Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``InstanceNorm1d`` and
-``InstanceNorm2d`` (formulas: :mod:`tinynet.ops.layer_norm`). Parameters and buffers have
+"""Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``InstanceNorm1d``,
+``InstanceNorm2d`` and ``InstanceNorm3d`` (formulas: :mod:`tinynet.ops.layer_norm`). Parameters and buffers have
 PyTorch's names and initial values (weight ones, bias zeros, running mean zeros, running
 variance ones), so state dicts move across unchanged.
 """
@@ -205,6 +205,12 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance normalisation of (N, C, H, W) or unbatched (C, H, W) input; arguments as
     :class:`InstanceNorm1d`."""
     _no_batch_dim, _layout = 3, "(N, C, H, W) or (C, H, W)"
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or unbatched (C, D, H, W) input; arguments
+    as :class:`InstanceNorm1d`."""
+    _no_batch_dim, _layout = 4, "(N, C, D, H, W) or (C, D, H, W)"
 
 
 class LocalResponseNorm(Module):

@@ -1,4 +1,4 @@
-"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``."""
+"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``."""
 from ... import ops
 from ...errors import ShapeError
 from ...ops.util import check_int, check_number
@@ -77,6 +77,21 @@ class BatchNorm2d(_BatchNorm):
     keyword-only bias=True (with ``affine``, learn the shift too; PyTorch 2.13's argument).
     """
     _ndims, _layout = (4,), "(N, C, H, W)"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) input per channel (over N, D, H, W). Shape:
+    output = input.
+
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+    device=None, dtype=None (where and in which float dtype parameters and buffers are made),
+    keyword-only bias=True (with ``affine``, learn the shift too).
+
+    Raises:
+        ArgumentError / ArgumentTypeError (construction): a bad num_features, eps or momentum.
+        ShapeError (call): input not 5-D or with another number of channels.
+    """
+    _ndims, _layout = (5,), "(N, C, D, H, W)"
 
 
 # PyTorch's torch.nn.modules.normalization holds these (tinynet's live in norm_layers and distance)

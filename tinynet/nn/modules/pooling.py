@@ -1,5 +1,5 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``, ``MaxUnpool1d/2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``."""
 from .. import functional as F
 from .module import Module
 
@@ -49,8 +49,10 @@ class AvgPool2d(Module):
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    _pool = staticmethod(F.avg_pool2d)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -64,7 +66,9 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
+
+    _pool = staticmethod(F.adaptive_avg_pool2d)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -193,3 +197,57 @@ class MaxUnpool1d(MaxUnpool2d):
 
     _dims = 1
     _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxPool3d(MaxPool2d):
+    """3-D max pooling; see :func:`tinynet.nn.functional.max_pool3d`.
+
+    Args: kernel_size, stride (default ``kernel_size``), padding=0, dilation=1 (ints or
+    triples), return_indices=False, ceil_mode=False.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) or unbatched.
+    """
+    _pool = staticmethod(F.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling; see :func:`tinynet.nn.functional.avg_pool3d`.
+
+    Args: kernel_size, stride (default ``kernel_size``), padding=0 (ints or triples),
+    ceil_mode=False, count_include_pad=True, divisor_override=None.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) or unbatched.
+    """
+    _pool = staticmethod(F.avg_pool3d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Average pooling to ``output_size`` (an int or (d, h, w), None keeping that size);
+    see :func:`tinynet.nn.functional.adaptive_avg_pool3d`.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size) or unbatched.
+    """
+    _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """Max pooling to ``output_size``; see :func:`tinynet.nn.functional.adaptive_max_pool3d`.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size) or unbatched; with
+    ``return_indices=True`` a pair (values, int64 flat positions of the maxima).
+    """
+    _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class LPPool3d(LPPool2d):
+    """Power-average pooling of (N, C, D, H, W) or (C, D, H, W) input; see
+    :func:`tinynet.nn.functional.lp_pool3d`."""
+    _pool = staticmethod(F.lp_pool3d)
+
+
+class MaxUnpool3d(MaxUnpool2d):
+    """3-D :class:`MaxUnpool2d`: (N, C, D_in, H_in, W_in) and its indices -> (N, C, D_out,
+    H_out, W_out); see :func:`tinynet.nn.functional.max_unpool3d`."""
+
+    _dims = 3
+    _unpool = staticmethod(F.max_unpool3d)
