@@ -62,3 +62,10 @@ from .modules import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm
 __all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "BatchNorm3d", "CircularPad3d", "ConstantPad3d",
             "Conv3d", "ConvTranspose3d", "InstanceNorm3d", "LPPool3d", "MaxPool3d", "MaxUnpool3d", "ReflectionPad3d",
             "ReplicationPad3d", "ZeroPad3d"]
+from .modules import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                      LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                      LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+__all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]

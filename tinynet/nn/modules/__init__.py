@@ -66,4 +66,11 @@ from .norm_layers import InstanceNorm3d  # noqa: E402
 __all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool3d",
             "MaxPool3d", "MaxUnpool3d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
             "ZeroPad3d", "BatchNorm3d", "InstanceNorm3d"]
-from . import batchnorm, flatten, instancenorm, sparse  # noqa: E402  (PyTorch's module paths)
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                   LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                   LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+__all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]
+from . import batchnorm, flatten, instancenorm, lazy, sparse  # noqa: E402  (PyTorch's module paths)

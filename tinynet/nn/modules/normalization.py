@@ -1,10 +1,30 @@
 """Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``."""
 from ... import ops
+from ...autograd import no_grad
 from ...errors import ShapeError
 from ...ops.util import check_int, check_number
 from .. import functional as F
 from .linear import float_tensor
 from .module import Module, Parameter, check_input
+
+
+def reset_running_stats(module):
+    """Zeros, ones and 0 into a norm layer's ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` (those it has)."""
+    with no_grad():
+        for name, value in (("running_mean", 0), ("running_var", 1), ("num_batches_tracked", 0)):
+            buf = getattr(module, name, None)
+            if buf is not None:
+                buf.fill_(value)
+
+
+def reset_affine(module):
+    """Ones into a norm layer's ``weight`` and zeros into its ``bias`` (those it has)."""
+    with no_grad():
+        for name, value in (("weight", 1), ("bias", 0)):
+            p = getattr(module, name, None)
+            if p is not None:
+                p.fill_(value)
 
 
 class _BatchNorm(Module):
@@ -39,6 +59,15 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        """Running mean to zeros, running variance to ones, the batch count to 0."""
+        reset_running_stats(self)
+
+    def reset_parameters(self):
+        """The running statistics reset, weight to ones and bias to zeros."""
+        reset_running_stats(self)
+        reset_affine(self)
 
     def forward(self, input):
         check_input(self, input, self._ndims, self._layout)
