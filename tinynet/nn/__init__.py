@@ -69,3 +69,6 @@ from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyCon
 __all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
             "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]
+from .modules import (CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions, MultiLabelMarginLoss,  # noqa: E402
+                      NLLLoss2d)
+__all__ += ["CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MultiLabelMarginLoss", "NLLLoss2d"]

@@ -86,3 +86,10 @@ from ..ops.unpool import max_unpool3d  # noqa: E402
 __all__ += ["conv3d", "conv_transpose3d", "avg_pool3d", "max_pool3d", "max_pool3d_with_indices",
             "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
             "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "lp_pool3d", "max_unpool3d"]
+from ..ops.ctc_loss import ctc_loss  # noqa: E402
+from ..ops.loss_multilabel import multilabel_margin_loss  # noqa: E402
+from ..ops.conv_tbc import conv_tbc  # noqa: E402
+from ..ops.interpolate import native_channel_shuffle  # noqa: E402
+from ..ops.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["ctc_loss", "multilabel_margin_loss", "conv_tbc", "native_channel_shuffle", "linear_cross_entropy"]

@@ -73,4 +73,8 @@ from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d
 __all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
             "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
             "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]
-from . import batchnorm, flatten, instancenorm, lazy, sparse  # noqa: E402  (PyTorch's module paths)
+from .loss import NLLLoss2d  # noqa: E402
+from .loss_margin import CTCLoss, MultiLabelMarginLoss  # noqa: E402
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
+__all__ += ["NLLLoss2d", "CTCLoss", "MultiLabelMarginLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+from . import batchnorm, flatten, instancenorm, lazy, linear_cross_entropy, sparse  # noqa: E402  (PyTorch's paths)
