@@ -72,3 +72,5 @@ __all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatc
 from .modules import (CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions, MultiLabelMarginLoss,  # noqa: E402
                       NLLLoss2d)
 __all__ += ["CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MultiLabelMarginLoss", "NLLLoss2d"]
+from .modules import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+__all__ += ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]

@@ -93,3 +93,11 @@ from ..ops.interpolate import native_channel_shuffle  # noqa: E402
 from ..ops.linear_cross_entropy import linear_cross_entropy  # noqa: E402
 
 __all__ += ["ctc_loss", "multilabel_margin_loss", "conv_tbc", "native_channel_shuffle", "linear_cross_entropy"]
+from ..ops.grid_sample import (GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES,  # noqa: E402
+                               affine_grid, grid_sample)
+from ..ops.fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_with_indices,  # noqa: E402
+                                   fractional_max_pool3d, fractional_max_pool3d_with_indices)
+
+__all__ += ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid", "grid_sample",
+            "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]

@@ -77,4 +77,7 @@ from .loss import NLLLoss2d  # noqa: E402
 from .loss_margin import CTCLoss, MultiLabelMarginLoss  # noqa: E402
 from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
 __all__ += ["NLLLoss2d", "CTCLoss", "MultiLabelMarginLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .norm_layers import CrossMapLRN2d  # noqa: E402
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d"]
 from . import batchnorm, flatten, instancenorm, lazy, linear_cross_entropy, sparse  # noqa: E402  (PyTorch's paths)
