@@ -101,3 +101,6 @@ from ..ops.fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_
 __all__ += ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid", "grid_sample",
             "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
             "fractional_max_pool3d_with_indices"]
+from ..ops.mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
