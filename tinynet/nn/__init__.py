@@ -74,3 +74,7 @@ from .modules import (CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions
 __all__ += ["CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MultiLabelMarginLoss", "NLLLoss2d"]
 from .modules import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 __all__ += ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
+from .modules import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .modules import Container, factory_kwargs  # noqa: E402
+__all__ += ["Container", "factory_kwargs"]

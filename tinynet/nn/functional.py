@@ -104,3 +104,16 @@ __all__ += ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "aff
 from ..ops.mha import multi_head_attention_forward  # noqa: E402
 
 __all__ += ["multi_head_attention_forward"]
+from ..ops.grouped_mm import ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm  # noqa: E402
+from ..ops.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402
+                                  has_torch_function_variadic)
+from ..ops.functional_support import (assert_int_or_pair, boolean_dispatch, reproducibility_notes,  # noqa: E402
+                                      tf32_notes)
+from ..tensor import Tensor  # noqa: E402  (PyTorch's F re-exports the tensor class too)
+
+__all__ += ["ScalingType", "SwizzleType", "grouped_mm", "scaled_grouped_mm", "scaled_mm", "handle_torch_function",
+            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
+            "boolean_dispatch", "reproducibility_notes", "tf32_notes", "Tensor"]
+from ..ops.functional_support import BroadcastingList1, BroadcastingList2, BroadcastingList3  # noqa: E402
+
+__all__ += ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3"]

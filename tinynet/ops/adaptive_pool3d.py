@@ -23,6 +23,8 @@ from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
+from .autocast import autocast_op
+from .functional_support import reproducibility_notes
 from .gather import gather
 from .shape import flatten, reshape, squeeze, unsqueeze
 from .util import check_flag
@@ -115,6 +117,7 @@ def _prepare(op, input):
     return x, unbatched
 
 
+@autocast_op
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) input to ``output_size``.
 
@@ -135,6 +138,7 @@ def adaptive_avg_pool3d(input, output_size):
     return squeeze(y, 0) if unbatched else y
 
 
+@autocast_op
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling of (N, C, D, H, W) or (C, D, H, W) input to ``output_size``.
 
@@ -143,6 +147,8 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
         output_size: int or (d, h, w); a None keeps that input size.
         return_indices (bool): also return the int64 flat position ``(d * H + h) * W + w``
             of each maximum in its input volume. Default False.
+
+    {backward_reproducibility_note}
 
     Returns:
         Tensor (N, C, d, h, w) (or unbatched); with ``return_indices`` a pair (values, indices).
@@ -166,3 +172,6 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     """:func:`adaptive_max_pool3d` returning ``(values, indices)`` whatever ``return_indices``
     says (PyTorch's ``F.adaptive_max_pool3d_with_indices``)."""
     return adaptive_max_pool3d(input, output_size, True)
+
+
+adaptive_max_pool3d.__doc__ = (adaptive_max_pool3d.__doc__ or "").format(**reproducibility_notes)

@@ -28,6 +28,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .functional_support import reproducibility_notes
 from .indexing import _add_at
 from .loss import reduction_of
 from .reduction import mean as _mean, sum as _sum
@@ -167,6 +168,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         zero_infinity (bool): infinite losses (targets that cannot fit the frames) and
             their gradients become 0. Default False.
 
+    {backward_reproducibility_note}
+
     Returns:
         Tensor: the loss (0-d, or (N,) with ``'none'``; 0-d for unbatched input), in
         log_probs' dtype.
@@ -227,3 +230,6 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
         return _sum(nll)
     scale = Tensor._wrap(backend.array_module(lp.array).asarray(numpy.maximum(tg_len, 1), dtype=lp.array.dtype))
     return _mean(nll / scale)
+
+
+ctc_loss.__doc__ = (ctc_loss.__doc__ or "").format(**reproducibility_notes)

@@ -24,6 +24,7 @@ from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .functional_support import reproducibility_notes
 from .gather import gather
 from .sampling import rand
 from .shape import flatten, reshape, squeeze, unsqueeze
@@ -127,6 +128,8 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
         _random_samples (Tensor, optional): (N, C, 2) numbers in [0, 1), the input's dtype
             (default drawn from tinynet's generator).
 
+    {backward_reproducibility_note}
+
     Returns:
         Tensor (N, C, oh, ow) (or unbatched); with ``return_indices`` a pair (values, indices).
 
@@ -159,3 +162,6 @@ def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, out
                                        _random_samples=None):
     """:func:`fractional_max_pool3d` returning ``(values, indices)`` whatever ``return_indices`` says."""
     return fractional_max_pool3d(input, kernel_size, output_size, output_ratio, True, _random_samples)
+
+
+fractional_max_pool2d.__doc__ = (fractional_max_pool2d.__doc__ or "").format(**reproducibility_notes)

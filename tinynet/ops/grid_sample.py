@@ -32,6 +32,7 @@ from ..autograd import Op
 from ..errors import ArgumentError, DTypeError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .functional_support import reproducibility_notes
 from .blas import matmul
 from .gather import gather
 from .pointwise_binary import fmod
@@ -193,6 +194,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         align_corners (bool, optional): as in :func:`affine_grid`; None means False, with
             PyTorch's warning.
 
+    {backward_reproducibility_note}
+
     Returns:
         Tensor (N, C, H_out, W_out) or (N, C, D_out, H_out, W_out).
 
@@ -274,3 +277,6 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         term = _taps(xp, x_flat, position, weight, valid)
         total = term if total is None else total + term
     return reshape(total, (n, c) + out)
+
+
+grid_sample.__doc__ = (grid_sample.__doc__ or "").format(**reproducibility_notes)

@@ -20,6 +20,7 @@ from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentError
 from ..tensor import Tensor
+from .autocast import autocast_op
 from .shape import squeeze, unsqueeze
 from .util import check_flag, check_int
 from .window_nd import check_volume, ntuple, offset_slices, pool_out
@@ -152,6 +153,7 @@ def _pool(op, input, kernel_size, stride, padding, dilation, ceil_mode):
     return x, unbatched, (k, s, p, d, out)
 
 
+@autocast_op
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """3-D max pooling.
 
@@ -188,6 +190,7 @@ def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@autocast_op
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """3-D average pooling.

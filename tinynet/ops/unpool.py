@@ -15,6 +15,7 @@ import numpy
 
 from .. import backend
 from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from .autocast import autocast_op
 from .creation import zeros
 from .gather import scatter
 from .shape import reshape, squeeze, unsqueeze
@@ -69,6 +70,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _unpool("max_unpool1d", input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@autocast_op
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Inverse of :func:`~tinynet.nn.functional.max_pool3d` with ``return_indices=True`` on
     (N, C, D_in, H_in, W_in) or (C, D_in, H_in, W_in) input: each value is written at its

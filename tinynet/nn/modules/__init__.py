@@ -80,4 +80,9 @@ __all__ += ["NLLLoss2d", "CTCLoss", "MultiLabelMarginLoss", "LinearCrossEntropyL
 from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
 from .norm_layers import CrossMapLRN2d  # noqa: E402
 __all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d"]
-from . import batchnorm, flatten, instancenorm, lazy, linear_cross_entropy, sparse  # noqa: E402  (PyTorch's paths)
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .container import Container  # noqa: E402
+from .factory import factory_kwargs  # noqa: E402
+__all__ += ["Container", "factory_kwargs"]
+from . import adaptive, batchnorm, flatten, instancenorm, lazy, linear_cross_entropy, sparse  # noqa: E402  (PyTorch's paths)
