@@ -133,9 +133,11 @@ MODULE_ARGS = {
     "InstanceNorm3d": (3,), "ZeroPad3d": (1,), "ConstantPad3d": (1, 0.5), "ReflectionPad3d": (1,),
     "ReplicationPad3d": (1,), "CircularPad3d": (1,), "LazyLinear": (2,), "LazyConv1d": (2, 2), "LazyConv2d": (2, 2),
     "LazyConv3d": (2, 2), "LazyConvTranspose1d": (2, 2), "LazyConvTranspose2d": (2, 2), "LazyConvTranspose3d": (2, 2),
+    "FractionalMaxPool2d": (2, 2), "FractionalMaxPool3d": (2, 2), "CrossMapLRN2d": (2,),
+    "AdaptiveLogSoftmaxWithLoss": (4, 10, [2, 5]), "LinearCrossEntropyLoss": (3, 4),
 }
-NO_FORWARD = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
-              "TransformerEncoder", "TransformerDecoder", "Sequential"}
+NO_FORWARD = {"Container", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase",
+              "RNNCellBase", "TransformerEncoder", "TransformerDecoder", "Sequential"}
 
 
 def module_forwards():

@@ -162,7 +162,7 @@ def adaptive_max_pool3d(input, output_size, return_indices=False):
     want = check_flag(op, "return_indices", return_indices)
     idx = Tensor._wrap(adaptive_argmax(backend.array_module(x.array), x.array, out))
     n, c = x.shape[:2]
-    y = reshape(gather(flatten(x, 2), 2, reshape(idx, (n, c, -1))), (n, c) + out)
+    y = reshape(gather(flatten(x, 2), 2, reshape(idx, (n, c, math.prod(out)))), (n, c) + out)
     if unbatched:
         y, idx = squeeze(y, 0), squeeze(idx, 0)
     return (y, idx) if want else y

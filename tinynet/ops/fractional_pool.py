@@ -52,7 +52,7 @@ def fractional_argmax(xp, x, kernel, out, samples):
     starts = [xp.asarray(_starts(samples[..., order[a]], spatial[a], out[a], kernel[a], samples.dtype))
               for a in range(nd)]
     strides = [math.prod(spatial[a + 1:]) for a in range(nd)]
-    flat_x = x.reshape(x.shape[:2] + (-1,))
+    flat_x = x.reshape(x.shape[:2] + (math.prod(spatial),))
     best = best_at = None
     for offset in itertools.product(*(range(k) for k in kernel)):
         at = 0
@@ -61,7 +61,7 @@ def fractional_argmax(xp, x, kernel, out, samples):
             shape[2 + a] = out[a]
             at = at + ((starts[a] + offset[a]) * strides[a]).reshape(shape)
         at = xp.broadcast_to(at, x.shape[:2] + tuple(out))
-        v = xp.take_along_axis(flat_x, at.reshape(x.shape[:2] + (-1,)), 2).reshape(at.shape)
+        v = xp.take_along_axis(flat_x, at.reshape(x.shape[:2] + (math.prod(out),)), 2).reshape(at.shape)
         if best is None:
             best, best_at = v, at
         else:
@@ -73,12 +73,15 @@ def fractional_argmax(xp, x, kernel, out, samples):
 def _fractional(op, nd, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
     unbatched = check_volume(op, "input", input, nd)
     x = unsqueeze(input, 0) if unbatched else input
+    if min(x.shape[1:]) < 1:  # (an empty batch is fine)
+        raise ShapeError(f"{op}: expected non-empty channels and spatial dims, got input of shape "
+                         f"{tuple(input.shape)}")
     kernel = ntuple(op, "kernel_size", kernel_size, nd)
     if min(kernel) < 1:
         raise ArgumentError(f"{op}: kernel_size must be >= 1, got {kernel}")
     spatial = tuple(x.shape[2:])
     if output_size is None and output_ratio is None:
-        raise ArgumentError(f"{op} requires specifying either an output_size or an output_ratio")
+        raise ArgumentError(f"{op}: requires specifying either an output_size or an output_ratio")
     if output_size is not None and output_ratio is not None:
         raise ArgumentError(f"{op}: only one of output_size and output_ratio may be specified")
     if output_size is not None:
@@ -109,7 +112,7 @@ def _fractional(op, nd, input, kernel_size, output_size, output_ratio, return_in
             raise DTypeError(f"{op}: expected _random_samples of the input's dtype {x.dtype}, got {samples.dtype}")
     u = samples.array.get() if backend.is_gpu_array(samples.array) else numpy.asarray(samples.array)
     idx = Tensor._wrap(fractional_argmax(backend.array_module(x.array), x.array, kernel, out, u))
-    y = reshape(gather(flatten(x, 2), 2, reshape(idx, (n_batch, channels, -1))), (n_batch, channels) + out)
+    y = reshape(gather(flatten(x, 2), 2, reshape(idx, (n_batch, channels, math.prod(out)))), (n_batch, channels) + out)
     if unbatched:
         y, idx = squeeze(y, 0), squeeze(idx, 0)
     return (y, idx) if check_flag(op, "return_indices", return_indices) else y

@@ -79,9 +79,17 @@ def assert_int_or_pair(arg, arg_name, message):
     try:
         size = len(arg)
     except TypeError:
-        raise ArgumentTypeError("assert_int_or_pair: " + message.format(arg_name)) from None
+        raise ArgumentTypeError("assert_int_or_pair: " + _text(message, arg_name)) from None
     if size != 2:
-        raise ArgumentError("assert_int_or_pair: " + message.format(arg_name))
+        raise ArgumentError("assert_int_or_pair: " + _text(message, arg_name))
+
+
+def _text(message, arg_name):
+    """``message`` with ``arg_name`` in its ``{}`` (as it is when it is no format string)."""
+    try:
+        return message.format(arg_name)
+    except (ValueError, IndexError, KeyError):
+        return message
 
 
 def boolean_dispatch(arg_name, arg_index, default, if_true, if_false, module_name, func_name):

@@ -174,10 +174,10 @@ def _cubic_weights(t):
 def _taps(xp, x_flat, index, weight, valid):
     """``sum(value at index) * weight``: one tap, ``index`` (N, P) flat positions (arrays)."""
     n, c, _ = x_flat.shape
-    idx = xp.where(valid, index, 0).reshape(n, 1, -1)
+    idx = xp.where(valid, index, 0).reshape(n, 1, index.shape[-1])
     values = gather(x_flat, 2, expand(Tensor._wrap(idx), (n, c, idx.shape[-1])))
     w = weight * Tensor._wrap(valid.astype(x_flat.array.dtype))
-    return values * reshape(w, (n, 1, -1))
+    return values * reshape(w, (n, 1, index.shape[-1]))
 
 
 @autocast_op
@@ -230,12 +230,12 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     xp = backend.array_module(input.array)
     n, c, sizes = input.shape[0], input.shape[1], tuple(input.shape[2:])
     out = tuple(grid.shape[1:-1])
-    g = reshape(grid, (n, -1, nd))
+    g = reshape(grid, (n, int(numpy.prod(out)), nd))
     coords = []                                                        # per spatial axis (D, H, W order)
     for axis, size in enumerate(sizes):
         v = g[:, :, nd - 1 - axis]                                     # grid's last dim: x (W) first
         coords.append(((v + 1) * 0.5 * (size - 1)) if align else (((v + 1) * size - 1) * 0.5))
-    x_flat = reshape(input, (n, c, -1))
+    x_flat = reshape(input, (n, c, int(numpy.prod(sizes))))
     strides = [int(numpy.prod(sizes[a + 1:])) for a in range(nd)]
 
     def flat(indices):

@@ -150,6 +150,8 @@ def _cross_map_window(channels, size):
     from the running sum, so late channels' windows keep it)."""
     pre = int((size - 1) / 2 + 1)
     m = numpy.zeros((channels, channels))
+    if channels == 0:
+        return m
     m[0, :min(pre, channels)] = 1
     for c in range(1, channels):
         m[c] = m[c - 1]

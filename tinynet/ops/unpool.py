@@ -14,7 +14,7 @@ gathered at the indices.
 import numpy
 
 from .. import backend
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from .autocast import autocast_op
 from .creation import zeros
 from .gather import scatter
@@ -107,6 +107,8 @@ def _unpool(op, input, indices, kernel_size, stride, padding, output_size, spati
     if output_size is None:
         out = default
     else:
+        if not isinstance(output_size, (tuple, list)) and not hasattr(output_size, "__len__"):
+            raise ArgumentTypeError(f"{op}: output_size must be a sequence of ints, got {type(output_size).__name__}")
         given = [check_int(op, "output_size", v) for v in output_size]
         if len(given) == input.ndim:
             given = given[-spatial:]

@@ -4,7 +4,7 @@ module (PyTorch's ``torch.nn.LinearCrossEntropyLoss``), running
 PyTorch's module path of ``LinearCrossEntropyOptions``."""
 import math
 
-from ...errors import ArgumentError, ShapeError
+from ...errors import ArgumentError, ArgumentTypeError, ShapeError
 from ...ops.linear_cross_entropy import LinearCrossEntropyOptions
 from ...ops.util import check_int, check_number
 from .. import functional as F
@@ -47,6 +47,8 @@ class LinearCrossEntropyLoss(_WeightedLoss):
                              f"{tuple(getattr(weight, 'shape', ()))}")
         if not 0.0 <= check_number(layer, "label_smoothing", label_smoothing) <= 1.0:
             raise ArgumentError(f"{layer}: expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        if not isinstance(out_features, (tuple, list)):
+            raise ArgumentTypeError(f"{layer}: out_features must be a tuple of ints, got {type(out_features).__name__}")
         super().__init__(weight, None, None, reduction)
         self.num_classes, self.out_features = num_classes, tuple(check_int(layer, "out_features", d, 1)
                                                                    for d in out_features)

@@ -284,7 +284,7 @@ class FractionalMaxPool2d(Module):
         self.output_size = spread(output_size) if output_size is not None else None
         self.output_ratio = spread(output_ratio) if output_ratio is not None else None
         if output_size is None and output_ratio is None:
-            raise ArgumentError(f"{layer} requires specifying either an output size, or a pooling ratio")
+            raise ArgumentError(f"{layer}: requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ArgumentError(f"{layer}: only one of output_size and output_ratio may be specified")
         if self.output_ratio is not None and not all(isinstance(r, (int, float)) and not isinstance(r, bool)
