@@ -111,7 +111,7 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
     x = unsqueeze(input, 0) if unbatched else input
     out = tuple((n - 1) * s - 2 * p + d * (k - 1) + o + 1 for n, s, p, d, k, o in
                 zip(x.shape[2:], stride, padding, dilation, weight.shape[2:], output_padding))
-    if min(out) < 1:
+    if min(out) < (0 if x.shape[0] == 0 else 1):  # an empty batch may have an empty output (PyTorch's rule)
         raise ShapeError(f"{op}: input of spatial size {tuple(x.shape[2:])} gives an output size {out} that is "
                          f"too small (stride {stride}, padding {padding}, dilation {dilation}, kernel "
                          f"{tuple(weight.shape[2:])})")

@@ -18,7 +18,7 @@ import numpy
 
 from .. import backend
 from ..autograd import Op
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .shape import squeeze, unsqueeze
@@ -207,10 +207,14 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         Tensor (N, C, D_out, H_out, W_out) (or unbatched).
 
     Raises:
-        as :func:`max_pool3d`; ArgumentError for ``divisor_override == 0``.
+        as :func:`max_pool3d`; ArgumentError for ``divisor_override == 0``; ShapeError for
+        an (unpadded) input smaller than the kernel along an axis (PyTorch's check).
     """
     op = "avg_pool3d"
     x, unbatched, (k, s, p, _, out) = _pool(op, input, kernel_size, stride, padding, 1, ceil_mode)
+    if any(n < kk for n, kk in zip(x.shape[2:], k)):  # PyTorch's avg_pool3d checks the unpadded size
+        raise ShapeError(f"{op}: input image (T: {x.shape[2]} H: {x.shape[3]} W: {x.shape[4]}) smaller than kernel "
+                         f"size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     include = check_flag(op, "count_include_pad", count_include_pad)
     if divisor_override is not None and check_int(op, "divisor_override", divisor_override) == 0:
         raise ArgumentError(f"{op}: divisor_override must not be zero")
