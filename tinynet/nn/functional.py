@@ -93,12 +93,12 @@ from ..ops.interpolate import native_channel_shuffle  # noqa: E402
 from ..ops.linear_cross_entropy import linear_cross_entropy  # noqa: E402
 
 __all__ += ["ctc_loss", "multilabel_margin_loss", "conv_tbc", "native_channel_shuffle", "linear_cross_entropy"]
-from ..ops.grid_sample import (GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES,  # noqa: E402
+from ..ops.grid_sample import (GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES,  # noqa: E402,F401
                                affine_grid, grid_sample)
 from ..ops.fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_with_indices,  # noqa: E402
                                    fractional_max_pool3d, fractional_max_pool3d_with_indices)
 
-__all__ += ["GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES", "affine_grid", "grid_sample",
+__all__ += ["affine_grid", "grid_sample",
             "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
             "fractional_max_pool3d_with_indices"]
 from ..ops.mha import multi_head_attention_forward  # noqa: E402
@@ -107,13 +107,12 @@ __all__ += ["multi_head_attention_forward"]
 from ..ops.grouped_mm import ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm  # noqa: E402
 from ..ops.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402
                                   has_torch_function_variadic)
-from ..ops.functional_support import (assert_int_or_pair, boolean_dispatch, reproducibility_notes,  # noqa: E402
+from ..ops.functional_support import (assert_int_or_pair, boolean_dispatch, reproducibility_notes,  # noqa: E402,F401
                                       tf32_notes)
 from ..tensor import Tensor  # noqa: E402  (PyTorch's F re-exports the tensor class too)
 
 __all__ += ["ScalingType", "SwizzleType", "grouped_mm", "scaled_grouped_mm", "scaled_mm", "handle_torch_function",
             "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
-            "boolean_dispatch", "reproducibility_notes", "tf32_notes", "Tensor"]
-from ..ops.functional_support import BroadcastingList1, BroadcastingList2, BroadcastingList3  # noqa: E402
-
-__all__ += ["BroadcastingList1", "BroadcastingList2", "BroadcastingList3"]
+            "boolean_dispatch", "Tensor"]
+from ..ops.functional_support import BroadcastingList1, BroadcastingList2, BroadcastingList3  # noqa: E402,F401
+# (constants and annotations, like GRID_SAMPLE_*_MODES and the notes above, stay out of __all__: it lists the functions)

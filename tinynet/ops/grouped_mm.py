@@ -132,9 +132,10 @@ def grouped_mm(mat_a, mat_b, *, offs=None, bias=None, out_dtype=None):
         Tensor of mat_a's dtype.
 
     Raises:
-        ArgumentTypeError / DTypeError: non-tensors, other dtypes, offs not int32.
-        ShapeError: ranks or sizes that do not fit. ArgumentError: offs given or missing
-        against the ranks, a bias, decreasing offsets.
+        ArgumentTypeError: non-tensors.
+        DTypeError: other dtypes, offs not int32, an out_dtype other than mat_a's.
+        ShapeError: ranks or sizes that do not fit.
+        ArgumentError: offs given or missing against the ranks, a bias, decreasing offsets.
     """
     op = "grouped_mm"
     a, b = _operand(op, "mat_a", mat_a), _operand(op, "mat_b", mat_b)
@@ -203,7 +204,7 @@ def scaled_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, sw
         mat_a (Tensor): (M, K) stored values. mat_b (Tensor): (K, N).
         scale_a, scale_b (Tensor or list of one): float32 decoding scales: one value
             (TensorWise), or (M, 1) / (1, N) (RowWise).
-        scale_recipe_a, scale_recipe_b (ScalingType or list of one).
+        scale_recipe_a, scale_recipe_b (ScalingType or list of one): TensorWise or RowWise.
         swizzle_a, swizzle_b (SwizzleType, optional): None or NO_SWIZZLE.
         bias (Tensor, optional): (N,), added before the cast.
         output_dtype (dtype): default bfloat16 (None: mat_a's dtype).

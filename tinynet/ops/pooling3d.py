@@ -207,8 +207,10 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
         Tensor (N, C, D_out, H_out, W_out) (or unbatched).
 
     Raises:
-        as :func:`max_pool3d`; ArgumentError for ``divisor_override == 0``; ShapeError for
-        an (unpadded) input smaller than the kernel along an axis (PyTorch's check).
+        ShapeError: as :func:`max_pool3d`, or an input smaller than the kernel along an axis
+            before padding (PyTorch's check).
+        ArgumentError: as :func:`max_pool3d`, or ``divisor_override == 0``.
+        ArgumentTypeError: as :func:`max_pool3d`.
     """
     op = "avg_pool3d"
     x, unbatched, (k, s, p, _, out) = _pool(op, input, kernel_size, stride, padding, 1, ceil_mode)

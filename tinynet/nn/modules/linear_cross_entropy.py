@@ -34,8 +34,9 @@ class LinearCrossEntropyLoss(_WeightedLoss):
     probabilities (N, C); output 0-d, or (N,) with 'none'.
 
     Raises:
-        ShapeError: a weight not of shape (C,). ArgumentError: label_smoothing outside [0, 1],
-        an unknown reduction, bad sizes.
+        ShapeError: a weight not of shape (C,).
+        ArgumentError: label_smoothing outside [0, 1], an unknown reduction, bad sizes.
+        ArgumentTypeError: out_features not a tuple of ints.
     """
 
     def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None, dtype=None,

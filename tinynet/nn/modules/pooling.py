@@ -268,8 +268,8 @@ class FractionalMaxPool2d(Module):
     Shape: (N, C, H, W) or (C, H, W) -> (N, C, oh, ow) or (C, oh, ow).
 
     Raises:
-        ArgumentError (construction): neither or both of output_size/output_ratio, a ratio
-        outside (0, 1).
+        ArgumentError: (construction) neither or both of output_size/output_ratio, a ratio
+            outside (0, 1).
     """
 
     _dims = 2
