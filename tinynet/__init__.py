@@ -8,6 +8,8 @@ Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by 
 import math as _math
 from importlib import metadata as _metadata
 
+import numpy as _numpy
+
 try:
     __version__ = _metadata.version("tinynet")  # the installed distribution's version (pyproject.toml)
 except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
@@ -19,7 +21,8 @@ from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, 
 from .dtypes import torch_promote_types as promote_types
 from .dtypes import iinfo, torch_can_cast as can_cast
 from .dtypes import cdouble, cfloat, complex64, complex128
-from .layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from .layouts import (channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
+                      strided)
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
 from .dtypes import int32 as int  # noqa: A001  (torch.int)
@@ -104,6 +107,25 @@ from . import accelerator, multiprocessing  # noqa: E402
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
 from .ops.special_functions import i0  # noqa: E402
 from .ops.special_misc import mvlgamma  # noqa: E402
+from .ops.inplace_torch import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_,  # noqa: E402
+                                arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_,
+                                clip_, conj_physical_, cos_, cosh_, deg2rad_, detach, detach_, erf_, erfc_, exp2_,
+                                exp_, expm1_, fill_, fix_, floor_, frac_, get_device, i0_, index_put_, log10_,
+                                log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_,
+                                rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_,
+                                zero_)
+from .ops.inplace_torch import torch_round_ as round_  # noqa: E402
+from .ops.functional_torch import (alpha_dropout_, batch_norm, binary_cross_entropy_with_logits,  # noqa: E402
+                                   constant_pad_nd, conv_tbc, convolution, cosine_embedding_loss, dropout, dropout_,
+                                   feature_alpha_dropout_, feature_dropout, feature_dropout_, hinge_embedding_loss,
+                                   kl_div, margin_ranking_loss, max_pool1d_with_indices, native_batch_norm,
+                                   native_channel_shuffle, native_dropout, native_group_norm, native_layer_norm,
+                                   poisson_nll_loss, triplet_margin_loss)
+from .ops.rnn_torch import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh,  # noqa: E402
+                            rnn_tanh_cell)
+from .ops.tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402
+                               FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor, set_default_tensor_type,
+                               typename)
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
@@ -121,6 +143,7 @@ from .serialization import load, save
 from . import serialization  # noqa: E402
 serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
+dtype = _numpy.dtype  # torch.dtype: the class of tinynet's dtypes (NumPy's dtype objects, see tinynet.dtypes)
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e
 inf = _math.inf

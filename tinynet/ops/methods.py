@@ -12,7 +12,7 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import linalg_torch
+from . import inplace_torch, linalg_torch, tensor_types
 from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
@@ -132,7 +132,7 @@ ADAPTERS = {
     "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 
-PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES}
+PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES, **tensor_types.PROPERTIES}
 
 
 def attach():
@@ -142,7 +142,7 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
-                     **special_misc.METHODS}.items():
+                     **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

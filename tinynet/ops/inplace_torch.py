@@ -1,0 +1,87 @@
+"""The torch-level in-place functions (``torch.exp_(x)``, ``torch.clamp_(x, min=0)``,
+``torch.fill_(x, 1)``, ``torch.detach_(x)``, ...): each is the Tensor method of the same name
+with the tensor passed first as ``input``, so autograd's in-place rules are those of
+:mod:`.inplace` (a leaf that requires grad is refused, a non-leaf's history is rewritten).
+
+Also the in-place methods this family adds to the Tensor (``nan_to_num_``,
+``conj_physical_``, ``addmm_``/``addmv_``/``addbmm_``/``baddbmm_``, ``round_`` with
+``decimals``), each an out-of-place function written back (``inplace_apply``).
+"""
+import inspect
+
+from ..errors import ArgumentTypeError
+from ..tensor import Tensor
+from . import activation, blas, inplace, inplace_methods, special_misc, unary
+from .complex import conj_physical
+from .inplace import composed_method, inplace_apply
+from .util import check_tensor, named
+
+
+def round_(self, *, decimals=0):
+    """In-place :func:`tinynet.round` (``decimals`` as there); returns self."""
+    return inplace_apply("round_", self, lambda t: unary.round(t, decimals=decimals))
+
+
+# the in-place methods this module adds to the Tensor (ops/methods.py attaches them)
+METHODS = {"round_": round_, "nan_to_num_": composed_method("nan_to_num_", unary.nan_to_num),
+           "conj_physical_": composed_method("conj_physical_", conj_physical),
+           **{f"{f.__name__}_": composed_method(f"{f.__name__}_", f)
+              for f in (blas.addmm, blas.addmv, blas.addbmm, blas.baddbmm)}}
+
+
+def _detach(self):
+    return Tensor.detach(self)
+
+
+def _detach_(self):
+    return Tensor.detach_(self)
+
+
+def _get_device(self):
+    return Tensor.get_device(self)
+
+
+# where each torch-level function's method is defined: name -> the method (tensor first)
+_SOURCES = {**{n: getattr(inplace, n) for n in ("exp_", "log_", "sqrt_", "abs_", "neg_", "floor_", "ceil_",
+                                                 "reciprocal_", "square_", "clamp_", "clip_", "zero_", "fill_")},
+            **{n: inplace_methods.METHODS[n] for n in (
+                "acos_", "acosh_", "arccos_", "arccosh_", "arcsin_", "arcsinh_", "arctan_", "arctanh_", "asin_",
+                "asinh_", "atan_", "atanh_", "clamp_max_", "clamp_min_", "cos_", "cosh_", "deg2rad_", "erf_",
+                "erfc_", "exp2_", "expm1_", "fix_", "frac_", "index_put_", "log10_", "log1p_", "log2_", "logit_",
+                "negative_", "rad2deg_", "rsqrt_", "sin_", "sinc_", "sinh_", "tan_", "trunc_", "xlogy_")},
+            "i0_": special_misc.METHODS["i0_"],
+            "detach": _detach, "detach_": _detach_, "get_device": _get_device, **METHODS}
+
+
+def _torch_level(name):
+    """``torch.<name>(input, ...)``: the method ``_SOURCES[name]`` with its first parameter
+    named ``input``; a call that does not fit the signature raises ArgumentTypeError."""
+    method = _SOURCES[name]
+    sig = inspect.signature(method)
+    params = list(sig.parameters.values())
+    sig = sig.replace(parameters=[params[0].replace(name="input")] + params[1:])
+
+    def fn(*args, **kwargs):
+        try:
+            bound = sig.bind(*args, **kwargs)
+        except TypeError as exc:
+            raise ArgumentTypeError(f"{name}: {exc}") from None
+        check_tensor(name, "input", bound.arguments["input"])
+        return method(*bound.args, **bound.kwargs)
+    fn.__signature__ = sig
+    doc = (method.__doc__ or "").strip().splitlines()
+    return named(fn, name, f"``torch.{name}``: ``input.{name}(...)``. " + (doc[0] if doc else ""))
+
+
+(abs_, acos_, acosh_, arccos_, arccosh_, arcsin_, arcsinh_, arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_,
+ clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
+ floor_, frac_, i0_, index_put_, log10_, log1p_, log2_, log_, logit_, neg_, negative_, rad2deg_, reciprocal_,
+ rsqrt_, sin_, sinc_, sinh_, sqrt_, square_, tan_, trunc_, xlogy_, zero_, detach, detach_, get_device,
+ nan_to_num_, conj_physical_, addmv_) = (_torch_level(n) for n in (
+    "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ clamp_ "
+    "clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ i0_ "
+    "index_put_ log10_ log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ rsqrt_ sin_ sinc_ sinh_ "
+    "sqrt_ square_ tan_ trunc_ xlogy_ zero_ detach detach_ get_device nan_to_num_ conj_physical_ addmv_").split())
+# round_ at the torch level (torch.round_(input, *, decimals=0)); sigmoid_ and tanh_ already take ``input``
+torch_round_ = _torch_level("round_")
+sigmoid_, tanh_ = activation.sigmoid_, activation.tanh_
