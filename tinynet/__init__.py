@@ -121,6 +121,16 @@ from .ops.functional_torch import (alpha_dropout_, batch_norm, binary_cross_entr
                                    kl_div, margin_ranking_loss, max_pool1d_with_indices, native_batch_norm,
                                    native_channel_shuffle, native_dropout, native_group_norm, native_layer_norm,
                                    poisson_nll_loss, triplet_margin_loss)
+from .ops.pointwise_bits import (bitwise_left_shift, bitwise_right_shift, frexp, gcd, gcd_, isreal,  # noqa: E402
+                                 lcm, lcm_, ldexp, ldexp_, nextafter, rsub)
+from .ops.blas_products import addr, vdot  # noqa: E402
+from .ops.matrix_functions import chain_matmul  # noqa: E402
+from .ops.norms_torch import dist, frobenius_norm, norm_except_dim, nuclear_norm, renorm  # noqa: E402
+from .ops.creation_memory import (empty_permuted, empty_strided, fill, from_file, frombuffer,  # noqa: E402
+                                  scalar_tensor, to_dlpack)
+from .ops.creation_memory import range  # noqa: E402,A004  (torch.range)
+from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,  # noqa: E402
+                          kaiser_window)
 from .ops.rnn_torch import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh,  # noqa: E402
                             rnn_tanh_cell)
 from .ops.tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402

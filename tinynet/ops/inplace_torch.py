@@ -4,14 +4,14 @@ with the tensor passed first as ``input``, so autograd's in-place rules are thos
 :mod:`.inplace` (a leaf that requires grad is refused, a non-leaf's history is rewritten).
 
 Also the in-place methods this family adds to the Tensor (``nan_to_num_``,
-``conj_physical_``, ``addmm_``/``addmv_``/``addbmm_``/``baddbmm_``, ``round_`` with
+``conj_physical_``, ``addmm_``/``addmv_``/``addbmm_``/``baddbmm_``/``addr_``, ``renorm_``, ``round_`` with
 ``decimals``), each an out-of-place function written back (``inplace_apply``).
 """
 import inspect
 
 from ..errors import ArgumentTypeError
 from ..tensor import Tensor
-from . import activation, blas, inplace, inplace_methods, special_misc, unary
+from . import activation, blas, blas_products, inplace, inplace_methods, norms_torch, special_misc, unary
 from .complex import conj_physical
 from .inplace import composed_method, inplace_apply
 from .util import check_tensor, named
@@ -26,7 +26,7 @@ def round_(self, *, decimals=0):
 METHODS = {"round_": round_, "nan_to_num_": composed_method("nan_to_num_", unary.nan_to_num),
            "conj_physical_": composed_method("conj_physical_", conj_physical),
            **{f"{f.__name__}_": composed_method(f"{f.__name__}_", f)
-              for f in (blas.addmm, blas.addmv, blas.addbmm, blas.baddbmm)}}
+              for f in (blas.addmm, blas.addmv, blas.addbmm, blas.baddbmm, blas_products.addr, norms_torch.renorm)}}
 
 
 def _detach(self):

@@ -12,7 +12,7 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import inplace_torch, linalg_torch, tensor_types
+from . import inplace_torch, linalg_torch, norms_torch, pointwise_bits, tensor_types
 from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
@@ -26,7 +26,7 @@ SAME_SIGNATURE = {
     pointwise_special: ["xlogy", "logit", "sinc"],
     search: ["unique"],
     calculus: ["diff"],
-    blas_products: ["trace", "kron", "inner", "cross"],
+    blas_products: ["trace", "kron", "inner", "cross", "vdot", "addr"],
     counting: ["bincount", "histc", "unique_consecutive"],
     index_update: ["index_add", "index_copy", "index_fill", "masked_scatter", "index_put"],
     select: ["masked_fill", "masked_select"],
@@ -55,6 +55,7 @@ SAME_SIGNATURE = {
     split_ops: ["chunk", "split", "unbind", "tensor_split", "narrow", "unfold", "hsplit", "vsplit", "dsplit"],
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
+    norms_torch: ["dist", "renorm"],
     rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
     diagonal: ["tril", "triu", "diag", "diagonal", "diag_embed", "diagflat"],
     inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
@@ -142,7 +143,8 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
-                     **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS}.items():
+                     **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS,
+                     **pointwise_bits.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))
