@@ -131,6 +131,13 @@ from .ops.creation_memory import (empty_permuted, empty_strided, fill, from_file
 from .ops.creation_memory import range  # noqa: E402,A004  (torch.range)
 from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,  # noqa: E402
                           kaiser_window)
+from .ops.view_copies import (adjoint, alias_copy, detach_copy, diagonal_copy, expand_copy,  # noqa: E402
+                              narrow_copy, permute_copy, select, select_copy, slice_copy, split_copy,
+                              split_with_sizes, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+                              unbind_copy, unfold_copy, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
+                              unsqueeze_copy, view_as_complex_copy, view_as_real_copy, view_copy)
+from .ops.strided import as_strided, as_strided_copy, as_strided_scatter  # noqa: E402
+from .ops.inplace_views import as_strided_, resize_as_  # noqa: E402
 from .ops.rnn_torch import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh,  # noqa: E402
                             rnn_tanh_cell)
 from .ops.tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402

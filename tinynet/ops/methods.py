@@ -12,7 +12,8 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import inplace_torch, linalg_torch, norms_torch, pointwise_bits, tensor_types
+from . import (inplace_torch, inplace_views, linalg_torch, norms_torch, pointwise_bits, strided, tensor_types,
+               view_copies)
 from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
@@ -133,7 +134,8 @@ ADAPTERS = {
     "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 
-PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES, **tensor_types.PROPERTIES}
+PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES, **tensor_types.PROPERTIES,
+              **view_copies.PROPERTIES}
 
 
 def attach():
@@ -144,7 +146,8 @@ def attach():
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
                      **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS,
-                     **pointwise_bits.METHODS}.items():
+                     **pointwise_bits.METHODS, **view_copies.METHODS,
+                     **strided.METHODS, **inplace_views.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))
