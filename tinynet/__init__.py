@@ -155,6 +155,12 @@ from . import profiler  # noqa: E402  (torch.profiler: records ops only while a 
 from . import onnx  # noqa: E402  (torch.onnx: the onnx package is imported by export, not here)
 from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
+from .amp import GradScaler, clear_autocast_cache, is_autocast_cache_enabled  # noqa: E402
+from .amp.autocast_mode import (get_autocast_cpu_dtype, get_autocast_gpu_dtype,  # noqa: E402
+                                is_autocast_cpu_enabled)
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .printoptions import set_printoptions  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
 from . import serialization  # noqa: E402

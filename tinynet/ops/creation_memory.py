@@ -151,17 +151,20 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     return out.requires_grad_() if requires_grad else out
 
 
-def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
+def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
     """A 1-D CPU tensor viewing the memory of a Python buffer (``bytes``, ``bytearray``,
     ``memoryview``, ``array.array``, ...) without copying: ``count`` elements of ``dtype``
     (-1: all that fit) from byte ``offset``. A read-only buffer (``bytes``) gives a tensor
     that refuses in-place changes.
 
     Raises:
-        ArgumentTypeError: ``buffer`` does not support the buffer protocol.
+        ArgumentTypeError: ``buffer`` does not support the buffer protocol, or no ``dtype``
+        (required, as in PyTorch).
         ArgumentError: an offset past the end, a length that is not a multiple of the element
         size, or no elements.
     """
+    if dtype is None:
+        raise ArgumentTypeError("frombuffer: the keyword argument dtype is required")
     dt = dtypes.as_dtype(dtype, "frombuffer")
     count = check_int("frombuffer", "count", count, -1)
     offset = check_int("frombuffer", "offset", offset, 0)
