@@ -12,8 +12,8 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import (inplace_torch, inplace_views, linalg_torch, norms_torch, pointwise_bits, scatter_reduce, strided,
-               tensor_types, view_copies)
+from . import (inplace_torch, inplace_views, linalg_torch, norms_torch, piecewise_activations, pointwise_bits,
+               sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
 from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
@@ -57,6 +57,7 @@ SAME_SIGNATURE = {
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
     norms_torch: ["dist", "renorm"],
+    piecewise_activations: ["prelu", "hardshrink"],
     rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
     diagonal: ["tril", "triu", "diag", "diagonal", "diag_embed", "diagflat"],
     inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
@@ -147,7 +148,8 @@ def attach():
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
                      **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS,
                      **pointwise_bits.METHODS, **view_copies.METHODS,
-                     **strided.METHODS, **inplace_views.METHODS, **scatter_reduce.METHODS}.items():
+                     **strided.METHODS, **inplace_views.METHODS, **scatter_reduce.METHODS,
+                     **sampling_inplace.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

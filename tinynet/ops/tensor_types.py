@@ -207,7 +207,27 @@ def is_distributed(self):
     return False
 
 
-METHODS = {"is_pinned": is_pinned, "pin_memory": pin_memory, "is_set_to": is_set_to, "dense_dim": dense_dim,
+def is_nonzero(self):
+    """True when the one-element tensor is nonzero (``bool(self)``).
+
+    Raises:
+        ArgumentError: not exactly one element (as PyTorch).
+    """
+    return self.__bool__()
+
+
+def cfloat(self, memory_format=None):
+    """``self.to(tinynet.complex64)``."""
+    return self.to(dtypes.complex64)
+
+
+def cdouble(self, memory_format=None):
+    """``self.to(tinynet.complex128)``."""
+    return self.to(dtypes.complex128)
+
+
+METHODS = {"is_nonzero": is_nonzero, "cfloat": cfloat, "cdouble": cdouble,
+           "is_pinned": is_pinned, "pin_memory": pin_memory, "is_set_to": is_set_to, "dense_dim": dense_dim,
            "sparse_dim": sparse_dim, "to_dense": to_dense, "dim_order": dim_order, "is_distributed": is_distributed,
            "const_data_ptr": data_ptr}
 PROPERTIES = {"layout": _layout, **{n: _false for n in ("is_sparse", "is_sparse_csr", "is_quantized", "is_nested",
