@@ -48,7 +48,7 @@ from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, eye, f
 from .ops.tensor_properties import (is_complex, is_floating_point, is_inference, is_same_size, is_signed, is_tensor,
                                     numel)
 from .ops.gather import gather, scatter, scatter_add, take, take_along_dim
-from .ops.indexing import argwhere, index_select, nonzero
+from .ops.indexing import argwhere, index_select, nonzero, nonzero_static
 from .ops.join import cat, column_stack, concat, concatenate, dstack, hstack, row_stack, stack, vstack
 from .ops.einsum import einsum
 from .ops.embedding import torch_embedding as embedding
@@ -66,10 +66,10 @@ from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .ops.select import masked_fill, masked_select, where
 from .ops.compare_extrema import fmax, fmin, maximum, minimum
 from .ops.stats import corrcoef, cov, logsumexp, norm, std, std_mean, var, var_mean
-from .ops.sampling import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn,
-                           randn_like, randperm)
+from .ops.sampling import (bernoulli, binomial, multinomial, normal, poisson, rand, rand_like, randint, randint_like,
+                           randn, randn_like, randperm)
 from .ops.split import chunk, dsplit, hsplit, narrow, split, tensor_split, unbind, vsplit
-from .ops.sorting import argsort, kthvalue, median, msort, sort, topk
+from .ops.sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, ravel, reshape, squeeze, swapaxes,
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.broadcast import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors
@@ -82,11 +82,11 @@ from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
 from .ops.interpolate import channel_shuffle
 from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
-from .ops.counting import bincount, histc, unique_consecutive
+from .ops.counting import bincount, histc, histogram, histogramdd, unique_consecutive
 from .ops.complex import (angle, conj, conj_physical, imag, is_conj, is_neg, polar, real, resolve_conj, resolve_neg,
                           view_as_complex, view_as_real)
 from .ops.complex import complex  # noqa: A001  (torch.complex)
-from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.calculus import cumulative_trapezoid, diff, gradient, trapezoid, trapz
 from .ops.linalg_torch import (cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
                                 svd)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
