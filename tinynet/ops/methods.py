@@ -12,8 +12,8 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import (inplace_torch, inplace_views, linalg_torch, norms_torch, piecewise_activations, pointwise_bits,
-               sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
+from . import (inplace_torch, inplace_views, linalg_legacy, linalg_torch, norms_torch, piecewise_activations,
+               pointwise_bits, sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
 from . import complex as complex_ops, special_misc
 from . import split as split_ops
 
@@ -57,6 +57,7 @@ SAME_SIGNATURE = {
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median", "mode"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
     norms_torch: ["dist", "renorm"],
+    linalg_legacy: ["cholesky_solve", "cholesky_inverse", "lu", "lu_solve", "triangular_solve"],
     piecewise_activations: ["prelu", "hardshrink"],
     rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
     diagonal: ["tril", "triu", "diag", "diagonal", "diag_embed", "diagflat"],
