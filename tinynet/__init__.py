@@ -141,6 +141,7 @@ from .ops.inplace_views import as_strided_, resize_as_  # noqa: E402
 from .ops.scatter_reduce import index_reduce, put, scatter_reduce  # noqa: E402
 from .ops.linalg_legacy import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,  # noqa: E402
                                 pca_lowrank, svd_lowrank, triangular_solve)
+from .ops.stft import istft, stft  # noqa: E402
 from .ops.rnn_torch import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh,  # noqa: E402
                             rnn_tanh_cell)
 from .ops.tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402

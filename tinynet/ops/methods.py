@@ -14,7 +14,7 @@ from . import (activation, arith, blas, blas_products, calculus, compare, compar
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
 from . import (inplace_torch, inplace_views, linalg_legacy, linalg_torch, norms_torch, piecewise_activations,
                pointwise_bits, sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
-from . import complex as complex_ops, special_misc
+from . import complex as complex_ops, special_misc, stft as stft_ops
 from . import split as split_ops
 
 # name -> function taking the tensor first; attached as is
@@ -57,6 +57,7 @@ SAME_SIGNATURE = {
     sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median", "mode"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
     norms_torch: ["dist", "renorm"],
+    stft_ops: ["stft", "istft"],
     linalg_legacy: ["cholesky_solve", "cholesky_inverse", "lu", "lu_solve", "triangular_solve"],
     piecewise_activations: ["prelu", "hardshrink"],
     rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
