@@ -5,7 +5,7 @@ differentiable ops, so their gradients are those ops'.
 """
 import warnings
 
-from ..errors import ArgumentError, DTypeError
+from ..errors import ArgumentError, DTypeError, ShapeError
 from .arith import mul, sub
 from .broadcast import broadcast_tensors
 from .compare import gt
@@ -35,6 +35,7 @@ def renorm(input, p, dim, maxnorm):
 
     Raises:
         ArgumentError: ``p`` <= 0 or ``maxnorm`` < 0. IndexOutOfRangeError: ``dim`` out of range.
+        ShapeError: fewer than 2 dims (as PyTorch).
         DTypeError: an integer tensor.
     """
     check_tensor("renorm", "input", input)
@@ -46,9 +47,11 @@ def renorm(input, p, dim, maxnorm):
         raise ArgumentError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
     if input.array.dtype.kind in "biu":
         raise DTypeError(f"renorm: expected a floating-point tensor, got {input.dtype}")
+    if input.ndim < 2:
+        raise ShapeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} dimensions")
     d = dim_index("renorm", dim, input.ndim)
     others = tuple(i for i in range(input.ndim) if i != d)
-    norms = vector_norm(input, p, others, keepdim=True) if input.ndim else vector_norm(input, p)
+    norms = vector_norm(input, p, others, keepdim=True)
     factor = where(gt(norms, maxnorm), div(maxnorm, norms + 1e-7), 1.0).to(input.dtype)
     return mul(input, factor)
 
