@@ -111,3 +111,20 @@ def test_pin_memory(device):
     y = w.pin_memory()
     (y * 2).sum().backward()
     assert w.grad.tolist() == [2.0, 2.0, 2.0]
+
+
+def test_legacy_new(device):
+    b, p = tinynet.tensor([1, 2], dtype=tinynet.int32, device=device), torch.tensor([1, 2], dtype=torch.int32)
+    for args in (([3.7, 1.2],), (2, 3), (), (tinynet.Size([2, 2]),)):
+        ours = b.new(*args)
+        theirs = p.new(*(torch.Size(a) if isinstance(a, tinynet.Size) else a for a in args))
+        assert ours.shape == theirs.shape and ours.dtype == tinynet.int32 and ours.device == b.device
+        if args and isinstance(args[0], list):
+            assert ours.tolist() == theirs.tolist()
+    assert b.new(b) is b
+    with pytest.raises(errors.DTypeError, match="new"):
+        b.new(tinynet.ones(2, device=device))
+    with pytest.raises(TypeError):
+        p.new(torch.ones(2))
+    with pytest.raises(errors.ArgumentTypeError, match="new"):
+        b.new(2.5)

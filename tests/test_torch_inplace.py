@@ -132,3 +132,30 @@ def test_every_torch_level_function_takes_input_first():
         if name != "round_":
             assert getattr(inplace_torch, name, fn) is fn or name in ("sigmoid_", "tanh_")
         assert next(iter(inspect.signature(fn).parameters)) == "input", name
+
+
+@pytest.mark.parametrize("shape, wrap", [((3, 3), False), ((7, 3), True), ((7, 3), False), ((2, 5), False),
+                                         ((2, 2, 2), False)])
+def test_fill_diagonal_matches_torch(shape, wrap, device):
+    x = R.standard_normal(shape)
+    a, b = tinynet.tensor(x, device=device, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ya, yb = a * 1.0, b * 1.0
+    assert ya.fill_diagonal_(2.5, wrap=wrap) is ya
+    yb.fill_diagonal_(2.5, wrap=wrap)
+    assert_close(ya, yb, rtol=0, atol=0, what="fill_diagonal_")
+    g = R.standard_normal(shape)
+    (ya * tinynet.tensor(g, device=device)).sum().backward()
+    (yb * torch.tensor(g)).sum().backward()
+    assert_close(a.grad, b.grad, rtol=0, atol=0, what="fill_diagonal_ gradient")
+    with pytest.raises(errors.ShapeError, match="fill_diagonal_"):
+        tinynet.zeros(2, 3, 2, device=device).fill_diagonal_(1)
+    with pytest.raises(RuntimeError):
+        torch.zeros(2, 3, 2).fill_diagonal_(1)
+
+
+@pytest.mark.parametrize("size", [(3, 1), (1, 3, 1), (2, 1, 4), (4,), (1,)])
+def test_sum_to_size_matches_torch(size, device):
+    from helpers import check_op
+    check_op(device, lambda t: t.sum_to_size(*size), lambda t: t.sum_to_size(*size), [R.standard_normal((2, 3, 4))])
+    with pytest.raises(errors.ShapeError, match="sum_to_size"):
+        tinynet.ones(2, 3, 4, device=device).sum_to_size(2, 2)

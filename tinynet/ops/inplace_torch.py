@@ -8,8 +8,10 @@ Also the in-place methods this family adds to the Tensor (``nan_to_num_``,
 ``decimals``), each an out-of-place function written back (``inplace_apply``).
 """
 import inspect
+import numbers
 
-from ..errors import ArgumentTypeError
+from .. import backend
+from ..errors import ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from . import activation, blas, blas_products, inplace, inplace_methods, norms_torch, special_misc, unary
 from .complex import conj_physical
@@ -22,8 +24,32 @@ def round_(self, *, decimals=0):
     return inplace_apply("round_", self, lambda t: unary.round(t, decimals=decimals))
 
 
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal (``self[i, i, ..., i]``) in place; with ``wrap`` a
+    tall matrix's diagonal starts again every ``ncols + 1`` rows (``numpy.fill_diagonal``'s rule).
+    The diagonal gets no gradient. Returns self.
+
+    Raises:
+        ShapeError: fewer than 2 dims, or (more than 2 dims) dims of different lengths.
+    """
+    from .select import Where
+    check_tensor("fill_diagonal_", "self", self)
+    if self.ndim < 2:
+        raise ShapeError(f"fill_diagonal_: dimensions must be larger than 1, got {self.ndim}")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise ShapeError(f"fill_diagonal_: all dimensions of input must be of equal length, got {tuple(self.shape)}")
+    value = fill_value.item() if isinstance(fill_value, Tensor) and fill_value.numel() == 1 else fill_value
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        raise ArgumentTypeError(f"fill_diagonal_: fill_value must be a number, got {type(fill_value).__name__}")
+    xp = backend.array_module(self.array)
+    mask = xp.zeros(self.shape, dtype=bool)
+    xp.fill_diagonal(mask, True, wrap=bool(wrap))
+    return inplace_apply("fill_diagonal_", self, lambda t: Where(t.array.dtype).apply(mask, value, t))
+
+
 # the in-place methods this module adds to the Tensor (ops/methods.py attaches them)
-METHODS = {"round_": round_, "nan_to_num_": composed_method("nan_to_num_", unary.nan_to_num),
+METHODS = {"round_": round_, "fill_diagonal_": fill_diagonal_,
+           "nan_to_num_": composed_method("nan_to_num_", unary.nan_to_num),
            "conj_physical_": composed_method("conj_physical_", conj_physical),
            **{f"{f.__name__}_": composed_method(f"{f.__name__}_", f)
               for f in (blas.addmm, blas.addmv, blas.addbmm, blas.baddbmm, blas_products.addr, norms_torch.renorm)}}

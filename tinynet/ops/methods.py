@@ -8,7 +8,7 @@ import :mod:`tinynet.tensor` back. Methods whose signature differs from the func
 """
 from ..errors import ArgumentTypeError
 from ..tensor import Tensor
-from . import (activation, arith, blas, blas_products, calculus, compare, compare_extrema, conversion,
+from . import (activation, arith, blas, blas_products, broadcast, calculus, compare, compare_extrema, conversion,
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
@@ -133,7 +133,8 @@ OPERATORS = {
 }
 
 ADAPTERS = {
-    "where": _where, "new_zeros": _new(creation.zeros), "new_ones": _new(creation.ones),
+    "where": _where, "sum_to_size": broadcast.sum_to_size, "new_zeros": _new(creation.zeros),
+    "new_ones": _new(creation.ones),
     "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 

@@ -53,24 +53,29 @@ class _TensorType(type):
         if device is not None and devices.resolve(device, op).type != "cpu":
             raise DeviceError(f"{op}: legacy constructor expects device type: cpu but device type: "
                               f"{devices.resolve(device, op).type} was passed")
-        if len(args) == 1 and isinstance(args[0], Tensor):
-            if args[0].array.dtype != cls.dtype or args[0].is_cuda:
-                raise DTypeError(f"{op}: expected a CPU tensor of dtype {cls.dtype}, got {args[0].dtype} on "
-                                 f"{args[0].device}")
-            return args[0]
-        if not args:
-            return empty(0, dtype=cls.dtype, device="cpu")
-        if len(args) == 1 and isinstance(args[0], Size) or all(
-                isinstance(a, (numbers.Integral, numpy.integer)) and not isinstance(a, bool) for a in args):
-            return empty(*(args[0] if len(args) == 1 and isinstance(args[0], Size) else args), dtype=cls.dtype,
-                         device="cpu")
-        if len(args) != 1:
-            raise ArgumentTypeError(f"{op}: expected sizes (ints), one sequence of data or one tensor, got "
-                                    f"{tuple(type(a).__name__ for a in args)}")
-        data = args[0]
-        if not isinstance(data, (list, tuple, numpy.ndarray)) or isinstance(data, str):
-            raise ArgumentTypeError(f"{op}: data must be a sequence (got {type(data).__name__})")
-        return tensor(data, dtype=cls.dtype, device="cpu")
+        return legacy_new(op, cls.dtype, devices.CPU, args)
+
+
+def legacy_new(op, dtype, device, args):
+    """PyTorch's legacy constructor forms: no argument (an empty tensor), sizes (uninitialised),
+    a ``Size``, one tensor of ``dtype`` on ``device`` (itself), or one sequence of data."""
+    if len(args) == 1 and isinstance(args[0], Tensor):
+        if args[0].array.dtype != dtype or args[0].device != device:
+            raise DTypeError(f"{op}: expected a tensor of dtype {dtype} on {device}, got {args[0].dtype} on "
+                             f"{args[0].device}")
+        return args[0]
+    if not args:
+        return empty(0, dtype=dtype, device=device)
+    if len(args) == 1 and isinstance(args[0], Size) or all(
+            isinstance(a, (numbers.Integral, numpy.integer)) and not isinstance(a, bool) for a in args):
+        return empty(*(args[0] if len(args) == 1 and isinstance(args[0], Size) else args), dtype=dtype, device=device)
+    if len(args) != 1:
+        raise ArgumentTypeError(f"{op}: expected sizes (ints), one sequence of data or one tensor, got "
+                                f"{tuple(type(a).__name__ for a in args)}")
+    data = args[0]
+    if not isinstance(data, (list, tuple, numpy.ndarray)) or isinstance(data, str):
+        raise ArgumentTypeError(f"{op}: data must be a sequence (got {type(data).__name__})")
+    return tensor(data, dtype=dtype, device=device)
 
 
 def _typed(name, dtype):
@@ -207,6 +212,18 @@ def is_distributed(self):
     return False
 
 
+def new(self, *args, device=None):
+    """PyTorch's legacy ``Tensor.new``: a tensor of this one's dtype (and device, unless ``device``
+    says otherwise) from sizes (uninitialised), from a sequence of data, or empty without
+    arguments; a tensor argument must already have this dtype and device (it is returned).
+
+    Raises:
+        ArgumentTypeError: arguments of another form. DTypeError: a tensor of another dtype.
+    """
+    check_tensor("new", "self", self)
+    return legacy_new("new", self.dtype, self.device if device is None else devices.resolve(device, "new"), args)
+
+
 def is_nonzero(self):
     """True when the one-element tensor is nonzero (``bool(self)``).
 
@@ -226,7 +243,7 @@ def cdouble(self, memory_format=None):
     return self.to(dtypes.complex128)
 
 
-METHODS = {"is_nonzero": is_nonzero, "cfloat": cfloat, "cdouble": cdouble,
+METHODS = {"new": new, "is_nonzero": is_nonzero, "cfloat": cfloat, "cdouble": cdouble,
            "is_pinned": is_pinned, "pin_memory": pin_memory, "is_set_to": is_set_to, "dense_dim": dense_dim,
            "sparse_dim": sparse_dim, "to_dense": to_dense, "dim_order": dim_order, "is_distributed": is_distributed,
            "const_data_ptr": data_ptr}
