@@ -105,6 +105,8 @@ def sum_to_size(self, *size):
     from .reduction import sum as _sum
     from .util import sizes
     check_tensor("sum_to_size", "self", self)
+    if not size:
+        raise ArgumentTypeError("sum_to_size: missing the required argument size")
     shape = sizes("sum_to_size", size, "size")
     lead = self.ndim - len(shape)
     if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self.shape[lead:])):
