@@ -1,8 +1,7 @@
 """Ranks and broadcasting, by NumPy's and PyTorch's rules (sizes aligned from the right,
 leading dims of size 1 added, size 1 stretched): ``broadcast_shapes``, ``broadcast_tensors``
 (views, as :func:`~tinynet.expand`) and ``atleast_1d``, ``atleast_2d``, ``atleast_3d``
-(reshapes that add the missing dims); ``Tensor.sum_to_size``, broadcasting's inverse (the sum
-over the dims a broadcast to the tensor's shape would stretch).
+(reshapes that add the missing dims).
 """
 import numbers
 
@@ -94,23 +93,3 @@ def broadcast_tensors(*tensors):
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(t if tuple(t.shape) == shape else broadcast_to(t, shape) for t in tensors)
 
-
-def sum_to_size(self, *size):
-    """``self`` summed down to ``size``, a shape that broadcasts to ``self``'s (dims that
-    broadcasting adds or stretches are summed, stretched ones kept with size 1). Differentiable.
-
-    Raises:
-        ShapeError: ``size`` does not broadcast to ``self``'s shape.
-    """
-    from .reduction import sum as _sum
-    from .util import sizes
-    check_tensor("sum_to_size", "self", self)
-    if not size:
-        raise ArgumentTypeError("sum_to_size: missing the required argument size")
-    shape = sizes("sum_to_size", size, "size")
-    lead = self.ndim - len(shape)
-    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self.shape[lead:])):
-        raise ShapeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(self.shape)}")
-    out = _sum(self, tuple(range(lead))) if lead else self
-    stretched = tuple(k for k, (n, m) in enumerate(zip(shape, out.shape)) if n == 1 and m != 1)
-    return _sum(out, stretched, keepdim=True) if stretched else out

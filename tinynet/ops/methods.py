@@ -6,9 +6,9 @@ first argument (DeZero's way), so a method needs no code of its own and the ops 
 import :mod:`tinynet.tensor` back. Methods whose signature differs from the function
 (``view(*shape)``, ``permute(*dims)``, ``where(condition, other)``) are small adapters here.
 """
-from ..errors import ArgumentTypeError
+from ..errors import ArgumentTypeError, ShapeError
 from ..tensor import Tensor
-from . import (activation, arith, blas, blas_products, broadcast, calculus, compare, compare_extrema, conversion,
+from . import (activation, arith, blas, blas_products, calculus, compare, compare_extrema, conversion,
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
@@ -16,6 +16,7 @@ from . import (inplace_torch, inplace_views, linalg_legacy, linalg_torch, norms_
                pointwise_bits, sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
 from . import complex as complex_ops, special_misc, stft as stft_ops
 from . import split as split_ops
+from .util import check_tensor, sizes
 
 # name -> function taking the tensor first; attached as is
 SAME_SIGNATURE = {
@@ -97,6 +98,25 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
                            requires_grad=requires_grad)
 
 
+def _sum_to_size(self, *size):
+    """``self`` summed down to ``size``, a shape that broadcasts to ``self``'s (dims that
+    broadcasting adds or stretches are summed, stretched ones kept with size 1). Differentiable.
+
+    Raises:
+        ShapeError: ``size`` does not broadcast to ``self``'s shape.
+    """
+    check_tensor("sum_to_size", "self", self)
+    if not size:
+        raise ArgumentTypeError("sum_to_size: missing the required argument size")
+    shape = sizes("sum_to_size", size, "size")
+    lead = self.ndim - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self.shape[lead:])):
+        raise ShapeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(self.shape)}")
+    out = reduction.sum(self, tuple(range(lead))) if lead else self
+    stretched = tuple(k for k, (n, m) in enumerate(zip(shape, out.shape)) if n == 1 and m != 1)
+    return reduction.sum(out, stretched, keepdim=True) if stretched else out
+
+
 def _iter(self):
     if self.ndim == 0:
         raise ArgumentTypeError("iter: iteration over a 0-d tensor")
@@ -133,7 +153,7 @@ OPERATORS = {
 }
 
 ADAPTERS = {
-    "where": _where, "sum_to_size": broadcast.sum_to_size, "new_zeros": _new(creation.zeros),
+    "where": _where, "sum_to_size": _sum_to_size, "new_zeros": _new(creation.zeros),
     "new_ones": _new(creation.ones),
     "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
 }
