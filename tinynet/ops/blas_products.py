@@ -185,7 +185,7 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
 
     Raises:
         ArgumentTypeError: a non-Tensor, or ``beta``/``alpha`` not a number. ShapeError: vectors
-        not 1-D, or ``input`` does not broadcast to (n, m). DTypeError: the dtypes differ.
+            not 1-D, or ``input`` does not broadcast to (n, m). DTypeError: the dtypes differ.
     """
     a, b = _tensors("addr", vec1=vec1, vec2=vec2)
     _ndim("addr", "vec1", a, 1)

@@ -191,7 +191,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
 
     Raises:
         ArgumentError: ``edge_order`` not 1 or 2, a dim shorter than ``edge_order + 1``, or a
-        spacing list of the wrong length. ShapeError: coordinates of the wrong length.
+            spacing list of the wrong length. ShapeError: coordinates of the wrong length.
     """
     check_tensor("gradient", "input", input)
     edge_order = check_int("gradient", "edge_order", edge_order)

@@ -243,8 +243,8 @@ def view_as_complex(input):
 
     Raises:
         ArgumentTypeError: not a Tensor. DTypeError: not float32 or float64 (float16 would
-        need complex32, which tinynet lacks). ShapeError: the last dimension is not of size
-        2 with unit stride, or another stride is odd (PyTorch's rules).
+            need complex32, which tinynet lacks). ShapeError: the last dimension is not of size
+            2 with unit stride, or another stride is odd (PyTorch's rules).
     """
     check_tensor("view_as_complex", "input", input)
     a = input.array

@@ -82,7 +82,7 @@ def fill(input, value):
 
     Raises:
         ArgumentTypeError: ``input`` is not a Tensor or ``value`` not a number. ShapeError: a
-        ``value`` tensor that is not 0-d.
+            ``value`` tensor that is not 0-d.
     """
     check_tensor("fill", "input", input)
     if isinstance(value, Tensor):
@@ -159,9 +159,9 @@ def frombuffer(buffer, *, dtype=None, count=-1, offset=0, requires_grad=False):
 
     Raises:
         ArgumentTypeError: ``buffer`` does not support the buffer protocol, or no ``dtype``
-        (required, as in PyTorch).
+            (required, as in PyTorch).
         ArgumentError: an offset past the end, a length that is not a multiple of the element
-        size, or no elements.
+            size, or no elements.
     """
     if dtype is None:
         raise ArgumentTypeError("frombuffer: the keyword argument dtype is required")

@@ -264,7 +264,7 @@ def nonzero_static(input, *, size=None, fill_value=-1):
 
     Raises:
         ArgumentError: a negative ``size``. ArgumentTypeError: ``size`` (required, keyword-only, as
-        in PyTorch) or ``fill_value`` not an int.
+            in PyTorch) or ``fill_value`` not an int.
     """
     check_tensor("nonzero_static", "input", input)
     if size is None:

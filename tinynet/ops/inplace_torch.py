@@ -103,7 +103,7 @@ def _torch_level(name):
  clamp_, clamp_max_, clamp_min_, clip_, cos_, cosh_, deg2rad_, erf_, erfc_, exp2_, exp_, expm1_, fill_, fix_,
  floor_, frac_, i0_, index_put_, log10_, log1p_, log2_, log_, logit_, neg_, negative_, rad2deg_, reciprocal_,
  rsqrt_, sin_, sinc_, sinh_, sqrt_, square_, tan_, trunc_, xlogy_, zero_, detach, detach_, get_device,
- nan_to_num_, conj_physical_, addmv_) = (_torch_level(n) for n in (
+ nan_to_num_, conj_physical_, addmv_,) = (_torch_level(n) for n in (
     "abs_ acos_ acosh_ arccos_ arccosh_ arcsin_ arcsinh_ arctan_ arctanh_ asin_ asinh_ atan_ atanh_ ceil_ clamp_ "
     "clamp_max_ clamp_min_ clip_ cos_ cosh_ deg2rad_ erf_ erfc_ exp2_ exp_ expm1_ fill_ fix_ floor_ frac_ i0_ "
     "index_put_ log10_ log1p_ log2_ log_ logit_ neg_ negative_ rad2deg_ reciprocal_ rsqrt_ sin_ sinc_ sinh_ "

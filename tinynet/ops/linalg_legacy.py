@@ -134,7 +134,7 @@ def lu(A, pivot=True, get_infos=False):
 
     Raises:
         ArgumentError: ``pivot=False`` (PyTorch implements it on CUDA only). ShapeError, DTypeError:
-        as the other LAPACK functions.
+            as the other LAPACK functions.
     """
     warnings.warn("lu is deprecated in favor of linalg.lu_factor / linalg.lu_factor_ex", UserWarning, stacklevel=2)
     check_matrix("lu", "A", A)

@@ -236,7 +236,7 @@ def binomial(count, prob, generator=None):
 
     Raises:
         DTypeError: an integer ``count`` or ``prob`` (as PyTorch). ArgumentError: a probability
-        outside [0, 1] or a negative count. ShapeError: shapes that do not broadcast.
+            outside [0, 1] or a negative count. ShapeError: shapes that do not broadcast.
     """
     for name, t in (("count", count), ("prob", prob)):
         check_tensor("binomial", name, t)

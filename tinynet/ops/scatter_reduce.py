@@ -149,8 +149,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
     Raises:
         ArgumentError: an unknown ``reduce``. DTypeError: ``src``'s dtype differs, or ``index``
-        is not int64. ShapeError: ranks or sizes that do not fit. IndexOutOfRangeError: an
-        index outside ``input``'s dim.
+            is not int64. ShapeError: ranks or sizes that do not fit. IndexOutOfRangeError: an
+            index outside ``input``'s dim.
     """
     op = "scatter_reduce"
     for name, t in (("input", input), ("index", index), ("src", src)):
@@ -181,8 +181,8 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True):
 
     Raises:
         ArgumentError: an unknown ``reduce``. ShapeError: ``index`` not 1-D with ``source.shape[dim]``
-        entries, or ``source`` and ``input`` differ outside ``dim``. IndexOutOfRangeError: an index
-        out of range. DTypeError: dtypes that differ, or an index that is not int64.
+            entries, or ``source`` and ``input`` differ outside ``dim``. IndexOutOfRangeError: an index
+            out of range. DTypeError: dtypes that differ, or an index that is not int64.
     """
     op = "index_reduce"
     for name, t in (("input", input), ("index", index), ("source", source)):

@@ -55,8 +55,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
 
     Raises:
         ArgumentError: ``return_complex`` not given for real input (as PyTorch), ``n_fft`` or the
-        hop out of range, ``onesided`` with complex input. ShapeError: input not 1-D or 2-D, a
-        window of the wrong length. DTypeError: an integer input.
+            hop out of range, ``onesided`` with complex input. ShapeError: input not 1-D or 2-D, a
+            window of the wrong length. DTypeError: an integer input.
     """
     op = "stft"
     check_tensor(op, "input", input)
@@ -108,7 +108,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     Raises:
         DTypeError: a real input. ShapeError: a frequency count that does not fit ``n_fft``.
         ArgumentError: a window whose overlap-add vanishes somewhere (not invertible, as PyTorch
-        refuses), a bad ``n_fft``/hop, or ``return_complex`` with a one-sided input.
+            refuses), a bad ``n_fft``/hop, or ``return_complex`` with a one-sided input.
     """
     op = "istft"
     check_tensor(op, "input", input)

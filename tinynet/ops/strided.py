@@ -84,7 +84,7 @@ def as_strided(input, size, stride, storage_offset=None):
 
     Raises:
         ShapeError: ``size`` and ``stride`` differ in length. ArgumentError: negative sizes or
-        strides, or a view reaching past the end of the storage.
+            strides, or a view reaching past the end of the storage.
     """
     check_tensor("as_strided", "input", input)
     flat, own, in_steps, shared = _storage(input)
