@@ -54,6 +54,8 @@ def defining_module(obj):
     code = getattr(fn, "__code__", None)  # a factory may rename what it makes; its code keeps the name
     if "<locals>" in getattr(code, "co_qualname", getattr(fn, "__qualname__", "")):  # factory-made: where bound
         binders = _binders(_function_of(obj)) or _binders(obj)
+        if module in binders:  # bound where its __module__ says (re-exports elsewhere, e.g. distributions/_ops.py)
+            return module
         if binders:
             return binders[0]
     return module

@@ -170,14 +170,14 @@ def test_optimizer_flags_do_not_change_the_numbers():
 
 # ---- multiprocessing ------------------------------------------------------------------------------
 def test_share_memory_in_place_and_idempotent():
-    t = tinynet.arange(6.0)
+    t = tinynet.arange(6.0, device="cpu")  # shared memory is for CPU tensors
     assert not t.is_shared()
     assert t.share_memory_() is t and t.is_shared() and t.tolist() == [0, 1, 2, 3, 4, 5]
     array = t.array
     t.share_memory_()
     assert t.array is array  # already shared: nothing moves
     assert t[2:].is_shared()  # views of shared memory are shared
-    m = tinynet.nn.Linear(3, 2)
+    m = tinynet.nn.Linear(3, 2, device="cpu")
     before = m.weight.detach().numpy().copy()
     weight = m.weight
     assert m.share_memory() is m and m.weight is weight and m.weight.is_shared() and m.bias.is_shared()
@@ -221,7 +221,7 @@ if __name__ == "__main__":
     with mp.get_context("spawn").Pool(2) as pool:
         print(pool.map(pooled, [t]), t.tolist())
 """)
-    env = dict(os.environ, PYTHONPATH=ROOT)
+    env = dict(os.environ, PYTHONPATH=ROOT, TINYNET_BACKEND="numpy")  # CPU tensors: hogwild's shared memory
     out = subprocess.run([sys.executable, str(prog)], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=180)
     assert out.returncode == 0, out.stderr

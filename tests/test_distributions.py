@@ -144,7 +144,7 @@ def test_sample_shapes_and_dtypes(name, device):
         s, rs = mine.sample(shape), ref.sample(shape)
         assert tuple(s.shape) == tuple(rs.shape), f"{name}.sample({shape})"
         assert str(s.dtype) == str(rs.dtype).split(".")[-1], f"{name}: dtype {s.dtype} vs {rs.dtype}"
-        assert s.device == tinynet.device(device), name
+        assert s.device.type == tinynet.device(device).type, name
         assert bool(mine.support.check(s).all()), f"{name}: a sample outside the support"
         if ref.has_rsample:
             x = mine.rsample(shape)

@@ -67,8 +67,8 @@ CASES = {
     "fftshift": (lambda m, x: m.fft.fftshift(x), (3, 4), True),
     "fftshift dim": (lambda m, x: m.fft.fftshift(x, dim=1), (3, 5), False),
     "ifftshift": (lambda m, x: m.fft.ifftshift(x, dim=(0, -1)), (5, 4), True),
-    "filter chain irfft(rfft(x) * w)": (lambda m, x: m.fft.irfft(m.fft.rfft(x) * m.linspace(1.0, 0.0, 5).to(
-        x.dtype), n=8), (3, 8), False),
+    "filter chain irfft(rfft(x) * w)": (lambda m, x: m.fft.irfft(
+        m.fft.rfft(x) * m.linspace(1.0, 0.0, 5, device=x.device).to(x.dtype), n=8), (3, 8), False),
     "fft(x).abs()": (lambda m, x: m.fft.fft(x).abs(), (3, 6), False),
     "fft2(x).angle() of a complex input": (lambda m, x: m.fft.fft2(x).angle(), (3, 4), True),
     "spectrum power ifft(fft(x) * conj(fft(x))).real":

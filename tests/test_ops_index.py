@@ -342,4 +342,4 @@ def test_take_matches_torch(device):
              lambda x: torch.take(x, torch.tensor(idx)), [x])
     if device == "cpu":
         with pytest.raises(errors.IndexOutOfRangeError):
-            tinynet.take(tinynet.tensor(x), tinynet.tensor([20]))
+            tinynet.take(tinynet.tensor(x, device="cpu"), tinynet.tensor([20], device="cpu"))

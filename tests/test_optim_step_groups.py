@@ -14,9 +14,10 @@ from tinynet.kernels import optim_update
 
 def _params(n=3):
     rng = numpy.random.default_rng(5)
-    ps = [tinynet.tensor(rng.standard_normal(s), requires_grad=True) for s in ((2, 3), (4,), (1, 2, 2))[:n]]
+    ps = [tinynet.tensor(rng.standard_normal(s), device="cpu", requires_grad=True)
+          for s in ((2, 3), (4,), (1, 2, 2))[:n]]
     for p in ps:
-        p.grad = tinynet.tensor(rng.standard_normal(p.shape))
+        p.grad = tinynet.tensor(rng.standard_normal(p.shape), device="cpu")
     return ps
 
 

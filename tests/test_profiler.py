@@ -67,7 +67,7 @@ def _header(table):
                                     ({"record_shapes": True}, {"group_by_input_shape": True})])
 def test_table_layout_matches_torch(kw, avg):
     with profile(activities=[ProfilerActivity.CPU], **kw) as prof:
-        _program(tinynet, tinynet.tensor(X), tinynet.tensor(W))
+        _program(tinynet, tinynet.tensor(X, device="cpu"), tinynet.tensor(W, device="cpu"))
     ours = prof.key_averages(**avg).table(sort_by="cpu_time_total", row_limit=4)
     theirs = _torch_profile(**kw).key_averages(**avg).table(sort_by="cpu_time_total", row_limit=4)
     assert [h.strip() for h in _header(ours) if h.strip()] == [h.strip() for h in _header(theirs) if h.strip()]

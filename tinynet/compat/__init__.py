@@ -23,6 +23,7 @@ import os
 import runpy
 import sys
 
+from .. import devices
 from . import _finder, _spawn
 from ._finder import ALIASES, installed
 from ._missing import describe
@@ -78,11 +79,21 @@ def run_path(path, args=()):
         sys.path.insert(0, folder)
     if not any(os.path.abspath(p or ".") == root for p in sys.path):
         sys.path.append(root)  # so that spawned children import this tinynet
+    # PyTorch's factories make CPU tensors unless told otherwise, whatever GPU is present: so do
+    # the program's (TINYNET_BACKEND=cupy would make them CUDA tensors), in spawned children too
+    old_default, old_backend = devices._chosen_default[0], os.environ.get("TINYNET_BACKEND")
+    devices.set_default_device("cpu")
+    os.environ["TINYNET_BACKEND"] = "numpy"  # (the children's default; CUDA stays usable on request)
     try:
         return runpy.run_path(path, run_name="__main__")
     finally:
         sys.argv = old_argv
         sys.path[:] = old_path
+        devices._chosen_default[0] = old_default
+        if old_backend is None:
+            os.environ.pop("TINYNET_BACKEND", None)
+        else:
+            os.environ["TINYNET_BACKEND"] = old_backend
 
 
 def main(argv=None):

@@ -54,16 +54,28 @@ eq, ne, lt, le, gt, ge = (_comparison(op, ufunc) for op, ufunc in (
     ("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"), ("gt", "greater"),
     ("ge", "greater_equal")))
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-logical_and, logical_or, logical_xor = (
-    _elementwise_function(op, op, f"Elementwise {op.split('_')[1].upper()} of the truth values (nonzero is true); "
-                                  "a bool tensor.\n") for op in ("logical_and", "logical_or", "logical_xor"))
+def _truth(xp, a):
+    """``a`` as the truth values the logical ops read: complex values as ``a != 0`` (CuPy's logical
+    kernels take no complex type; NumPy's and PyTorch's read nonzero as true)."""
+    return a != 0 if getattr(a, "dtype", None) is not None and a.dtype.kind == "c" else \
+        (a != 0) if isinstance(a, complex) else a
+
+
+def _logical(op):
+    def fn(input, other):
+        return _elementwise(op, lambda xp, a, b: getattr(xp, op)(_truth(xp, a), _truth(xp, b)), input, other)
+    return named(fn, op, f"Elementwise {op.split('_')[1].upper()} of the truth values (nonzero is true); a bool "
+                         "tensor.\n")
+
+
+logical_and, logical_or, logical_xor = (_logical(op) for op in ("logical_and", "logical_or", "logical_xor"))
 
 
 def logical_not(input):
     """Elementwise NOT of the truth values (nonzero is true); a bool tensor."""
     check_tensor("logical_not", "input", input)
     xp = backend.array_module(input.array)
-    return Tensor._wrap(xp.logical_not(input.array))
+    return Tensor._wrap(xp.logical_not(_truth(xp, input.array)))
 
 
 def _bitwise(op, ufunc):

@@ -20,7 +20,7 @@ import numbers
 
 import numpy
 
-from .. import backend
+from .. import backend, determinism
 from ..autograd import Op
 from ..autograd.node import bump_version
 from ..kernels import cublas, gemm
@@ -75,11 +75,14 @@ class Embedding(Op):
     def backward_gpu(self, xp, gy):
         """For a small vocabulary, ``dW = onehot(index)^T dY`` as one matrix product: the same
         sums in a fixed order on every run (CuPy's ``add.at`` adds with atomics, in a varying
-        order) and capturable in a CUDA graph, for ``V * positions <= ONE_HOT_LIMIT``."""
+        order) and capturable in a CUDA graph, for ``V * positions <= ONE_HOT_LIMIT``. Under
+        ``use_deterministic_algorithms(True)`` the generic backward's in-order ``add.at`` runs
+        instead, which gives the CPU's bits."""
         v, d = self.weight_shape[0], math.prod(self.weight_shape[1:])
         n = self.index.size
         if not (gy.dtype in (numpy.float32, numpy.float64) and 0 < v * n <= ONE_HOT_LIMIT and d > 0) \
-                or cublas.settings["tf32"]:  # (TF32 would round the gradients)
+                or cublas.settings["tf32"] or determinism.are_deterministic_algorithms_enabled():
+            # (TF32 would round the gradients; deterministic mode adds in NumPy's order, the CPU's bits)
             return self.backward(xp, gy)
         scale = self._row_scale(gy.dtype)
         rows = xp.ascontiguousarray(gy if scale is None else gy * scale).reshape(n, d)

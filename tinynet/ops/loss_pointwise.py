@@ -309,6 +309,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     """
     if not isinstance(input, Tensor):
         raise ArgumentTypeError(f"gaussian_nll_loss: input must be a Tensor, got {type(input).__name__}")
+    for name, t in (("input", input), ("target", target), ("var", var)):
+        if isinstance(t, Tensor) and t.array.dtype.kind == "c":  # as PyTorch (no complex Gaussian here)
+            raise DTypeError(f"gaussian_nll_loss: {name} must be a real tensor, got {t.dtype}")
     if isinstance(var, Tensor):
         if isinstance(var.array, numpy.ndarray) and bool((var.array < 0).any()):
             raise ArgumentError("gaussian_nll_loss: var has negative entry/entries")
