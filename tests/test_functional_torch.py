@@ -199,3 +199,17 @@ def test_recurrent_refusals(device):
     with pytest.raises(errors.ShapeError, match="expected 4 parameters"):
         tinynet.gru(tinynet.zeros(2, 3, 4, device=device), tinynet.zeros(1, 3, 5, device=device), [w], True, 1, 0.0,
                     False, False, False)
+
+
+def test_embedding_renorm_(device):
+    w = numpy.array([[3.0, 4.0], [1.0, 0.0], [6.0, 8.0], [0.0, 9.0]])
+    for norm_type in (2.0, 1.0):
+        a, b = tinynet.tensor(w, device=device), torch.tensor(w)
+        assert tinynet.embedding_renorm_(a, tinynet.tensor([0, 2, 2, 3], device=device), 5.0, norm_type) is a
+        torch.embedding_renorm_(b, torch.tensor([0, 2, 2, 3]), 5.0, norm_type)
+        assert_close(a, b, 1e-12, 1e-12)
+    with pytest.raises(errors.AutogradError, match="embedding_renorm_"):
+        tinynet.embedding_renorm_(tinynet.ones(2, 2, device=device, requires_grad=True),
+                                  tinynet.tensor([0], device=device), 1.0, 2.0)
+    with pytest.raises(errors.IndexOutOfRangeError, match="embedding_renorm_"):
+        tinynet.embedding_renorm_(tinynet.ones(2, 2, device=device), tinynet.tensor([5], device=device), 1.0, 2.0)

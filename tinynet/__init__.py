@@ -117,10 +117,10 @@ from .ops.inplace_torch import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, 
 from .ops.inplace_torch import torch_round_ as round_  # noqa: E402
 from .ops.functional_torch import (alpha_dropout_, batch_norm, binary_cross_entropy_with_logits,  # noqa: E402
                                    constant_pad_nd, conv_tbc, convolution, cosine_embedding_loss, dropout, dropout_,
-                                   feature_alpha_dropout_, feature_dropout, feature_dropout_, hinge_embedding_loss,
-                                   kl_div, margin_ranking_loss, max_pool1d_with_indices, native_batch_norm,
-                                   native_channel_shuffle, native_dropout, native_group_norm, native_layer_norm,
-                                   poisson_nll_loss, triplet_margin_loss)
+                                   embedding_renorm_, feature_alpha_dropout_, feature_dropout, feature_dropout_,
+                                   hinge_embedding_loss, kl_div, margin_ranking_loss, max_pool1d_with_indices,
+                                   native_batch_norm, native_channel_shuffle, native_dropout, native_group_norm,
+                                   native_layer_norm, poisson_nll_loss, triplet_margin_loss)
 from .ops.pointwise_bits import (bitwise_left_shift, bitwise_right_shift, frexp, gcd, gcd_, isreal,  # noqa: E402
                                  lcm, lcm_, ldexp, ldexp_, nextafter, rsub)
 from .ops.blas_products import addr, vdot  # noqa: E402

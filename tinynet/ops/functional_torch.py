@@ -6,15 +6,16 @@ momentum, eps, cudnn_enabled)``, the losses with an integer ``reduction`` (0 non
 statistics. Each calls the functional op of :mod:`tinynet.ops` (so the math, the checks and
 the gradients are those ops'); only the argument conventions are converted here.
 """
-from .. import backend
-from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from .. import backend, dtypes
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from . import loss_binary, loss_distance, loss_pointwise
 from .arith import mul
 from .conv import conv1d, conv2d
 from .conv_transpose import conv_transpose1d, conv_transpose2d
 from .dropout import Dropout, dropout as _dropout
-from .inplace import inplace_apply
+from .embedding import _renorm_
+from .inplace import check_inplace, inplace_apply
 from .interpolate import channel_shuffle
 from .layer_norm import group_norm, layer_norm
 from .normalization import batch_norm as _batch_norm
@@ -147,6 +148,35 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
 def native_channel_shuffle(input, groups):
     """``torch.native_channel_shuffle``: :func:`tinynet.channel_shuffle`."""
     return channel_shuffle(input, groups)
+
+
+def embedding_renorm_(input, indices, max_norm, norm_type):
+    """``torch.embedding_renorm_``: the rows of ``input`` named in ``indices`` whose
+    ``norm_type``-norm exceeds ``max_norm`` are scaled to norm ``max_norm`` (by
+    ``max_norm / (norm + 1e-7)``), in place and unrecorded, as ``F.embedding(max_norm=...)`` does;
+    returns ``input``.
+
+    Raises:
+        AutogradError: ``input`` is a leaf that requires grad (outside ``no_grad``), as PyTorch.
+        DTypeError: a non-float ``input`` or non-integer ``indices``. ShapeError: ``input`` not 2-D.
+        IndexOutOfRangeError: an index outside the rows.
+    """
+    check_tensor("embedding_renorm_", "input", input)
+    check_tensor("embedding_renorm_", "indices", indices)
+    if not dtypes.is_floating(input.dtype) or indices.array.dtype.kind not in "iu":
+        raise DTypeError(f"embedding_renorm_: expected a float input and integer indices, got {input.dtype} and "
+                         f"{indices.dtype}")
+    if input.ndim != 2:
+        raise ShapeError(f"embedding_renorm_: input must be 2-D (rows of embeddings), got shape {tuple(input.shape)}")
+    m, p = check_number("embedding_renorm_", "max_norm", max_norm), check_number("embedding_renorm_", "norm_type",
+                                                                                norm_type)
+    idx = indices.array.reshape(-1)
+    if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= input.shape[0]):
+        raise IndexOutOfRangeError(f"embedding_renorm_: indices must be in [0, {input.shape[0]}), got "
+                                   f"{int(idx.min())}..{int(idx.max())}")
+    check_inplace("embedding_renorm_", input)
+    _renorm_(input, idx, m, p)
+    return input
 
 
 # ---- convolution, padding, pooling ----------------------------------------------------------------
