@@ -43,6 +43,7 @@ NOT_WALKED = {
     "manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device", "set_num_threads",
     "use_deterministic_algorithms",
     "set_grad_enabled", "set_printoptions",  # change process-wide state other tests rely on
+    "set_default_tensor_type", "set_anomaly_enabled",
     "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
 }
 

@@ -508,6 +508,14 @@ OPS = {
     "linalg.matrix_norm": (matrix_norm_case(), lambda m, a, **k: m.linalg.matrix_norm(a, **k), False),
     "linalg.vecdot": (binary(), lambda m, a, b: m.linalg.vecdot(a, b), False),
     "linalg.cross": (cross_case(), lambda m, a, b, dim: m.linalg.cross(a, b, dim=dim), True),
+    # torch-level functions of the coverage work (issue 34)
+    "dist": (binary(), lambda m, a, b: m.dist(a, b, 3), False),
+    "renorm": (along_dim(), lambda m, a, dim: m.renorm(a, 2, dim, 0.5), False),
+    "ldexp": (binary(), lambda m, a, b: m.ldexp(a, b.round()), False),
+    "frexp": (unary(), lambda m, a: m.frexp(a * 7)[0], False),
+    "gradient": (along_dim(), lambda m, a, dim: m.gradient(a, dim=dim, spacing=0.5)[0], False),
+    "select": (along_dim(), lambda m, a, dim: m.select(a, dim, -1), True),
+    "mode": (along_dim(), lambda m, a, dim: m.mode(a, dim).values, False),
 }
 
 
