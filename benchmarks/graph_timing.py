@@ -1,8 +1,24 @@
 """Timing helpers the benchmarks share: GPU time of work replayed from a CUDA graph, PyTorch's and
 tinynet's (``conv_cudnn.py``, ``channels_last.py``, ``gemm_shapes.py``), a PyTorch training step
-replayed from a graph, and wall-clock time per call between device synchronisations
-(``attention.py``, ``norm_rnn.py``)."""
+replayed from a graph, wall-clock time per call between device synchronisations
+(``attention.py``, ``norm_rnn.py``), and the host's thread CPU time per call (``host_costs.py``,
+``profiler_hook.py``)."""
 import time
+
+
+def best_us(fn, calls, rounds, sync=None):
+    """The fastest of ``rounds`` rounds of ``calls`` calls of ``fn``, in microseconds of the
+    thread's CPU time per call; ``sync()``, when given, runs after each round, untimed (so that
+    queued GPU work does not pile up)."""
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.thread_time()
+        for _ in range(calls):
+            fn()
+        best = min(best, (time.thread_time() - t) / calls * 1e6)
+        if sync is not None:
+            sync()
+    return best
 
 
 def torch_graphed(torch, body, warmup, side=None, before_capture=None):

@@ -23,20 +23,9 @@ import sys
 import time
 
 import numpy
+from graph_timing import best_us
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def best_us(fn, sync, calls=2000, rounds=9):
-    """Fastest of ``rounds`` rounds of ``calls`` calls, in microseconds of thread CPU time per call."""
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.thread_time()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.thread_time() - t) / calls * 1e6)
-        sync()
-    return best
 
 
 def cases(cp):
@@ -81,7 +70,7 @@ def main():
     sync = cp.cuda.Device().synchronize
     rows = {}
     for label, fn in cases(cp).items():
-        rows[label] = best_us(fn, sync, args.calls, args.rounds)
+        rows[label] = best_us(fn, args.calls, args.rounds, sync)
         print(f"{label:45s} {rows[label]:8.3f} us", flush=True)
     if args.out:
         meta = {"device": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(), "cupy": cp.__version__,

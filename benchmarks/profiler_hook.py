@@ -17,25 +17,17 @@ import argparse
 import os
 import subprocess
 import sys
-import time
+
+from graph_timing import best_us
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def best_us(fn, calls=20000, rounds=15):
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.thread_time()
-        for _ in range(calls):
-            fn()
-        best = min(best, (time.thread_time() - t) / calls * 1e6)
-    return best
+CALLS, ROUNDS = 20000, 15  # per timing of an eager a + b
 
 
 def plain_only():
     import tinynet
     a, b = tinynet.ones(4), tinynet.ones(4)
-    print(f"{best_us(lambda: a + b):.4f}")
+    print(f"{best_us(lambda: a + b, CALLS, ROUNDS):.4f}")
 
 
 def main():
@@ -58,14 +50,14 @@ def main():
 
     rows = {"plain": [], "flag check": [], "profiling": []}
     for _ in range(3):  # interleaved, so that the machine's load hits each alike
-        rows["plain"].append(best_us(lambda: a + b))
+        rows["plain"].append(best_us(lambda: a + b, CALLS, ROUNDS))
         node.Op.apply = flagged
         try:
-            rows["flag check"].append(best_us(lambda: a + b))
+            rows["flag check"].append(best_us(lambda: a + b, CALLS, ROUNDS))
         finally:
             node.Op.apply = original
         with tinynet.profiler.profile():
-            rows["profiling"].append(best_us(lambda: a + b, calls=2000, rounds=5))
+            rows["profiling"].append(best_us(lambda: a + b, 2000, 5))
     for name, values in rows.items():
         print(f"{name:>12}: {min(values):8.3f} us per a + b (rounds: {', '.join(f'{v:.3f}' for v in values)})")
     if args.compare:

@@ -110,7 +110,7 @@ def check_op(device, ours, theirs, inputs, *, diff=None, dtypes=("float32", "flo
     floats = [i for i, a in enumerate(arrays) if a.dtype.kind == "f"]
     diff = floats if diff is None else list(diff)
     for dt in dtypes:
-        rtol, atol = tol or TOLERANCE[dt]
+        rtol, atol = (tol.get(dt) if isinstance(tol, dict) else tol) or TOLERANCE[dt]  # a dict: per dtype
         cast = [a.astype(dt) if i in floats else a for i, a in enumerate(arrays)]
         ts = [tinynet.tensor(a, device=device, requires_grad=grad and i in diff) for i, a in enumerate(cast)]
         tt = [torch.tensor(a, requires_grad=grad and i in diff) for i, a in enumerate(cast)]

@@ -111,6 +111,25 @@ CASES = {
     "margin_ranking_loss": ((_pair(3), _pair(3), _sign(3)), F.margin_ranking_loss, TF.margin_ranking_loss),
     "cosine_embedding_loss": ((_pair(2, 3), _pair(2, 3), _sign(2)), F.cosine_embedding_loss,
                               TF.cosine_embedding_loss),
+    "conv3d": ((_pair(1, 2, 3, 3, 3), _pair(3, 2, 2, 2, 2)), F.conv3d, TF.conv3d),
+    "conv_transpose3d": ((_pair(1, 2, 2, 2, 2), _pair(2, 3, 2, 2, 2)), F.conv_transpose3d, TF.conv_transpose3d),
+    "conv_tbc": ((_pair(5, 2, 3), _pair(2, 3, 4), _pair(4)), F.conv_tbc, TF.conv_tbc),
+    "max_pool3d": ((_pair(1, 1, 4, 4, 4),), lambda a: F.max_pool3d(a, 2), lambda a: TF.max_pool3d(a, 2)),
+    "avg_pool3d": ((_pair(1, 1, 4, 4, 4),), lambda a: F.avg_pool3d(a, 2), lambda a: TF.avg_pool3d(a, 2)),
+    "adaptive_avg_pool3d": ((_pair(1, 1, 4, 4, 4),), lambda a: F.adaptive_avg_pool3d(a, 3),
+                            lambda a: TF.adaptive_avg_pool3d(a, 3)),
+    "adaptive_max_pool3d": ((_pair(1, 1, 4, 4, 4),), lambda a: F.adaptive_max_pool3d(a, 3),
+                            lambda a: TF.adaptive_max_pool3d(a, 3)),
+    "max_unpool3d": ((_pair(1, 1, 2, 2, 2), numpy.arange(8).reshape(1, 1, 2, 2, 2) * 7), lambda a, i: F.max_unpool3d(
+        a, i, 2), lambda a, i: TF.max_unpool3d(a, i, 2)),
+    "fractional_max_pool2d": ((_pair(1, 2, 6, 6), _target(4).reshape(1, 2, 2)), lambda a, u: F.fractional_max_pool2d(
+        a, 2, output_size=3, _random_samples=u), lambda a, u: TF.fractional_max_pool2d(a, 2, output_size=3,
+                                                                                      _random_samples=u)),
+    "ctc_loss": ((_pair(4, 2, 3), _int(1, 2, 2), _int(4, 3), _int(2, 1)), F.ctc_loss, TF.ctc_loss),
+    "multilabel_margin_loss": ((_pair(2, 3), _int(2, -1, 0, 1, 0, -1).reshape(2, 3)), F.multilabel_margin_loss,
+                               TF.multilabel_margin_loss),
+    "grid_sample": ((_pair(1, 2, 3, 3), _pair(1, 2, 2, 2)), lambda a, g: F.grid_sample(a, g, align_corners=False),
+                    lambda a, g: TF.grid_sample(a, g, align_corners=False)),
 }
 
 

@@ -43,6 +43,7 @@ NOT_WALKED = {
     "manual_seed", "seed", "set_rng_state", "set_default_dtype", "set_default_device", "set_num_threads",
     "use_deterministic_algorithms",
     "set_grad_enabled", "set_printoptions",  # change process-wide state other tests rely on
+    "set_default_tensor_type", "set_anomaly_enabled",
     "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
 }
 
@@ -128,9 +129,16 @@ MODULE_ARGS = {
     "ReflectionPad1d": (1,), "ReflectionPad2d": (1,), "ReplicationPad1d": (1,), "ReplicationPad2d": (1,),
     "CircularPad1d": (1,), "CircularPad2d": (1,), "AdaptiveMaxPool1d": (2,), "AdaptiveMaxPool2d": (2,),
     "Bilinear": (3, 4, 2), "ChannelShuffle": (2,), "LPPool1d": (2, 2), "LPPool2d": (2, 2),
+    "AdaptiveAvgPool3d": (2,), "AdaptiveMaxPool3d": (2,), "AvgPool3d": (2,), "MaxPool3d": (2,), "LPPool3d": (2, 2),
+    "MaxUnpool3d": (2,), "Conv3d": (3, 2, 2), "ConvTranspose3d": (3, 2, 2), "BatchNorm3d": (3,),
+    "InstanceNorm3d": (3,), "ZeroPad3d": (1,), "ConstantPad3d": (1, 0.5), "ReflectionPad3d": (1,),
+    "ReplicationPad3d": (1,), "CircularPad3d": (1,), "LazyLinear": (2,), "LazyConv1d": (2, 2), "LazyConv2d": (2, 2),
+    "LazyConv3d": (2, 2), "LazyConvTranspose1d": (2, 2), "LazyConvTranspose2d": (2, 2), "LazyConvTranspose3d": (2, 2),
+    "FractionalMaxPool2d": (2, 2), "FractionalMaxPool3d": (2, 2), "CrossMapLRN2d": (2,),
+    "AdaptiveLogSoftmaxWithLoss": (4, 10, [2, 5]), "LinearCrossEntropyLoss": (3, 4),
 }
-NO_FORWARD = {"Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase", "RNNCellBase",
-              "TransformerEncoder", "TransformerDecoder", "Sequential"}
+NO_FORWARD = {"Container", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase",
+              "RNNCellBase", "TransformerEncoder", "TransformerDecoder", "Sequential"}
 
 
 def module_forwards():

@@ -181,6 +181,72 @@ def conv_case(draw):
 
 
 @st.composite
+def conv3d_case(draw, transposed=False):
+    """A 3-D (transposed) convolution: small volumes, groups, strides, padding, dilation."""
+    n, groups = draw(st.integers(0, 2)), draw(st.sampled_from([1, 2]))
+    cin, cout = groups * draw(st.integers(1, 2)), groups * draw(st.integers(1, 2))
+    size, k = tuple(draw(st.integers(1, 4)) for _ in range(3)), draw(st.integers(1, 2))
+    stride, padding, dilation = draw(st.integers(1, 2)), draw(st.integers(0, 1)), draw(st.integers(1, 2))
+    kwargs = {"stride": stride, "padding": padding, "dilation": dilation, "groups": groups}
+    if transposed:
+        kwargs["output_padding"] = draw(st.integers(0, max(stride, dilation) - 1))
+        weight = (cin, cout // groups, k, k, k)
+    else:
+        assume(min(size) + 2 * padding - dilation * (k - 1) - 1 >= 0)
+        weight = (cout, cin // groups, k, k, k)
+    arrays = [draw(values((n, cin) + size)), draw(values(weight))]
+    if draw(st.booleans()):
+        arrays.append(draw(values((cout,))))
+    return Case(arrays, kwargs)
+
+
+@st.composite
+def pool3d_case(draw, dilated=True):
+    """A 3-D max (``dilated``) or average pooling window, windows in the padding alone left out."""
+    c, size = draw(st.integers(1, 2)), tuple(draw(st.integers(1, 4)) for _ in range(3))
+    k, stride = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    dilation = draw(st.integers(1, 2)) if dilated else 1
+    padding, ceil_mode = draw(st.integers(0, k // 2)), draw(st.booleans())
+    for n in size:
+        span = n + 2 * padding - dilation * (k - 1) - 1
+        assume(span >= 0)
+        count = (-(-span // stride) if ceil_mode else span // stride) + 1
+        starts = [o * stride - padding for o in range(count) if not ceil_mode or o * stride < n + padding]
+        assume(all(any(0 <= s + j * dilation < n for j in range(k)) for s in starts))
+    kwargs = {"kernel_size": k, "stride": stride, "padding": padding, "ceil_mode": ceil_mode}
+    if dilated:
+        kwargs["dilation"] = dilation
+    return Case([draw(values((draw(st.integers(0, 2)), c) + size))], kwargs)
+
+
+@st.composite
+def adaptive3d_case(draw):
+    size = tuple(draw(st.integers(1, 4)) for _ in range(3))
+    out = tuple(draw(st.one_of(st.none(), st.integers(1, 4))) for _ in range(3))
+    return Case([draw(values((draw(st.integers(1, 2)), draw(st.integers(1, 2))) + size))], {"output_size": out})
+
+
+@st.composite
+def grid_sample_case(draw):
+    """An image and a sampling grid partly outside [-1, 1], with a mode, padding and alignment."""
+    n, c, h, w = draw(st.integers(1, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    grid = numpy.random.default_rng(draw(st.integers(0, 2**16))).uniform(-1.2, 1.2, (n, draw(st.integers(1, 3)),
+                                                                                     draw(st.integers(1, 3)), 2))
+    return Case([draw(values((n, c, h, w))), grid], {"mode": draw(st.sampled_from(["bilinear", "bicubic"])),
+                                                    "padding_mode": draw(st.sampled_from(["zeros", "border",
+                                                                                          "reflection"])),
+                                                    "align_corners": draw(st.booleans())})
+
+
+@st.composite
+def multilabel_case(draw):
+    n, c = draw(st.integers(1, 3)), draw(st.integers(1, 5))
+    rng = numpy.random.default_rng(draw(st.integers(0, 2**16)))
+    target = rng.integers(-1, c, (n, c))
+    return Case([draw(values((n, c))), target], {"reduction": draw(st.sampled_from(["mean", "sum", "none"]))})
+
+
+@st.composite
 def pool_case(draw):
     n, c, h, w = draw(st.integers(0, 2)), draw(st.integers(1, 2)), draw(st.integers(1, 6)), draw(st.integers(1, 6))
     k, stride, dilation = draw(st.integers(1, 3)), draw(st.integers(1, 2)), draw(st.integers(1, 2))
@@ -394,6 +460,16 @@ OPS = {
     "reshape": (reshape_case(), lambda m, a, shape: a.reshape(shape), True),
     "conv2d": (conv_case(), lambda m, *ts, **k: m.nn.functional.conv2d(*ts, **k), False),
     "max_pool2d": (pool_case(), lambda m, a, **k: m.nn.functional.max_pool2d(a, **k), False),
+    "conv3d": (conv3d_case(), lambda m, *ts, **k: m.nn.functional.conv3d(*ts, **k), False),
+    "conv_transpose3d": (conv3d_case(transposed=True),
+                         lambda m, *ts, **k: m.nn.functional.conv_transpose3d(*ts, **k), False),
+    "max_pool3d": (pool3d_case(), lambda m, a, **k: m.nn.functional.max_pool3d(a, **k), False),
+    "avg_pool3d": (pool3d_case(dilated=False), lambda m, a, **k: m.nn.functional.avg_pool3d(a, **k), False),
+    "adaptive_avg_pool3d": (adaptive3d_case(), lambda m, a, **k: m.nn.functional.adaptive_avg_pool3d(a, **k), False),
+    "adaptive_max_pool3d": (adaptive3d_case(), lambda m, a, **k: m.nn.functional.adaptive_max_pool3d(a, **k), False),
+    "grid_sample": (grid_sample_case(), lambda m, a, g, **k: m.nn.functional.grid_sample(a, g, **k), False),
+    "multilabel_margin_loss": (multilabel_case(),
+                               lambda m, a, t, **k: m.nn.functional.multilabel_margin_loss(a, t, **k), False),
     "linear": (linear_case(), lambda m, *ts: m.nn.functional.linear(*ts), False),
     "layer_norm": (layer_norm_case(), lambda m, a, *wb, normalized_shape: m.nn.functional.layer_norm(
         a, normalized_shape, *wb), False),
@@ -432,6 +508,14 @@ OPS = {
     "linalg.matrix_norm": (matrix_norm_case(), lambda m, a, **k: m.linalg.matrix_norm(a, **k), False),
     "linalg.vecdot": (binary(), lambda m, a, b: m.linalg.vecdot(a, b), False),
     "linalg.cross": (cross_case(), lambda m, a, b, dim: m.linalg.cross(a, b, dim=dim), True),
+    # torch-level functions of the coverage work (issue 34)
+    "dist": (binary(), lambda m, a, b: m.dist(a, b, 3), False),
+    "renorm": (along_dim(), lambda m, a, dim: m.renorm(a, 2, dim, 0.5), False),
+    "ldexp": (binary(), lambda m, a, b: m.ldexp(a, b.round()), False),
+    "frexp": (unary(), lambda m, a: m.frexp(a * 7)[0], False),
+    "gradient": (along_dim(), lambda m, a, dim: m.gradient(a, dim=dim, spacing=0.5)[0], False),
+    "select": (along_dim(), lambda m, a, dim: m.select(a, dim, -1), True),
+    "mode": (along_dim(), lambda m, a, dim: m.mode(a, dim).values, False),
 }
 
 

@@ -92,7 +92,7 @@ def test_no_import_cycles():
 LAYERS = [
     {"errors"},
     {"optional", "dtypes", "layouts", "atomic", "parallel", "determinism", "capture", "backend", "devices", "size",
-     "compat", "_shared_memory", "_weights_only_unpickler"},
+     "compat", "_shared_memory", "_weights_only_unpickler", "printoptions"},
     {"autograd", "tensor"},
     {"random"},
     {"kernels", "backends"},

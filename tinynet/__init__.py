@@ -8,6 +8,8 @@ Tensors live on the CPU (NumPy arrays) or on NVIDIA GPUs (CuPy arrays), side by 
 import math as _math
 from importlib import metadata as _metadata
 
+import numpy as _numpy
+
 try:
     __version__ = _metadata.version("tinynet")  # the installed distribution's version (pyproject.toml)
 except _metadata.PackageNotFoundError:  # run from a source tree that was never installed
@@ -19,7 +21,8 @@ from .dtypes import (bfloat16, bool_, double, finfo, float16, float32, float64, 
 from .dtypes import torch_promote_types as promote_types
 from .dtypes import iinfo, torch_can_cast as can_cast
 from .dtypes import cdouble, cfloat, complex64, complex128
-from .layouts import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format
+from .layouts import (channels_last, channels_last_3d, contiguous_format, layout, memory_format, preserve_format,
+                      strided)
 from .dtypes import bool_ as bool  # noqa: A001  (torch.bool)
 from .dtypes import float32 as float  # noqa: A001  (torch.float)
 from .dtypes import int32 as int  # noqa: A001  (torch.int)
@@ -45,7 +48,7 @@ from .ops.creation import (arange, as_tensor, asarray, empty, empty_like, eye, f
 from .ops.tensor_properties import (is_complex, is_floating_point, is_inference, is_same_size, is_signed, is_tensor,
                                     numel)
 from .ops.gather import gather, scatter, scatter_add, take, take_along_dim
-from .ops.indexing import argwhere, index_select, nonzero
+from .ops.indexing import argwhere, index_select, nonzero, nonzero_static
 from .ops.join import cat, column_stack, concat, concatenate, dstack, hstack, row_stack, stack, vstack
 from .ops.einsum import einsum
 from .ops.embedding import torch_embedding as embedding
@@ -63,10 +66,10 @@ from .ops.scan import cummax, cummin, cumprod, cumsum, logcumsumexp
 from .ops.select import masked_fill, masked_select, where
 from .ops.compare_extrema import fmax, fmin, maximum, minimum
 from .ops.stats import corrcoef, cov, logsumexp, norm, std, std_mean, var, var_mean
-from .ops.sampling import (bernoulli, multinomial, normal, poisson, rand, rand_like, randint, randint_like, randn,
-                           randn_like, randperm)
+from .ops.sampling import (bernoulli, binomial, multinomial, normal, poisson, rand, rand_like, randint, randint_like,
+                           randn, randn_like, randperm)
 from .ops.split import chunk, dsplit, hsplit, narrow, split, tensor_split, unbind, vsplit
-from .ops.sorting import argsort, kthvalue, median, msort, sort, topk
+from .ops.sorting import argsort, kthvalue, median, mode, msort, sort, topk
 from .ops.shape import (broadcast_to, expand, flatten, movedim, moveaxis, permute, ravel, reshape, squeeze, swapaxes,
                         swapdims, t, transpose, unflatten, unsqueeze, view)
 from .ops.broadcast import atleast_1d, atleast_2d, atleast_3d, broadcast_shapes, broadcast_tensors
@@ -79,11 +82,11 @@ from .ops.adaptive_max import torch_adaptive_max_pool1d as adaptive_max_pool1d
 from .ops.linear import bilinear
 from .ops.interpolate import channel_shuffle
 from .ops.index_update import index_add, index_copy, index_fill, index_put, masked_scatter
-from .ops.counting import bincount, histc, unique_consecutive
+from .ops.counting import bincount, histc, histogram, histogramdd, unique_consecutive
 from .ops.complex import (angle, conj, conj_physical, imag, is_conj, is_neg, polar, real, resolve_conj, resolve_neg,
                           view_as_complex, view_as_real)
 from .ops.complex import complex  # noqa: A001  (torch.complex)
-from .ops.calculus import cumulative_trapezoid, diff, trapezoid, trapz
+from .ops.calculus import cumulative_trapezoid, diff, gradient, trapezoid, trapz
 from .ops.linalg_torch import (cholesky, det, inverse, logdet, matrix_exp, matrix_power, pinverse, qr, slogdet,
                                 svd)
 from .ops.random_activations import alpha_dropout, feature_alpha_dropout, rrelu, rrelu_
@@ -104,8 +107,49 @@ from . import accelerator, multiprocessing  # noqa: E402
 from . import fft, special  # noqa: E402  (torch.fft, torch.special)
 from .ops.special_functions import i0  # noqa: E402
 from .ops.special_misc import mvlgamma  # noqa: E402
+from .ops.inplace_torch import (abs_, acos_, acosh_, addmv_, arccos_, arccosh_, arcsin_, arcsinh_,  # noqa: E402
+                                arctan_, arctanh_, asin_, asinh_, atan_, atanh_, ceil_, clamp_, clamp_max_, clamp_min_,
+                                clip_, conj_physical_, cos_, cosh_, deg2rad_, detach, detach_, erf_, erfc_, exp2_,
+                                exp_, expm1_, fill_, fix_, floor_, frac_, get_device, i0_, index_put_, log10_,
+                                log1p_, log2_, log_, logit_, nan_to_num_, neg_, negative_, rad2deg_, reciprocal_,
+                                rsqrt_, sigmoid_, sin_, sinc_, sinh_, sqrt_, square_, tan_, tanh_, trunc_, xlogy_,
+                                zero_)
+from .ops.inplace_torch import torch_round_ as round_  # noqa: E402
+from .ops.functional_torch import (alpha_dropout_, batch_norm, binary_cross_entropy_with_logits,  # noqa: E402
+                                   constant_pad_nd, conv_tbc, convolution, cosine_embedding_loss, dropout, dropout_,
+                                   embedding_renorm_, feature_alpha_dropout_, feature_dropout, feature_dropout_,
+                                   hinge_embedding_loss, kl_div, margin_ranking_loss, max_pool1d_with_indices,
+                                   native_batch_norm, native_channel_shuffle, native_dropout, native_group_norm,
+                                   native_layer_norm, poisson_nll_loss, triplet_margin_loss)
+from .ops.pointwise_bits import (bitwise_left_shift, bitwise_right_shift, frexp, gcd, gcd_, isreal,  # noqa: E402
+                                 lcm, lcm_, ldexp, ldexp_, nextafter, rsub)
+from .ops.blas_products import addr, vdot  # noqa: E402
+from .ops.matrix_functions import chain_matmul  # noqa: E402
+from .ops.norms_torch import dist, frobenius_norm, norm_except_dim, nuclear_norm, renorm  # noqa: E402
+from .ops.creation_memory import (empty_permuted, empty_strided, fill, from_file, frombuffer,  # noqa: E402
+                                  scalar_tensor, to_dlpack)
+from .ops.creation_memory import range  # noqa: E402,A004  (torch.range)
+from .ops.windows import (bartlett_window, blackman_window, hamming_window, hann_window,  # noqa: E402
+                          kaiser_window)
+from .ops.view_copies import (adjoint, alias_copy, detach_copy, diagonal_copy, expand_copy,  # noqa: E402
+                              narrow_copy, permute_copy, select, select_copy, slice_copy, split_copy,
+                              split_with_sizes, split_with_sizes_copy, squeeze_copy, t_copy, transpose_copy,
+                              unbind_copy, unfold_copy, unsafe_chunk, unsafe_split, unsafe_split_with_sizes,
+                              unsqueeze_copy, view_as_complex_copy, view_as_real_copy, view_copy)
+from .ops.strided import as_strided, as_strided_copy, as_strided_scatter  # noqa: E402
+from .ops.inplace_views import as_strided_, resize_as_  # noqa: E402
+from .ops.scatter_reduce import index_reduce, put, scatter_reduce  # noqa: E402
+from .ops.linalg_legacy import (cholesky_inverse, cholesky_solve, lu, lu_solve, lu_unpack,  # noqa: E402
+                                pca_lowrank, svd_lowrank, triangular_solve)
+from .ops.stft import istft, stft  # noqa: E402
+from .ops.rnn_torch import (gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell, rnn_tanh,  # noqa: E402
+                            rnn_tanh_cell)
+from .ops.tensor_types import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor,  # noqa: E402
+                               FloatTensor, HalfTensor, IntTensor, LongTensor, ShortTensor, set_default_tensor_type,
+                               typename)
 # torch.* spellings of functional ops (same functions as tinynet.nn.functional's; the
 # signatures are PyTorch's for both)
+from .nn.functional import conv3d, conv_transpose3d  # noqa: E402  (torch.conv3d and friends: the same functions)
 from .nn.functional import (adaptive_avg_pool1d, avg_pool1d, conv1d, conv2d, conv_transpose1d,  # noqa: E402
                             conv_transpose2d, cosine_similarity, hardshrink, max_pool1d, max_pool2d,
                             pairwise_distance, pixel_shuffle, pixel_unshuffle, relu_, rms_norm, threshold, threshold_)
@@ -116,11 +160,18 @@ from . import profiler  # noqa: E402  (torch.profiler: records ops only while a 
 from . import onnx  # noqa: E402  (torch.onnx: the onnx package is imported by export, not here)
 from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
+from .amp import GradScaler, clear_autocast_cache, is_autocast_cache_enabled  # noqa: E402
+from .amp.autocast_mode import (get_autocast_cpu_dtype, get_autocast_gpu_dtype,  # noqa: E402
+                                is_autocast_cpu_enabled)
+from .autograd.anomaly import is_anomaly_check_nan_enabled, is_anomaly_enabled, set_anomaly_enabled  # noqa: E402
+from .func import vmap  # noqa: E402  (torch.vmap is torch.func.vmap)
+from .printoptions import set_printoptions  # noqa: E402
 from .cuda.compiled import compile  # noqa: E402  (CUDA graphs of a whole step; eager without a GPU)
 from .serialization import load, save
 from . import serialization  # noqa: E402
 serialization.register_default([nn.Parameter, Size])  # a data-only type: weights_only loads rebuild it
 
+dtype = _numpy.dtype  # torch.dtype: the class of tinynet's dtypes (NumPy's dtype objects, see tinynet.dtypes)
 pi = _math.pi          # torch.pi, torch.e, torch.inf, torch.nan, torch.newaxis
 e = _math.e
 inf = _math.inf

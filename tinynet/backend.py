@@ -221,3 +221,25 @@ def copy_from_host(dst, host):
         dst.set(numpy.ascontiguousarray(host))
     else:
         dst[...] = host
+
+
+def pinned_copy(host, op):
+    """A copy of NumPy array ``host`` in page-locked (pinned) host memory, from CuPy's pinned
+    memory pool; :class:`~tinynet.errors.DeviceError` naming ``op`` without a usable GPU."""
+    require_cupy(op)
+    import cupyx
+    out = cupyx.empty_pinned(host.shape, host.dtype)
+    out[...] = host
+    return out
+
+
+def is_pinned(a):
+    """True when NumPy array ``a`` (or the array it views) lives in CuPy's pinned host memory."""
+    if cupy is None or isinstance(a, _CUPY_NDARRAY):
+        return False
+    pinned = cupy.cuda.PinnedMemoryPointer
+    while a is not None:
+        if isinstance(a, pinned):
+            return True
+        a = getattr(a, "base", None)
+    return False

@@ -33,6 +33,7 @@ ProcessGroupError        ValueError (a DistributedError)
 ProfilerError            RuntimeError
 OnnxExportError          RuntimeError
 UnsupportedOperatorError RuntimeError (an OnnxExportError)
+LazyModuleError          RuntimeError
 =======================  ==============================
 
 Messages name the operation and give the expected and the actual value, e.g.
@@ -199,3 +200,9 @@ class OnnxExportError(TinynetError, RuntimeError):
 class UnsupportedOperatorError(OnnxExportError):
     """:func:`tinynet.onnx.export` met an op with no ONNX translation; the message names the
     op's class (PyTorch's ``torch.onnx.errors.UnsupportedOperatorError``)."""
+
+
+class LazyModuleError(TinynetError, RuntimeError):
+    """A lazy module (``nn.LazyLinear``, ``nn.LazyConv2d``, ...) or one of its placeholders
+    (``UninitializedParameter``) used before its first forward has inferred the shapes,
+    or a first forward that could not initialise it (PyTorch raises ``RuntimeError``)."""

@@ -16,7 +16,8 @@ layout goes back to NCHW after the first op that is not elementwise.
 """
 from .errors import ArgumentTypeError, ShapeError
 
-__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"]
+__all__ = ["memory_format", "contiguous_format", "channels_last", "channels_last_3d", "preserve_format", "layout",
+           "strided"]
 
 
 class memory_format:
@@ -33,6 +34,21 @@ contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last", 4)
 channels_last_3d = memory_format("channels_last_3d", 5)
 preserve_format = memory_format("preserve_format")
+
+
+class layout:
+    """How a tensor's elements are stored (PyTorch's ``torch.layout``): tinynet's tensors are
+    all dense arrays with strides, ``tinynet.strided`` (``Tensor.layout``); PyTorch's sparse
+    layouts have no tinynet counterpart."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tinynet.{self.name}"
+
+
+strided = layout("strided")
 
 
 def check(op, value, default=contiguous_format):

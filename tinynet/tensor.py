@@ -12,7 +12,7 @@ import copy as _copy
 import numpy
 
 from .dtypes import is_floating
-from . import backend, capture, devices, dtypes, layouts as _formats
+from . import backend, capture, devices, dtypes, layouts as _formats, printoptions
 from .autograd import engine, node, post_hooks
 from .errors import ArgumentError, ArgumentTypeError, AutogradError, DTypeError, IndexOutOfRangeError
 from .size import Size
@@ -186,7 +186,7 @@ class Tensor:
         return self.array.shape[0]
 
     def __repr__(self):
-        body = numpy.array2string(self.numpy(force=True), separator=", ", precision=4, threshold=50)
+        body = numpy.array2string(self.numpy(force=True), separator=", ", **printoptions.array2string_kwargs())
         extra = f", device='{self.device}'" if self.is_cuda else ""
         if self.dtype != dtypes.get_default_dtype() and self.dtype not in (dtypes.int64, dtypes.bool_):
             extra += f", dtype=tinynet.{self.dtype.name}"

@@ -63,6 +63,28 @@ def clear_autocast_cache():
     _state.clear_cache()
 
 
+def _deprecated(old, new):
+    warnings.warn(f"{old} is deprecated. Please use {new} instead.", DeprecationWarning, stacklevel=3)
+
+
+def get_autocast_cpu_dtype():
+    """``get_autocast_dtype("cpu")`` (PyTorch's deprecated spelling, with its warning)."""
+    _deprecated("get_autocast_cpu_dtype()", "get_autocast_dtype('cpu')")
+    return get_autocast_dtype("cpu")
+
+
+def get_autocast_gpu_dtype():
+    """``get_autocast_dtype("cuda")`` (PyTorch's deprecated spelling, with its warning)."""
+    _deprecated("get_autocast_gpu_dtype()", "get_autocast_dtype('cuda')")
+    return get_autocast_dtype("cuda")
+
+
+def is_autocast_cpu_enabled():
+    """``is_autocast_enabled("cpu")`` (PyTorch's deprecated spelling, with its warning)."""
+    _deprecated("is_autocast_cpu_enabled()", "is_autocast_enabled('cpu')")
+    return is_autocast_enabled("cpu")
+
+
 class autocast:
     """Run the ops of a region in mixed precision (``torch.autocast``); a context manager and
     a decorator.

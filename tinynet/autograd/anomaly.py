@@ -38,6 +38,18 @@ def is_anomaly_check_nan_enabled():
     return STATE[0] and STATE[1]
 
 
+def set_anomaly_enabled(enabled, check_nan=True):
+    """Turn anomaly detection on or off for good (``torch.set_anomaly_enabled``; the function form
+    of :class:`set_detect_anomaly`, which also restores the setting as a context manager).
+
+    Raises:
+        ArgumentTypeError: ``enabled`` or ``check_nan`` is not a bool.
+    """
+    check_type("set_anomaly_enabled", "enabled", enabled, bool, "a bool")
+    check_type("set_anomaly_enabled", "check_nan", check_nan, bool, "a bool")
+    STATE[:] = [enabled, check_nan]
+
+
 class set_detect_anomaly(contextlib.ContextDecorator):
     """Turn anomaly detection on or off: at once when called, and back to the previous
     setting when used as a context manager (or decorator) and left, as PyTorch's.

@@ -74,6 +74,20 @@ def _finish(tensors, create_graph):
     return tensors if create_graph or tensors is None else tensors.detach()
 
 
+def _inputs_and_v(fn, inputs, v, create_graph):
+    """For jvp, hvp and vhp (under ``enable_grad``): whether the inputs were a tuple, and the
+    inputs and ``v`` through :func:`_prepare`, ``v`` checked to be shaped like the inputs
+    (ArgumentError when it is None and the input is not one one-element Tensor)."""
+    in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
+    inputs = _prepare(inputs, create_graph, True)
+    if v is not None:
+        v = _prepare(_as_tuple(v, "v", fn)[1], create_graph, False)
+        _check_v(fn, v, inputs, in_tuple)
+    elif len(inputs) != 1 or inputs[0].numel() != 1:
+        raise ArgumentError(f"{fn}: v can be None only when the input is one Tensor of one element")
+    return in_tuple, inputs, v
+
+
 def _check_v(fn, v, like, like_is_tuple):
     if len(v) != len(like):
         raise ShapeError(f"{fn}: v is a tuple of invalid length: should be {len(like)} but got {len(v)}")
@@ -111,6 +125,14 @@ def _grads(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=
         return (None,) * len(inputs)
     return _grad([p[0] for p in pairs], inputs, [p[1] for p in pairs], retain_graph=retain_graph,
                  create_graph=create_graph, allow_unused=True)
+
+
+def _recorded_vjp(outputs, inputs, like=None):
+    """The first half of the double-backward trick (module docstring): new zero vectors
+    ``us`` that require grad, shaped like ``outputs`` (or ``like``, when an output may be
+    None), and ``J^T us`` recorded (linear in ``us``: its gradient along v is ``J v``)."""
+    us = tuple(higher_order.graph_xp.zeros_like(o).requires_grad_(True) for o in (outputs if like is None else like))
+    return us, _grads(outputs, inputs, us, create_graph=True)
 
 
 def _fill(fn, grads, refs, strict, message):
@@ -198,17 +220,10 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     fn = "autograd.functional.jvp"
     _check_callable(fn, func)
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
-        inputs = _prepare(inputs, create_graph, True)
-        if v is not None:
-            v = _prepare(_as_tuple(v, "v", fn)[1], create_graph, False)
-            _check_v(fn, v, inputs, in_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise ArgumentError(f"{fn}: v can be None only when the input is one Tensor of one element")
+        in_tuple, inputs, v = _inputs_and_v(fn, inputs, v, create_graph)
         out_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", fn)
         _check_requires_grad(fn, outputs, "outputs", strict)
-        us = tuple(higher_order.graph_xp.zeros_like(o).requires_grad_(True) for o in outputs)
-        g = _grads(outputs, inputs, us, create_graph=True)
+        us, g = _recorded_vjp(outputs, inputs)
         _check_requires_grad(fn, g, "grad_inputs", strict)
         res = _grads(g, us, v, create_graph=create_graph)
         res = _fill(fn, res, outputs, strict, "the gradient with respect to the inputs does not depend on entry {i} "
@@ -278,8 +293,7 @@ def _reverse_rows(fn, out, i, inputs, create_graph, strict):
 
 
 def _forward_jacobian(outputs, inputs, create_graph):
-    us = tuple(higher_order.graph_xp.zeros_like(o).requires_grad_(True) for o in outputs)
-    g = _grads(outputs, inputs, us, create_graph=True)
+    us, g = _recorded_vjp(outputs, inputs)
     cols = [[[] for _ in inputs] for _ in outputs]
     for j, x in enumerate(inputs):
         for e in _basis(x):
@@ -346,13 +360,7 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False, out
 def _hessian_products(fn, func, inputs, v, create_graph, strict, transpose):
     _check_callable(fn, func)
     with enable_grad():
-        in_tuple, inputs = _as_tuple(inputs, "inputs", fn)
-        inputs = _prepare(inputs, create_graph, True)
-        if v is not None:
-            v = _prepare(_as_tuple(v, "v", fn)[1], create_graph, False)
-            _check_v(fn, v, inputs, in_tuple)
-        elif len(inputs) != 1 or inputs[0].numel() != 1:
-            raise ArgumentError(f"{fn}: v can be None only when the input is one Tensor of one element")
+        in_tuple, inputs, v = _inputs_and_v(fn, inputs, v, create_graph)
         outputs = _single_output(fn, func, strict)(*inputs)
         jac = _grads(outputs, inputs, create_graph=True)
         _check_requires_grad(fn, jac, "jacobian", strict)
@@ -361,8 +369,7 @@ def _hessian_products(fn, func, inputs, v, create_graph, strict, transpose):
             res = _fill(fn, res, inputs, strict, "the Jacobian of the user-provided function does not depend on "
                         "input {i}; not allowed in strict mode")
         else:  # H v by the double-backward trick
-            us = tuple(higher_order.graph_xp.zeros_like(x).requires_grad_(True) for x in inputs)
-            back = _grads(jac, inputs, us, create_graph=True)
+            us, back = _recorded_vjp(jac, inputs, like=inputs)
             _check_requires_grad(fn, back, "hessian", strict)
             res = _grads(back, us, v, create_graph=create_graph)
             res = _fill(fn, res, inputs, strict, "the Hessian of the user-provided function does not depend on "

@@ -116,3 +116,12 @@ def as_recorded(t, op):
         if born < first:
             return before
     return t
+
+
+def recorded_inputs(op):
+    """``op``'s inputs as it consumed them: for a tensor changed in place since (a shape change
+    by ``unsqueeze_``, ``t_``, ... included), the stand-in for it as it was (see :func:`as_recorded`);
+    what a backward reading its inputs' shapes must use."""
+    if not rebased:
+        return op.inputs
+    return tuple(as_recorded(t, op) if id(t) in rebased else t for t in op.inputs)

@@ -43,6 +43,17 @@ def read_idx(raw, what):
     return numpy.frombuffer(raw, dtype=numpy.uint8, offset=offset).reshape(dims)
 
 
+def transformed(dataset, img, target):
+    """``(img, target)`` through ``dataset.transform`` and ``dataset.target_transform``, each
+    where it is set (torchvision's ``StandardTransform``): the sample step of the datasets
+    here and of :mod:`tinynet.vision.datasets`."""
+    if dataset.transform is not None:
+        img = dataset.transform(img)
+    if dataset.target_transform is not None:
+        target = dataset.target_transform(target)
+    return img, target
+
+
 class _IDXDataset(Dataset):
     """Shared code of MNIST-style datasets; subclasses set the class attributes."""
 
@@ -114,20 +125,13 @@ class _IDXDataset(Dataset):
     def nbytes(self):
         return int(self.data.nbytes + self.targets.nbytes)
 
-    def _apply(self, img, target):
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
     def __getitem__(self, index):
         """``(image, label)``: uint8 (28, 28) and int64, or transformed."""
-        return self._apply(self.data[index], self.targets[index])
+        return transformed(self, self.data[index], self.targets[index])
 
     def __getitems__(self, indices):
         """A whole batch at once: uint8 (N, 28, 28) and int64 (N,), or transformed."""
-        return self._apply(self.data[indices], self.targets[indices])
+        return transformed(self, self.data[indices], self.targets[indices])
 
     def __repr__(self):
         return (f"{type(self).__name__}(split={'train' if self.train else 'test'}, "

@@ -4,8 +4,6 @@
 log p(x) = x logits - softplus(logits) (the negative binary cross-entropy with logits);
 entropy = softplus(logits) - probs logits. Samples come from ``tinynet.bernoulli``.
 """
-import numbers
-
 from ..errors import ArgumentError
 from . import constraints
 from ._ops import arange, bernoulli, no_grad, sigmoid
@@ -37,13 +35,12 @@ class Bernoulli(ExponentialFamily):
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         _one_of("Bernoulli", probs, logits)
-        scalar = isinstance(probs if probs is not None else logits, numbers.Number)
         if probs is not None:
             (self.probs,) = broadcast_all(probs)
         else:
             (self.logits,) = broadcast_all(logits)
         self._param = self.probs if probs is not None else self.logits
-        super().__init__(() if scalar else tuple(self._param.shape), validate_args=validate_args)
+        super().__init__(tuple(self._param.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         new = self._expand_params(Bernoulli, batch_shape, _instance, ("probs", "logits"))

@@ -10,7 +10,7 @@ from .. import dtypes
 from ..errors import ShapeError
 from ..tensor import Tensor
 from . import constraints
-from ._ops import _standard_gamma, digamma, lgamma, no_grad, one_hot, where, xlogy, zeros
+from ._ops import _standard_gamma, digamma, lgamma, one_hot, where, xlogy, zeros
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -42,10 +42,6 @@ class Dirichlet(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Dirichlet, batch_shape, _instance, ("concentration",))
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -29,7 +29,7 @@ from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from . import constraints
 from ._ops import broadcast_shapes, no_grad, tensor
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 
 def _shape(name, shape):
@@ -255,6 +255,35 @@ class Distribution:
         shown = {k: self.__dict__[k] for k in names}
         args = ", ".join(f"{k}: {v.item() if v.numel() == 1 else tuple(v.shape)}" for k, v in shown.items())
         return f"{type(self).__name__}({args})"
+
+
+class _SymmetricAboutLoc(Distribution):
+    """A distribution symmetric and unimodal about its ``loc`` (Normal, Laplace,
+    MultivariateNormal): mean = mode = loc."""
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+
+class _SymmetricLocScale(_SymmetricAboutLoc):
+    """A location-scale family symmetric about ``loc`` (Normal, Laplace): real ``loc`` and
+    positive ``scale`` broadcast to the batch shape (numbers become 0-d tensors, so numbers
+    give batch shape ()), and ``expand`` views both."""
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        super().__init__(tuple(self.loc.shape), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        return self._expand_params(_SymmetricLocScale, batch_shape, _instance, ("loc", "scale"))
 
 
 __all__ = ["Distribution"]

@@ -5,10 +5,8 @@ log p(x) = log(rate) - rate x; cdf = 1 - e^(-rate x); icdf(p) = -log(1 - p) / ra
 entropy = 1 - log(rate). ``rsample`` is -log(1 - u) / rate with u from ``tinynet.rand``
 (inverse-CDF sampling), so the gradient reaches ``rate``.
 """
-import numbers
-
 from . import constraints
-from ._ops import exp, log, log1p, no_grad, rand, zeros_like
+from ._ops import exp, log, log1p, rand, zeros_like
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -31,8 +29,7 @@ class Exponential(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        super().__init__(() if isinstance(rate, numbers.Number) else tuple(self.rate.shape),
-                         validate_args=validate_args)
+        super().__init__(tuple(self.rate.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Exponential, batch_shape, _instance, ("rate",))
@@ -52,10 +49,6 @@ class Exponential(ExponentialFamily):
     @property
     def variance(self):
         return self.rate.pow(-2)
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -7,11 +7,9 @@ regularised lower incomplete gamma function. ``rsample`` is ``_standard_gamma(a)
 the Gamma(a, 1) draw carries the implicit reparameterisation gradient of Figurnov et al.
 (2018) (:mod:`tinynet.ops.special_gamma`), the division the gradient in ``rate``.
 """
-import numbers
-
 from .. import dtypes
 from . import constraints
-from ._ops import _standard_gamma, digamma, igamma, lgamma, log, no_grad, xlogy
+from ._ops import _standard_gamma, digamma, igamma, lgamma, log, xlogy
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -36,8 +34,7 @@ class Gamma(ExponentialFamily):
 
     def __init__(self, concentration, rate, validate_args=None):
         self.concentration, self.rate = broadcast_all(concentration, rate)
-        scalar = isinstance(concentration, numbers.Number) and isinstance(rate, numbers.Number)
-        super().__init__(() if scalar else tuple(self.rate.shape), validate_args=validate_args)
+        super().__init__(tuple(self.rate.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Gamma, batch_shape, _instance, ("concentration", "rate"))
@@ -53,10 +50,6 @@ class Gamma(ExponentialFamily):
     @property
     def variance(self):
         return self.concentration / self.rate.pow(2)
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

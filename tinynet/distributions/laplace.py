@@ -6,17 +6,16 @@ icdf(p) = loc - scale sign(p - 1/2) log(1 - 2 |p - 1/2|); entropy = 1 + log(2 sc
 ``rsample`` is the inverse CDF at u uniform on [eps - 1, 1) (eps: the dtype's machine
 epsilon, so log(0) cannot occur), u from ``tinynet.rand``.
 """
-import numbers
-
 from .. import dtypes
-from . import constraints
-from ._ops import abs, expm1, log, log1p, no_grad, rand, sign
-from .distribution import Distribution
-from .utils import broadcast_all
+from ._ops import abs, expm1, log, log1p, rand, sign
+from .distribution import _SymmetricLocScale
 
 
-class Laplace(Distribution):
+class Laplace(_SymmetricLocScale):
     """A batch of Laplace distributions.
+
+    The constructor, ``expand``, the constraints and mean = mode = loc are the symmetric
+    location-scale families' (``distribution._SymmetricLocScale``).
 
     Args:
         loc (float or Tensor): the location (mean). scale (float or Tensor): the scale (> 0).
@@ -27,25 +26,6 @@ class Laplace(Distribution):
         ArgumentError: a scale that is not > 0 (with validation on). ShapeError: the shapes
             do not broadcast.
     """
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if scalar else tuple(self.loc.shape), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Laplace, batch_shape, _instance, ("loc", "scale"))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):
@@ -54,10 +34,6 @@ class Laplace(Distribution):
     @property
     def stddev(self):
         return (2 ** 0.5) * self.scale
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

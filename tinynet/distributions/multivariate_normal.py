@@ -19,8 +19,8 @@ import math
 from ..errors import ArgumentError, ShapeError
 from ..tensor import Tensor
 from . import constraints
-from ._ops import broadcast_shapes, cholesky, eye, log, no_grad, randn, solve_triangular
-from .distribution import Distribution, _shape
+from ._ops import broadcast_shapes, cholesky, eye, log, randn, solve_triangular
+from .distribution import Distribution, _shape, _SymmetricAboutLoc
 from .utils import lazy_property
 
 _LOG_2PI = math.log(2 * math.pi)
@@ -48,8 +48,9 @@ def _half_log_det(L):
     return log(L.diagonal(dim1=-2, dim2=-1)).sum(-1)
 
 
-class MultivariateNormal(Distribution):
-    """A batch of multivariate normal distributions, event shape (n,).
+class MultivariateNormal(_SymmetricAboutLoc):
+    """A batch of multivariate normal distributions, event shape (n,); mean = mode = loc
+    (``distribution._SymmetricAboutLoc``).
 
     Args:
         loc (Tensor): the means (..., n).
@@ -135,20 +136,8 @@ class MultivariateNormal(Distribution):
         return (l_inv.mT @ l_inv).expand(self._batch_shape + self._event_shape * 2)
 
     @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
     def variance(self):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

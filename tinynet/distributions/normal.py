@@ -6,18 +6,19 @@ entropy = 1/2 + log(2 pi)/2 + log(scale). ``rsample`` is loc + scale * eps with 
 ``tinynet.randn``, so gradients reach ``loc`` and ``scale``.
 """
 import math
-import numbers
 
-from . import constraints
-from ._ops import erf, erfinv, log, no_grad, randn
+from ._ops import erf, erfinv, log, randn
+from .distribution import _SymmetricLocScale
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
-class Normal(ExponentialFamily):
+class Normal(_SymmetricLocScale, ExponentialFamily):
     """A batch of normal distributions.
+
+    The constructor, ``expand``, the constraints and mean = mode = loc are the symmetric
+    location-scale families' (``distribution._SymmetricLocScale``).
 
     Args:
         loc (float or Tensor): the mean. scale (float or Tensor): the standard deviation (> 0).
@@ -36,26 +37,7 @@ class Normal(ExponentialFamily):
         >>> [round(v, 4) for v in d.log_prob(tinynet.tensor([0.0, 0.0])).tolist()]
         [-1.6121, -1.7371]
     """
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, numbers.Number) and isinstance(scale, numbers.Number)
-        super().__init__(() if scalar else tuple(self.loc.shape), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Normal, batch_shape, _instance, ("loc", "scale"))
-
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def stddev(self):
@@ -64,10 +46,6 @@ class Normal(ExponentialFamily):
     @property
     def variance(self):
         return self.stddev.pow(2)
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

@@ -4,8 +4,6 @@
 log p(k) = k log(rate) - rate - lgamma(k + 1) (``xlogy``, so rate 0 gives log p(0) = 0).
 Samples come from ``tinynet.poisson`` (NumPy's generator). No entropy, as PyTorch's.
 """
-import numbers
-
 from . import constraints
 from ._ops import exp, lgamma, log, no_grad, poisson, xlogy
 from .exp_family import ExponentialFamily
@@ -27,8 +25,7 @@ class Poisson(ExponentialFamily):
 
     def __init__(self, rate, validate_args=None):
         (self.rate,) = broadcast_all(rate)
-        super().__init__(() if isinstance(rate, numbers.Number) else tuple(self.rate.shape),
-                         validate_args=validate_args)
+        super().__init__(tuple(self.rate.shape), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         return self._expand_params(Poisson, batch_shape, _instance, ("rate",))

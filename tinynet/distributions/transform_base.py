@@ -62,24 +62,23 @@ class Transform:
     __hash__ = object.__hash__
 
     def __call__(self, x):
-        if self._cache_size == 0:
-            return self._call(x)
-        x_old, y_old = self._cached_x_y
-        if x is x_old:
-            return y_old
-        y = self._call(x)
-        self._cached_x_y = x, y
-        return y
+        return self._cached(x, 0, self._call)
 
     def _inv_call(self, y):
+        return self._cached(y, 1, self._inverse)
+
+    def _cached(self, value, side, compute):
+        """``compute(value)`` through the one-pair cache: ``value`` is the pair's x (side 0,
+        the forward map) or its y (side 1, the inverse); the same object again returns the
+        other member of the pair without computing."""
         if self._cache_size == 0:
-            return self._inverse(y)
-        x_old, y_old = self._cached_x_y
-        if y is y_old:
-            return x_old
-        x = self._inverse(y)
-        self._cached_x_y = x, y
-        return x
+            return compute(value)
+        pair = self._cached_x_y
+        if value is pair[side]:
+            return pair[1 - side]
+        out = compute(value)
+        self._cached_x_y = (value, out) if side == 0 else (out, value)
+        return out
 
     def _call(self, x):
         raise NotImplementedError

@@ -23,16 +23,21 @@ from .transform_base import ComposeTransform, Transform, identity_transform
 from .utils import _softplus, _sum_rightmost
 
 
-class ExpTransform(Transform):
-    """y = exp(x): real to positive."""
-    codomain = constraints.positive
+class _IncreasingBijection(Transform):
+    """A parameter-free increasing bijection (exp, sigmoid, tanh): every instance of one such
+    class is the same map, so instances compare equal."""
     bijective = True
     sign = 1
 
     def __eq__(self, other):
-        return isinstance(other, ExpTransform)
+        return isinstance(other, type(self))
 
     __hash__ = object.__hash__
+
+
+class ExpTransform(_IncreasingBijection):
+    """y = exp(x): real to positive."""
+    codomain = constraints.positive
 
     def _call(self, x):
         return exp(x)
@@ -81,17 +86,10 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(_IncreasingBijection):
     """y = sigmoid(x): real to the unit interval (clipped to [tiny, 1 - eps] so the inverse
     stays finite)."""
     codomain = constraints.unit_interval
-    bijective = True
-    sign = 1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         fi = dtypes.finfo(x.dtype)
@@ -106,16 +104,9 @@ class SigmoidTransform(Transform):
         return -_softplus(-x) - _softplus(x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(_IncreasingBijection):
     """y = tanh(x): real to (-1, 1)."""
     codomain = constraints.interval(-1.0, 1.0)
-    bijective = True
-    sign = 1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return tanh(x)

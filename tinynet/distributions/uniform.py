@@ -5,11 +5,10 @@ log p(x) = -log(high - low) inside, -inf outside; cdf(x) = clamp((x - low)/(high
 entropy = log(high - low). ``rsample`` is low + u (high - low), u from ``tinynet.rand``.
 """
 import math
-import numbers
 
 from ..errors import ArgumentError
 from . import constraints
-from ._ops import log, no_grad, rand, where
+from ._ops import log, rand, where
 from .distribution import Distribution
 from .utils import broadcast_all
 
@@ -33,8 +32,7 @@ class Uniform(Distribution):
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
-        scalar = isinstance(low, numbers.Number) and isinstance(high, numbers.Number)
-        super().__init__(() if scalar else tuple(self.low.shape), validate_args=validate_args)
+        super().__init__(tuple(self.low.shape), validate_args=validate_args)
         if self._validate_args and not bool((self.low < self.high).all()):
             raise ArgumentError(f"Uniform: expected low < high everywhere (Uniform is not defined when "
                                 f"low >= high), got low={self.low} and high={self.high}")
@@ -61,10 +59,6 @@ class Uniform(Distribution):
     @property
     def variance(self):
         return (self.high - self.low).pow(2) / 12
-
-    def sample(self, sample_shape=()):
-        with no_grad():
-            return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)

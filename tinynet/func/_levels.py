@@ -12,6 +12,7 @@ enclosing transform (``grad(grad(f))``, ``jacrev(jacrev(f))``) or the caller's o
 the transform's own new leaves are detached before they are returned, as PyTorch returns
 them unwrapped from the transform's level.
 """
+from ..autograd.grad_mode import is_grad_enabled
 from ..autograd.node import tensor_type
 from ..dtypes import is_floating
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError
@@ -19,10 +20,12 @@ from ._pytree import tree_flatten, tree_map
 
 
 class Level:
-    """One transform call: the new leaves it made (see the module docstring)."""
+    """One transform call: whether grad mode was on where it was called (``outer``) and the
+    new leaves it made (see the module docstring)."""
 
     def __init__(self, op):
         self.op = op
+        self.outer = is_grad_enabled()
         self.fresh = []     # the leaves made here (kept alive, so their ids stay unique)
         self.ids = set()
 
@@ -70,9 +73,11 @@ class Level:
                     todo.append(i._grad_fn)
         return False
 
-    def unwrap(self, tree, outer):
+    def unwrap(self, tree, outer=None):
         """``tree`` with each tensor detached unless grad mode was on at the call
-        (``outer``) and its history reaches beyond this level."""
+        (``outer``, by default the level's) and its history reaches beyond this level."""
+        outer = self.outer if outer is None else outer
+
         def one(x):
             if isinstance(x, tensor_type) and x.requires_grad and (not outer or not self.reaches_outside(x)):
                 return x.detach()
@@ -125,6 +130,17 @@ def wrap_args(level, args, nums):
         flat.extend(leaves)
         specs.append((len(leaves), spec))
     return args, flat, specs
+
+
+def call_wrapped(level, func, args, kwargs, argnums, has_aux):
+    """``func(*args, **kwargs)`` (call under ``enable_grad``) with the arguments at
+    ``argnums`` (None: every positional argument) replaced by the level's differentiable
+    stand-ins: (output, aux, the stand-ins' leaves in order, each wrapped argument's
+    structure). Raises as :func:`check_argnums`, :meth:`Level.wrap` and :func:`split_aux`."""
+    nums = range(len(args)) if argnums is None else check_argnums(level.op, argnums, len(args))
+    diff, inputs, specs = wrap_args(level, args, nums)
+    out, aux = split_aux(level.op, func(*diff, **kwargs), has_aux)
+    return out, aux, inputs, specs
 
 
 def split_aux(op, out, has_aux):

@@ -17,7 +17,7 @@ from ..autograd.grad_mode import enable_grad, is_grad_enabled
 from ..autograd.node import tensor_type
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
 from ..dtypes import is_floating
-from ._levels import Level, check_argnums, check_callable, split_aux, wrap_args, zeros_for
+from ._levels import Level, call_wrapped, check_callable, zeros_for
 from ._pytree import tree_flatten, tree_unflatten
 
 
@@ -58,24 +58,21 @@ def grad_and_value(func, argnums=0, has_aux=False):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nums = check_argnums(op, argnums, len(args))
-        outer = is_grad_enabled()
         level = Level(op)
         with enable_grad():
-            diff, inputs, specs = wrap_args(level, args, nums)
-            out, aux = split_aux(op, func(*diff, **kwargs), has_aux)
+            out, aux, inputs, specs = call_wrapped(level, func, args, kwargs, argnums, has_aux)
             if not isinstance(out, tensor_type):
                 raise ArgumentTypeError(f"{op}: the function must return a Tensor, got {type(out).__name__}")
             if out.ndim != 0:
                 raise ShapeError(f"{op}: the function must return a 0-dimensional Tensor, got one with {out.ndim} "
                                  "dims (vjp or jacrev take other outputs)")
             if out.requires_grad:
-                grads = engine.grad(out, inputs, create_graph=outer, allow_unused=True)
+                grads = engine.grad(out, inputs, create_graph=level.outer, allow_unused=True)
             else:
                 grads = [None] * len(inputs)
         g = _grads_tree(zeros_for(grads, inputs), specs, isinstance(argnums, int))
         value = out if not has_aux else (out, aux)
-        return level.unwrap(g, outer), level.unwrap(value, outer)
+        return level.unwrap(g), level.unwrap(value)
 
     return wrapper
 
@@ -98,12 +95,35 @@ def grad(func, argnums=0, has_aux=False):
     return wrapper
 
 
-def _check_outputs(op, flat):
+def flat_outputs(op, out):
+    """The function's output ``out`` flattened: (its tensors, its structure).
+
+    Raises:
+        ArgumentTypeError: a leaf that is not a Tensor. ArgumentError: no Tensors.
+    """
+    flat, spec = tree_flatten(out)
     for o in flat:
         if not isinstance(o, tensor_type):
             raise ArgumentTypeError(f"{op}: the function must return only Tensors, got {type(o).__name__}")
     if not flat:
         raise ArgumentError(f"{op}: the function returned no Tensors")
+    return flat, spec
+
+
+def _check_vectors(op, what, vectors, ref_what, refs):
+    """Each of ``vectors`` (the cotangents or the tangents, called ``what``) a Tensor of the
+    shape of its reference in ``refs`` (the outputs or the primals; a reference that is not
+    a Tensor is not compared).
+
+    Raises:
+        ArgumentTypeError: not a Tensor. ShapeError: another shape.
+    """
+    for k, (v, r) in enumerate(zip(vectors, refs)):
+        if not isinstance(v, tensor_type):
+            raise ArgumentTypeError(f"{op}: {what} {k} must be a Tensor, got {type(v).__name__}")
+        if isinstance(r, tensor_type) and tuple(v.shape) != tuple(r.shape):
+            raise ShapeError(f"{op}: {what} {k} has shape {tuple(v.shape)} but its {ref_what} has shape "
+                             f"{tuple(r.shape)}")
 
 
 def vjp(func, *primals, has_aux=False):
@@ -129,13 +149,10 @@ def vjp(func, *primals, has_aux=False):
     """
     op = "vjp(f, *primals)"
     check_callable("vjp", "func", func)
-    outer = is_grad_enabled()
     level = Level(op)
     with enable_grad():
-        diff, inputs, specs = wrap_args(level, primals, range(len(primals)))
-        out, aux = split_aux(op, func(*diff), has_aux)
-    flat_out, out_spec = tree_flatten(out)
-    _check_outputs(op, flat_out)
+        out, aux, inputs, specs = call_wrapped(level, func, primals, {}, None, has_aux)
+    flat_out, out_spec = flat_outputs(op, out)
     for o in flat_out:
         if not is_floating(o.dtype):
             raise DTypeError(f"{op}: the function's outputs must be floating point, got dtype {o.dtype}")
@@ -146,20 +163,15 @@ def vjp(func, *primals, has_aux=False):
         if ct_spec != out_spec:
             raise ArgumentError(f"vjp_fn: the cotangents must have the structure of the outputs: cotangents {ct_spec}, "
                                 f"outputs {out_spec}")
-        for k, (o, c) in enumerate(zip(flat_out, flat_ct)):
-            if not isinstance(c, tensor_type):
-                raise ArgumentTypeError(f"vjp_fn: cotangent {k} must be a Tensor, got {type(c).__name__}")
-            if tuple(c.shape) != tuple(o.shape):
-                raise ShapeError(f"vjp_fn: cotangent {k} has shape {tuple(c.shape)} but output {k} has shape "
-                                 f"{tuple(o.shape)}")
+        _check_vectors("vjp_fn", "cotangent", flat_ct, "output", flat_out)
         pairs = [(o, c) for o, c in zip(flat_out, flat_ct) if o.requires_grad]
         with enable_grad():
             grads = engine.grad([p[0] for p in pairs], inputs, [p[1] for p in pairs], retain_graph=retain_graph,
                                 create_graph=cg, allow_unused=True) if pairs and inputs else [None] * len(inputs)
         return level.unwrap(_grads_tree(zeros_for(grads, inputs), specs, False), cg)
 
-    result = level.unwrap(out, outer)
-    return (result, vjp_fn, level.unwrap(aux, outer)) if has_aux else (result, vjp_fn)
+    result = level.unwrap(out)
+    return (result, vjp_fn, level.unwrap(aux)) if has_aux else (result, vjp_fn)
 
 
 def jvp(func, primals, tangents, *, strict=False, has_aux=False):
@@ -199,29 +211,21 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     if p_spec != t_spec:
         raise ArgumentError(f"{op}: primals and tangents must have the same structure, got primals {p_spec} and "
                             f"tangents {t_spec}")
-    for k, (p, t) in enumerate(zip(flat_p, flat_t)):
-        if not isinstance(t, tensor_type):
-            raise ArgumentTypeError(f"{op}: tangent {k} must be a Tensor, got {type(t).__name__}")
-        if isinstance(p, tensor_type) and tuple(p.shape) != tuple(t.shape):
-            raise ShapeError(f"{op}: tangent {k} has shape {tuple(t.shape)} but its primal has shape "
-                             f"{tuple(p.shape)}")
-    outer = is_grad_enabled()
+    _check_vectors(op, "tangent", flat_t, "primal", flat_p)
     level = Level(op)
     with enable_grad():
-        diff, inputs, _ = wrap_args(level, primals, range(len(primals)))
-        out, aux = split_aux(op, func(*diff), has_aux)
-        flat_out, out_spec = tree_flatten(out)
-        _check_outputs(op, flat_out)
-        tangents_out = forward_products(level, flat_out, inputs, [flat_t], outer)[0]
+        out, aux, inputs, _ = call_wrapped(level, func, primals, {}, None, has_aux)
+        flat_out, out_spec = flat_outputs(op, out)
+        tangents_out = forward_products(level, flat_out, inputs, [flat_t])[0]
     if strict and any(t is None for t in tangents_out):
         raise ArgumentError("jvp(f, primals, tangents, strict=True): an output of the function does not depend on "
                             "the inputs")
     tangents_out = zeros_for(tangents_out, flat_out)
-    result = (level.unwrap(out, outer), level.unwrap(tree_unflatten(tangents_out, out_spec), outer))
-    return result + (level.unwrap(aux, outer),) if has_aux else result
+    result = (level.unwrap(out), level.unwrap(tree_unflatten(tangents_out, out_spec)))
+    return result + (level.unwrap(aux),) if has_aux else result
 
 
-def forward_products(level, outs, inputs, tangent_sets, outer):
+def forward_products(level, outs, inputs, tangent_sets):
     """For each list of tangents (one per input) in ``tangent_sets``: the Jacobian-vector
     product of each output (None where an output does not depend on the inputs).
     One recorded vector-Jacobian product serves every set (the double-vjp trick)."""
@@ -237,7 +241,7 @@ def forward_products(level, outs, inputs, tangent_sets, outer):
         res = [None] * len(outs)
         if pairs:
             jv = engine.grad([p[0] for p in pairs], us, [p[1] for p in pairs], retain_graph=True,
-                             create_graph=outer, allow_unused=True)
+                             create_graph=level.outer, allow_unused=True)
             for k, v in zip(live, jv):
                 res[k] = v
         results.append(res)

@@ -15,11 +15,11 @@ by the Jacobians with respect to the argument (its structure) or, for a tuple
 import functools
 
 from ..autograd import engine
-from ..autograd.grad_mode import enable_grad, is_grad_enabled
+from ..autograd.grad_mode import enable_grad
 from ..errors import ArgumentError
-from ._levels import Level, check_argnums, check_callable, split_aux, wrap_args
-from ._pytree import tree_flatten, tree_unflatten
-from .eager_transforms import _check_outputs, _grads_tree, forward_products
+from ._levels import Level, call_wrapped, check_callable
+from ._pytree import tree_unflatten
+from .eager_transforms import _grads_tree, flat_outputs, forward_products
 from .vmap import check_randomness, random_error, rng_changed, rng_snapshot
 
 
@@ -85,24 +85,20 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nums = check_argnums(op, argnums, len(args))
-        outer = is_grad_enabled()
         level = Level(op)
         with enable_grad():
-            diff, inputs, specs = wrap_args(level, args, nums)
-            out, aux = split_aux(op, func(*diff, **kwargs), has_aux)
-            flat_out, out_spec = tree_flatten(out)
-            _check_outputs(op, flat_out)
+            out, aux, inputs, specs = call_wrapped(level, func, args, kwargs, argnums, has_aux)
+            flat_out, out_spec = flat_outputs(op, out)
             blocks = []
             for o in flat_out:
                 rows = []
                 if o.requires_grad:
                     for e in _basis(o):
-                        rows.append(engine.grad(o, inputs, e, retain_graph=True, create_graph=outer,
+                        rows.append(engine.grad(o, inputs, e, retain_graph=True, create_graph=level.outer,
                                                 allow_unused=True))
                 blocks.append([_assemble([r[j] for r in rows], o, x, 0) for j, x in enumerate(inputs)])
-        jac = level.unwrap(_structure(blocks, out_spec, specs, isinstance(argnums, int)), outer)
-        return (jac, level.unwrap(aux, outer)) if has_aux else jac
+        jac = level.unwrap(_structure(blocks, out_spec, specs, isinstance(argnums, int)))
+        return (jac, level.unwrap(aux)) if has_aux else jac
 
     return wrapper
 
@@ -131,27 +127,23 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        nums = check_argnums(op, argnums, len(args))
-        outer = is_grad_enabled()
         level = Level(op)
         state = rng_snapshot() if randomness == "error" else None
         with enable_grad():
-            diff, inputs, specs = wrap_args(level, args, nums)
-            out, aux = split_aux(op, func(*diff, **kwargs), has_aux)
+            out, aux, inputs, specs = call_wrapped(level, func, args, kwargs, argnums, has_aux)
             if state is not None and rng_changed(state):
                 raise random_error("jacfwd")
-            flat_out, out_spec = tree_flatten(out)
-            _check_outputs(op, flat_out)
+            flat_out, out_spec = flat_outputs(op, out)
             sets, owner = [], []
             for j, x in enumerate(inputs):
                 for e in _basis(x):
                     sets.append([e if i == j else None for i in range(len(inputs))])
                     owner.append(j)
-            columns = forward_products(level, flat_out, inputs, sets, outer)
+            columns = forward_products(level, flat_out, inputs, sets)
             blocks = [[_assemble([c[k] for c, j2 in zip(columns, owner) if j2 == j], o, x, -1)
                        for j, x in enumerate(inputs)] for k, o in enumerate(flat_out)]
-        jac = level.unwrap(_structure(blocks, out_spec, specs, isinstance(argnums, int)), outer)
-        return (jac, level.unwrap(aux, outer)) if has_aux else jac
+        jac = level.unwrap(_structure(blocks, out_spec, specs, isinstance(argnums, int)))
+        return (jac, level.unwrap(aux)) if has_aux else jac
 
     return wrapper
 

@@ -55,3 +55,26 @@ __all__ += ["CircularPad1d", "CircularPad2d", "ConstantPad1d", "ConstantPad2d", 
             "ReplicationPad1d", "ReplicationPad2d", "ZeroPad1d", "ZeroPad2d"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
 __all__ += ["EmbeddingBag"]
+
+from .modules import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, BatchNorm3d, CircularPad3d,  # noqa: E402
+                      ConstantPad3d, Conv3d, ConvTranspose3d, InstanceNorm3d, LPPool3d, MaxPool3d, MaxUnpool3d,
+                      ReflectionPad3d, ReplicationPad3d, ZeroPad3d)
+__all__ += ["AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "BatchNorm3d", "CircularPad3d", "ConstantPad3d",
+            "Conv3d", "ConvTranspose3d", "InstanceNorm3d", "LPPool3d", "MaxPool3d", "MaxUnpool3d", "ReflectionPad3d",
+            "ReplicationPad3d", "ZeroPad3d"]
+from .modules import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .modules import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                      LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                      LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+__all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]
+from .modules import (CTCLoss, LinearCrossEntropyLoss, LinearCrossEntropyOptions, MultiLabelMarginLoss,  # noqa: E402
+                      NLLLoss2d)
+__all__ += ["CTCLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions", "MultiLabelMarginLoss", "NLLLoss2d"]
+from .modules import CrossMapLRN2d, FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+__all__ += ["CrossMapLRN2d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
+from .modules import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .modules import Container, factory_kwargs  # noqa: E402
+__all__ += ["Container", "factory_kwargs"]

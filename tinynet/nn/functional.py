@@ -74,3 +74,45 @@ __all__ += ["unfold", "fold"]
 __all__ += ["relu_", "leaky_relu_", "dropout1d", "multilabel_soft_margin_loss"]
 __all__ += ["max_pool1d_with_indices", "max_pool2d_with_indices", "max_unpool1d", "max_unpool2d"]
 __all__ += ["embedding_bag"]
+from ..ops.conv3d import conv3d  # noqa: E402
+from ..ops.conv_transpose3d import conv_transpose3d  # noqa: E402
+from ..ops.pooling3d import avg_pool3d, max_pool3d, max_pool3d_with_indices  # noqa: E402
+from ..ops.adaptive_pool3d import (adaptive_avg_pool3d, adaptive_max_pool3d,  # noqa: E402
+                                   adaptive_max_pool3d_with_indices)
+from ..ops.adaptive_max import adaptive_max_pool1d_with_indices, adaptive_max_pool2d_with_indices  # noqa: E402
+from ..ops.pooling_lp import lp_pool3d  # noqa: E402
+from ..ops.unpool import max_unpool3d  # noqa: E402
+
+__all__ += ["conv3d", "conv_transpose3d", "avg_pool3d", "max_pool3d", "max_pool3d_with_indices",
+            "adaptive_avg_pool3d", "adaptive_max_pool3d", "adaptive_max_pool3d_with_indices",
+            "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "lp_pool3d", "max_unpool3d"]
+from ..ops.ctc_loss import ctc_loss  # noqa: E402
+from ..ops.loss_multilabel import multilabel_margin_loss  # noqa: E402
+from ..ops.conv_tbc import conv_tbc  # noqa: E402
+from ..ops.interpolate import native_channel_shuffle  # noqa: E402
+from ..ops.linear_cross_entropy import linear_cross_entropy  # noqa: E402
+
+__all__ += ["ctc_loss", "multilabel_margin_loss", "conv_tbc", "native_channel_shuffle", "linear_cross_entropy"]
+from ..ops.grid_sample import (GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES,  # noqa: E402,F401
+                               affine_grid, grid_sample)
+from ..ops.fractional_pool import (fractional_max_pool2d, fractional_max_pool2d_with_indices,  # noqa: E402
+                                   fractional_max_pool3d, fractional_max_pool3d_with_indices)
+
+__all__ += ["affine_grid", "grid_sample",
+            "fractional_max_pool2d", "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+            "fractional_max_pool3d_with_indices"]
+from ..ops.mha import multi_head_attention_forward  # noqa: E402
+
+__all__ += ["multi_head_attention_forward"]
+from ..ops.grouped_mm import ScalingType, SwizzleType, grouped_mm, scaled_grouped_mm, scaled_mm  # noqa: E402
+from ..ops.torch_function import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402
+                                  has_torch_function_variadic)
+from ..ops.functional_support import (assert_int_or_pair, boolean_dispatch, reproducibility_notes,  # noqa: E402,F401
+                                      tf32_notes)
+from ..tensor import Tensor  # noqa: E402  (PyTorch's F re-exports the tensor class too)
+
+__all__ += ["ScalingType", "SwizzleType", "grouped_mm", "scaled_grouped_mm", "scaled_mm", "handle_torch_function",
+            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
+            "boolean_dispatch", "Tensor"]
+from ..ops.functional_support import BroadcastingList1, BroadcastingList2, BroadcastingList3  # noqa: E402,F401
+# (constants and annotations, like GRID_SAMPLE_*_MODES and the notes above, stay out of __all__: it lists the functions)

@@ -107,3 +107,15 @@ def torch_adaptive_max_pool1d(input, output_size):
     pair (values, indices) of :func:`adaptive_max_pool1d` with ``return_indices=True``."""
     return adaptive_max_pool1d(input, output_size, True)
 
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool2d` returning ``(values, indices)`` whatever ``return_indices``
+    says (PyTorch's ``F.adaptive_max_pool2d_with_indices``)."""
+    return adaptive_max_pool2d(input, output_size, True)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    """:func:`adaptive_max_pool1d` returning ``(values, indices)`` whatever ``return_indices``
+    says (PyTorch's ``F.adaptive_max_pool1d_with_indices``)."""
+    return adaptive_max_pool1d(input, output_size, True)

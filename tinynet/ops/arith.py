@@ -27,6 +27,7 @@ import numpy
 from ..dtypes import is_floating
 from .. import dtypes
 from ..autograd import Op
+from ..autograd.order import recorded_inputs
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .autocast import autocast_op
@@ -54,7 +55,7 @@ class _Binary(Op):
 
     def shapes(self):
         """The shapes of the two inputs (None for a Python number), for unbroadcasting."""
-        a, b = self.inputs
+        a, b = recorded_inputs(self)
         return getattr(a, "shape", None), getattr(b, "shape", None)
 
 

@@ -29,7 +29,8 @@ checks every entry's output dtype against ``torch.autocast("cpu", ...)``.
 """
 
 _LOWER_COMMON = ("linear", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "prelu", "addmm",
-                 "matmul", "einsum", "mm", "addbmm", "baddbmm", "bmm", "scaled_dot_product_attention")
+                 "matmul", "einsum", "mm", "addbmm", "baddbmm", "bmm", "scaled_dot_product_attention",
+                 "conv3d", "conv_transpose3d", "conv_tbc")
 
 _FP32_LOSSES = ("nll_loss", "cross_entropy", "mse_loss", "l1_loss", "smooth_l1_loss", "huber_loss", "kl_div",
                 "poisson_nll_loss", "cosine_embedding_loss", "margin_ranking_loss", "soft_margin_loss",
@@ -41,7 +42,7 @@ CUDA = {
         "exp", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "tan", "pow", "softplus",
         "layer_norm", "group_norm", "logsumexp", "interpolate", "prod", "softmax", "log_softmax", "softmin",
         "cumprod", "cumsum", "sum", "norm", "normalize", "acos", "asin", "cosh", "sinh", "cosine_similarity",
-        "local_response_norm")},
+        "local_response_norm", "multilabel_margin_loss")},
     **{name: "promote" for name in ("dot", "scatter_add")},
     "binary_cross_entropy": "banned",
 }
@@ -49,6 +50,10 @@ CUDA = {
 CPU = {
     **{name: "lower" for name in _LOWER_COMMON},
     **{name: "fp32" for name in _FP32_LOSSES + ("binary_cross_entropy", "prod")},
+    # PyTorch's CPU list runs these in float32 as well (autocast_mode.cpp): 3-D pooling, CTC, grid sampling
+    **{name: "fp32" for name in ("max_pool3d", "avg_pool3d", "adaptive_avg_pool3d", "adaptive_max_pool3d",
+                                 "max_unpool3d", "fractional_max_pool2d", "fractional_max_pool3d", "ctc_loss",
+                                 "multilabel_margin_loss", "grid_sample")},
 }
 
 TABLES = {"cuda": CUDA, "cpu": CPU}

@@ -1,7 +1,7 @@
 """Products beside the matrix products of :mod:`.blas` (PyTorch's BLAS family and its
 neighbours), composed of :func:`~tinynet.matmul`, reshapes and elementwise products, so
-their gradients follow from those ops: ``trace``, ``cross``, ``kron``, ``inner`` and
-``tensordot``.
+their gradients follow from those ops: ``trace``, ``cross``, ``kron``, ``inner``,
+``tensordot``, ``vdot`` and ``addr``.
 
 * ``trace(A) = sum_i A[i, i]``.
 * ``cross(a, b) = (a1 b2 - a2 b1, a2 b0 - a0 b2, a0 b1 - a1 b0)`` along a dim of size 3.
@@ -10,6 +10,8 @@ their gradients follow from those ops: ``trace``, ``cross``, ``kron``, ``inner``
 * ``tensordot(a, b, dims)`` sums ``a``'s last ``dims`` axes against ``b``'s first ``dims``
   axes (or the listed axes of each): both operands are permuted so the summed axes meet,
   reshaped to matrices and multiplied, ``C[i, j] = sum_k A[i, k] B[k, j]``.
+* ``vdot(a, b) = sum_k conj(a[k]) b[k]``; ``addr(C, u, v) = beta C + alpha u v^T`` (a rank-1
+  ``addmm``).
 """
 import numbers
 import warnings
@@ -17,7 +19,8 @@ import warnings
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from .arith import mul, sub
-from .blas import matmul
+from .blas import _add_product, _ndim, _same_dtype, _tensors, matmul
+from .complex import conj
 from .broadcast import broadcast_tensors
 from .diagonal import diagonal
 from .join import stack
@@ -156,3 +159,36 @@ def tensordot(a, b, dims=2):
     am = reshape(permute(a, free_a + da), (m, k))
     bm = reshape(permute(b, db + free_b), (k, n))
     return reshape(matmul(am, bm), tuple(a.shape[i] for i in free_a) + tuple(b.shape[j] for j in free_b))
+
+
+def vdot(input, other):
+    """``sum_k conj(input[k]) * other[k]`` of two 1-D tensors of one length and one dtype (the
+    first conjugated: for real tensors ``dot``); a 0-d tensor.
+
+    Raises:
+        ArgumentTypeError: a non-Tensor. ShapeError: not 1-D, or lengths differ. DTypeError: dtypes differ.
+    """
+    a, b = _tensors("vdot", input=input, other=other)
+    _ndim("vdot", "input", a, 1)
+    _ndim("vdot", "other", b, 1)
+    if a.shape[0] != b.shape[0]:
+        raise ShapeError(f"vdot: expected 1D tensors of the same length, got shapes {tuple(a.shape)} and "
+                         f"{tuple(b.shape)}")
+    _same_dtype("vdot", input=a, other=b)
+    return _sum(mul(conj(a), b)) if a.array.dtype.kind == "c" else _sum(mul(a, b))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)`` for 1-D ``vec1`` (n,) and ``vec2`` (m,),
+    ``input`` broadcast to (n, m); ``beta == 0`` ignores ``input`` (NaN included). Integer
+    tensors truncate float ``alpha``/``beta`` (as :func:`tinynet.addmm`).
+
+    Raises:
+        ArgumentTypeError: a non-Tensor, or ``beta``/``alpha`` not a number. ShapeError: vectors
+            not 1-D, or ``input`` does not broadcast to (n, m). DTypeError: the dtypes differ.
+    """
+    a, b = _tensors("addr", vec1=vec1, vec2=vec2)
+    _ndim("addr", "vec1", a, 1)
+    _ndim("addr", "vec2", b, 1)
+    return _add_product("addr", input, reshape(a, (-1, 1)), reshape(b, (1, -1)), beta, alpha, ("vec1", "vec2"),
+                        (a.shape[0], b.shape[0]))

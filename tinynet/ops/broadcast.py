@@ -92,3 +92,4 @@ def broadcast_tensors(*tensors):
         check_tensor("broadcast_tensors", f"tensors[{i}]", t)
     shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(t if tuple(t.shape) == shape else broadcast_to(t, shape) for t in tensors)
+

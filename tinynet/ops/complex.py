@@ -26,7 +26,7 @@ import numpy
 from .. import dtypes
 from ..autograd import Op
 from ..errors import DTypeError, ShapeError
-from .util import check_tensor, is_graph, unbroadcast
+from .util import cast, check_tensor, unbroadcast
 
 
 def _real_view(xp, z):
@@ -35,35 +35,32 @@ def _real_view(xp, z):
     return xp.lib.stride_tricks.as_strided(re, z.shape + (2,), re.strides + (re.itemsize,))
 
 
-class Real(Op):
-    """``z.real``: a view of the real parts."""
-    name = "real"
+class _Part(Op):
+    """``z.real`` or ``z.imag`` (the attribute the subclass's ``name`` says): a view of one
+    part; the backward returns the gradient in ``z``'s complex dtype."""
     complex_ok = True
     twice_differentiable = True
     is_view = True
 
     def forward(self, xp, z):
         self.dtype = z.dtype
-        return z.real
+        return getattr(z, self.name)
+
+
+class Real(_Part):
+    """``z.real``: a view of the real parts; backward ``gy``."""
+    name = "real"
 
     def backward(self, xp, gy):
-        return (xp.astype(gy, self.dtype) if is_graph(xp) else gy.astype(self.dtype),)
+        return (cast(xp, gy, self.dtype),)
 
 
-class Imag(Op):
+class Imag(_Part):
     """``z.imag``: a view of the imaginary parts; backward ``i gy``."""
     name = "imag"
-    complex_ok = True
-    twice_differentiable = True
-    is_view = True
-
-    def forward(self, xp, z):
-        self.dtype = z.dtype
-        return z.imag
 
     def backward(self, xp, gy):
-        g = xp.astype(gy, self.dtype) if is_graph(xp) else gy.astype(self.dtype)
-        return (g * 1j,)
+        return (cast(xp, gy, self.dtype) * 1j,)
 
 
 class ViewAsReal(Op):

@@ -21,9 +21,9 @@ from ..dtypes import is_floating
 from .. import backend, determinism
 from ..autograd import Op
 from ..autograd.anomaly import STATE as _anomaly
-from ..errors import ArgumentError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
-from .util import check_tensor, dim_index, is_graph, unbroadcast
+from .util import check_int, check_tensor, dim_index, is_graph, unbroadcast
 
 
 def _add_at(xp, dst, index, values):
@@ -285,6 +285,27 @@ def nonzero(input, *, as_tuple=False):
         parts = xp.nonzero(a) if a.ndim else xp.nonzero(a.reshape(1))
         return tuple(Tensor._wrap(p.astype(numpy.int64, copy=False)) for p in parts)
     return Tensor._wrap(xp.argwhere(a).astype(numpy.int64, copy=False))
+
+
+def nonzero_static(input, *, size=None, fill_value=-1):
+    """:func:`nonzero` with a fixed number of rows: the first ``size`` positions of nonzero
+    elements, rows of ``fill_value`` after the last; an int64 (size, ndim) tensor.
+
+    Raises:
+        ArgumentError: a negative ``size``. ArgumentTypeError: ``size`` (required, keyword-only, as
+            in PyTorch) or ``fill_value`` not an int.
+    """
+    check_tensor("nonzero_static", "input", input)
+    if size is None:
+        raise ArgumentTypeError("nonzero_static: the keyword argument size is required")
+    size = check_int("nonzero_static", "size", size, 0)
+    fill = check_int("nonzero_static", "fill_value", fill_value)
+    found = nonzero(input).array
+    xp = backend.array_module(found)
+    out = xp.full((size, max(input.ndim, 0)), fill, dtype=numpy.int64)
+    k = min(size, found.shape[0])
+    out[:k] = found[:k]
+    return Tensor._wrap(out)
 
 
 def argwhere(input):

@@ -280,3 +280,9 @@ def channel_shuffle(input, groups):
                          f"and {g} groups")
     x = S.reshape(input, (n, g, c // g, *rest))
     return S.reshape(S.transpose(x, 1, 2), (n, c, *rest))
+
+
+def native_channel_shuffle(input, groups):
+    """PyTorch's ``native_channel_shuffle``: the same shuffle as :func:`channel_shuffle` (PyTorch's
+    kernel-level spelling of it); arguments and errors as there."""
+    return channel_shuffle(input, groups)

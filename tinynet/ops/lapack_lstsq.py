@@ -56,6 +56,16 @@ def _tolerances(op, A, atol, rtol, batch):
     return (numpy.zeros(batch) if a is None else a), r
 
 
+def _check_spectrum_input(op, A, hermitian):
+    """Check ``A`` (matrices, square when ``hermitian``) and the flag (returned as a bool)
+    for the functions that read A's spectrum (pinv, matrix_rank)."""
+    check_matrix(op, "A", A)
+    hermitian = check_flag(op, "hermitian", hermitian)
+    if hermitian:
+        check_matrix(op, "A", A, square=True)
+    return hermitian
+
+
 def _spectrum(xp, a, hermitian, vectors=True):
     """``(left, values, right)`` with ``a = left diag(values) right``: the reduced SVD, or
     for ``hermitian`` the eigendecomposition ``V diag(w) V^T``."""
@@ -131,10 +141,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, rcond=None):
         ArgumentError: both rtol and rcond.
     """
     op = "linalg.pinv"
-    check_matrix(op, "A", A)
-    hermitian = check_flag(op, "hermitian", hermitian)
-    if hermitian:
-        check_matrix(op, "A", A, square=True)
+    hermitian = _check_spectrum_input(op, A, hermitian)
     if rcond is not None:
         if rtol is not None:
             raise ArgumentError(f"{op}: give rtol or its older name rcond, not both")
@@ -156,10 +163,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
         ArgumentError: ``tol`` with atol/rtol.
     """
     op = "linalg.matrix_rank"
-    check_matrix(op, "A", A)
-    hermitian = check_flag(op, "hermitian", hermitian)
-    if hermitian:
-        check_matrix(op, "A", A, square=True)
+    hermitian = _check_spectrum_input(op, A, hermitian)
     if tol is not None:
         if atol is not None or rtol is not None:
             raise ArgumentError(f"{op}: give tol or atol/rtol, not both")

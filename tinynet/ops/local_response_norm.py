@@ -17,10 +17,15 @@ launch and the backward two (``kernels/local_response_norm.cu``), in float32/flo
 float16/bfloat16 with float32 arithmetic; the generic code builds the window sums from
 ``n`` shifted slices, which the unfold it replaced did with an (N, C, R, n) gradient.
 """
+import numpy
+
+from .. import backend
 from ..autograd import Op
 from ..errors import ArgumentError, ShapeError
 from ..kernels import cuda
+from ..tensor import Tensor
 from .autocast import autocast_op
+from .blas import matmul
 from .util import check_float, check_int, is_graph
 
 
@@ -137,3 +142,44 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
     if input.numel() == 0:
         return input
     return LocalResponseNorm(size, float(alpha), float(beta), float(k)).apply(input)
+
+
+def _cross_map_window(channels, size):
+    """The (C, C) 0/1 matrix of the channels each channel's sum covers in PyTorch's legacy
+    ``CrossMapLRN2d`` (its running-window recurrence: the first channel is never dropped
+    from the running sum, so late channels' windows keep it)."""
+    pre = int((size - 1) / 2 + 1)
+    m = numpy.zeros((channels, channels))
+    if channels == 0:
+        return m
+    m[0, :min(pre, channels)] = 1
+    for c in range(1, channels):
+        m[c] = m[c - 1]
+        if c < channels - pre + 1:
+            m[c, c + pre - 1] += 1
+        if c > pre:
+            m[c, c - pre] -= 1
+    return m
+
+
+def cross_map_lrn2d(input, size, alpha=1e-4, beta=0.75, k=1):
+    """PyTorch's ``nn.CrossMapLRN2d`` forward: ``y = x * (k + alpha/size * S)^-beta`` with
+    ``S_c`` the sum of squares over the channels PyTorch's legacy recurrence gives channel
+    ``c`` (:func:`_cross_map_window`), composed of differentiable ops. Its gradient is the
+    exact derivative of this forward (PyTorch's hand-written backward assumes a symmetric
+    window instead, and so differs from it, and fails for ``size=1``).
+
+    Raises:
+        ShapeError: input not 4-D. ArgumentTypeError / DTypeError: a non-float input, a
+        non-int size. ArgumentError: ``size < 1``.
+    """
+    op = "CrossMapLRN2d"
+    check_float(op, "input", input)
+    if input.ndim != 4:
+        raise ShapeError(f"{op}: Expected input to be 4D, got {input.ndim}D instead.")
+    size = check_int(op, "size", size, 1)
+    n, c, h, w = input.shape
+    xp = backend.array_module(input.array)
+    window = Tensor._wrap(xp.asarray(_cross_map_window(c, size), dtype=input.array.dtype))
+    sums = matmul(window, (input * input).reshape(n, c, h * w)).reshape(n, c, h, w)
+    return input * (sums * (alpha / size) + k) ** (-beta)

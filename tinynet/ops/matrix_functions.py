@@ -11,6 +11,7 @@ doubled matrix. The others are compositions of tinynet's differentiable ops (``m
 ``inv``, ``mul``, ``sum``), so their gradients come from those.
 """
 import numbers
+import warnings
 
 import numpy
 
@@ -179,6 +180,25 @@ def multi_dot(tensors):
     if last_vec:
         out = squeeze(out, -1)
     return out
+
+
+def chain_matmul(*matrices):
+    """The product of the 2-D ``matrices`` in the cheapest order (:func:`tinynet.linalg.multi_dot`);
+    one matrix comes back as a copy. Deprecated in PyTorch, with this warning.
+
+    Raises:
+        ArgumentError: no matrices. ShapeError: a tensor that is not 2-D, or sizes that do not chain.
+    """
+    warnings.warn("chain_matmul is deprecated and will be removed in a future PyTorch release; use "
+                  "tinynet.linalg.multi_dot instead, which accepts a list of two or more tensors", UserWarning,
+                  stacklevel=2)
+    if not matrices:
+        raise ArgumentError("chain_matmul: expected one or more matrices")
+    for i, m in enumerate(matrices):
+        check_tensor("chain_matmul", f"matrices[{i}]", m)
+        if m.ndim != 2:
+            raise ShapeError(f"chain_matmul: tensor {i} has {m.ndim} dimensions, expected 2")
+    return matrices[0].clone() if len(matrices) == 1 else multi_dot(list(matrices))
 
 
 def vander(x, *, N=None):

@@ -6,15 +6,17 @@ first argument (DeZero's way), so a method needs no code of its own and the ops 
 import :mod:`tinynet.tensor` back. Methods whose signature differs from the function
 (``view(*shape)``, ``permute(*dims)``, ``where(condition, other)``) are small adapters here.
 """
-from ..errors import ArgumentTypeError
+from ..errors import ArgumentTypeError, ShapeError
 from ..tensor import Tensor
 from . import (activation, arith, blas, blas_products, calculus, compare, compare_extrema, conversion,
                counting, creation, diagonal, division, gather, index_update, indexing, inplace, inplace_methods,
                pointwise_binary, pointwise_sign, pointwise_special, quantile, rearrange, reduction, reduction_nan,
                scan, scatter_views, search, select, shape, sorting, stats, tensor_properties, unary)
-from . import linalg_torch
-from . import complex as complex_ops, special_misc
+from . import (inplace_torch, inplace_views, linalg_legacy, linalg_torch, norms_torch, piecewise_activations,
+               pointwise_bits, sampling_inplace, scatter_reduce, strided, tensor_types, view_copies)
+from . import complex as complex_ops, special_misc, stft as stft_ops
 from . import split as split_ops
+from .util import check_tensor, sizes
 
 # name -> function taking the tensor first; attached as is
 SAME_SIGNATURE = {
@@ -26,8 +28,8 @@ SAME_SIGNATURE = {
     pointwise_special: ["xlogy", "logit", "sinc"],
     search: ["unique"],
     calculus: ["diff"],
-    blas_products: ["trace", "kron", "inner", "cross"],
-    counting: ["bincount", "histc", "unique_consecutive"],
+    blas_products: ["trace", "kron", "inner", "cross", "vdot", "addr"],
+    counting: ["bincount", "histc", "unique_consecutive", "histogram"],
     index_update: ["index_add", "index_copy", "index_fill", "masked_scatter", "index_put"],
     select: ["masked_fill", "masked_select"],
     compare_extrema: ["maximum", "minimum", "fmax", "fmin"],
@@ -47,14 +49,18 @@ SAME_SIGNATURE = {
     shape: ["reshape", "view", "view_as", "reshape_as", "permute", "transpose", "swapaxes", "swapdims", "t",
             "movedim", "moveaxis", "flatten", "unflatten", "squeeze", "unsqueeze", "expand", "expand_as",
             "broadcast_to", "ravel"],
-    indexing: ["index_select", "nonzero", "argwhere"],
+    indexing: ["index_select", "nonzero", "argwhere", "nonzero_static"],
     gather: ["gather", "scatter", "scatter_add", "take_along_dim", "take"],
     blas: ["matmul", "mm", "bmm", "mv", "dot", "outer", "ger", "addmm", "addmv", "baddbmm", "addbmm"],
     conversion: ["to", "type", "type_as", "float", "double", "half", "bfloat16", "long", "int", "short", "char",
                  "byte", "bool", "cpu", "cuda", "clone", "contiguous"],
     split_ops: ["chunk", "split", "unbind", "tensor_split", "narrow", "unfold", "hsplit", "vsplit", "dsplit"],
-    sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median"],
+    sorting: ["sort", "argsort", "msort", "topk", "kthvalue", "median", "mode"],
     scan: ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"],
+    norms_torch: ["dist", "renorm"],
+    stft_ops: ["stft", "istft"],
+    linalg_legacy: ["cholesky_solve", "cholesky_inverse", "lu", "lu_solve", "triangular_solve"],
+    piecewise_activations: ["prelu", "hardshrink"],
     rearrange: ["repeat", "repeat_interleave", "flip", "roll", "fliplr", "flipud", "rot90", "tile"],
     diagonal: ["tril", "triu", "diag", "diagonal", "diag_embed", "diagflat"],
     inplace: ["add_", "sub_", "mul_", "div_", "pow_", "zero_", "fill_", "copy_", "clamp_", "clip_", "uniform_",
@@ -90,6 +96,25 @@ def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
     """``tinynet.tensor(data)`` with this tensor's dtype and device by default."""
     return creation.tensor(data, dtype=_or(dtype, self.dtype), device=_or(device, self.device),
                            requires_grad=requires_grad)
+
+
+def _sum_to_size(self, *size):
+    """``self`` summed down to ``size``, a shape that broadcasts to ``self``'s (dims that
+    broadcasting adds or stretches are summed, stretched ones kept with size 1). Differentiable.
+
+    Raises:
+        ShapeError: ``size`` does not broadcast to ``self``'s shape.
+    """
+    check_tensor("sum_to_size", "self", self)
+    if not size:
+        raise ArgumentTypeError("sum_to_size: missing the required argument size")
+    shape = sizes("sum_to_size", size, "size")
+    lead = self.ndim - len(shape)
+    if lead < 0 or any(n not in (1, m) for n, m in zip(shape, self.shape[lead:])):
+        raise ShapeError(f"sum_to_size: size {list(shape)} is not expandable to size {list(self.shape)}")
+    out = reduction.sum(self, tuple(range(lead))) if lead else self
+    stretched = tuple(k for k, (n, m) in enumerate(zip(shape, out.shape)) if n == 1 and m != 1)
+    return reduction.sum(out, stretched, keepdim=True) if stretched else out
 
 
 def _iter(self):
@@ -128,11 +153,13 @@ OPERATORS = {
 }
 
 ADAPTERS = {
-    "where": _where, "new_zeros": _new(creation.zeros), "new_ones": _new(creation.ones),
+    "where": _where, "sum_to_size": _sum_to_size, "new_zeros": _new(creation.zeros),
+    "new_ones": _new(creation.ones),
     "new_empty": _new(creation.empty), "new_full": _new_full, "new_tensor": _new_tensor,
 }
 
-PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES}
+PROPERTIES = {"T": shape.T, "mT": shape.mT, **complex_ops.PROPERTIES, **tensor_types.PROPERTIES,
+              **view_copies.PROPERTIES}
 
 
 def attach():
@@ -142,7 +169,10 @@ def attach():
             setattr(Tensor, name, getattr(module, name))
     for name, fn in {**inplace_methods.METHODS, **tensor_properties.METHODS, **quantile.METHODS,
                      **scatter_views.METHODS, **linalg_torch.METHODS, **complex_ops.METHODS,
-                     **special_misc.METHODS}.items():
+                     **special_misc.METHODS, **inplace_torch.METHODS, **tensor_types.METHODS,
+                     **pointwise_bits.METHODS, **view_copies.METHODS,
+                     **strided.METHODS, **inplace_views.METHODS, **scatter_reduce.METHODS,
+                     **sampling_inplace.METHODS}.items():
         setattr(Tensor, name, fn)
     for name, fn in tensor_properties.PROPERTIES.items():
         setattr(Tensor, name, property(fn, doc=f"PyTorch's Tensor.{name}."))

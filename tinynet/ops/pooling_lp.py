@@ -1,4 +1,5 @@
-"""Power-average pooling, composed of tinynet's ops: ``lp_pool1d`` and ``lp_pool2d``.
+"""Power-average pooling, composed of tinynet's ops: ``lp_pool1d``, ``lp_pool2d`` and
+``lp_pool3d``.
 
 LP pooling (as PyTorch computes it) is ``(sum over the window of x^p)^(1/p)``: an average
 pooling of ``x^p`` times the window's size, with ``sign(s) * relu(|s|)`` taken of the sum
@@ -11,6 +12,7 @@ from .activation import relu
 from .arith import mul, pow
 from .pooling import avg_pool2d
 from .pooling1d import avg_pool1d
+from .pooling3d import avg_pool3d
 from .unary import abs, sign
 from .util import check_float
 
@@ -57,3 +59,23 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
     check_float("lp_pool1d", "input", input)
     pooled = avg_pool1d(pow(input, p), kernel_size, stride, 0, ceil_mode)
     return _root(pooled, p, kernel_size[0] if isinstance(kernel_size, (tuple, list)) else kernel_size)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """LP pooling of (N, C, D, H, W) or (C, D, H, W) input: ``(sum_window x^p)^(1/p)``;
+    see :func:`lp_pool2d`.
+
+    Args:
+        norm_type (float): the power ``p``.
+        kernel_size (int or (kd, kh, kw)): the window. stride: default the window.
+        ceil_mode (bool): round the output size up. Default False.
+
+    Raises:
+        ArgumentTypeError: a non-number ``norm_type``, a non-int size, a non-float input.
+        ShapeError / ArgumentError: as :func:`~tinynet.nn.functional.avg_pool3d`.
+    """
+    p = _norm("lp_pool3d", norm_type)
+    check_float("lp_pool3d", "input", input)
+    k = kernel_size if isinstance(kernel_size, (tuple, list)) and len(kernel_size) == 3 else (kernel_size,) * 3
+    pooled = avg_pool3d(pow(input, p), kernel_size, stride, 0, ceil_mode)
+    return _root(pooled, p, k[0] * k[1] * k[2])

@@ -230,5 +230,29 @@ def poisson(input, generator=None):
     return _host(input.device, numpy.asarray(g.poisson(rates)).astype(input.dtype))
 
 
+def binomial(count, prob, generator=None):
+    """Samples of the binomial distribution: successes in ``count`` trials of probability
+    ``prob`` (float tensors broadcasting together), in the promoted float dtype.
+
+    Raises:
+        DTypeError: an integer ``count`` or ``prob`` (as PyTorch). ArgumentError: a probability
+            outside [0, 1] or a negative count. ShapeError: shapes that do not broadcast.
+    """
+    for name, t in (("count", count), ("prob", prob)):
+        check_tensor("binomial", name, t)
+        if not is_floating(t.dtype):
+            raise DTypeError(f"binomial: only supports floating-point dtypes for {name}, got {t.dtype}")
+    n, p = count.numpy(force=True).astype(numpy.float64), prob.numpy(force=True).astype(numpy.float64)
+    try:
+        shape = numpy.broadcast_shapes(n.shape, p.shape)
+    except ValueError:
+        raise ShapeError(f"binomial: count {n.shape} and prob {p.shape} do not broadcast") from None
+    if numpy.any((p < 0) | (p > 1) | numpy.isnan(p)) or numpy.any(n < 0):
+        raise ArgumentError("binomial: expects counts >= 0 and probabilities in [0, 1]")
+    g = host_generator(generator, "binomial")
+    draws = g.binomial(numpy.broadcast_to(n, shape).astype(numpy.int64), numpy.broadcast_to(p, shape))
+    return _host(count.device, numpy.asarray(draws).astype(dtypes.result_type(count.array, prob.array)))
+
+
 __all__ = ["rand", "randn", "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal",
-           "bernoulli", "multinomial", "poisson"]
+           "bernoulli", "multinomial", "poisson", "binomial"]

@@ -9,6 +9,7 @@ import numbers
 import numpy
 
 from ..autograd import Op
+from ..autograd.order import recorded_inputs
 from .. import backend, dtypes
 from ..errors import ArgumentTypeError, DTypeError, ShapeError
 from ..tensor import Tensor
@@ -34,7 +35,7 @@ class Where(Op):
 
     def backward(self, xp, gy):
         (cond,) = self.saved
-        _, a, b = self.inputs
+        _, a, b = recorded_inputs(self)
         sa, sb = getattr(a, "shape", None), getattr(b, "shape", None)
         zero = xp.zeros_like(gy)
         ga = _reduce(xp, xp.where(cond, gy, zero), sa) if self.needs_input_grad[1] else None

@@ -34,6 +34,7 @@ SortResult = collections.namedtuple("sort", ["values", "indices"])  # type: igno
 TopKResult = collections.namedtuple("topk", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
 KthValueResult = collections.namedtuple("kthvalue", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
 MedianResult = collections.namedtuple("median", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
+ModeResult = collections.namedtuple("mode", ["values", "indices"])  # type: ignore[name-match]  # (torch.return_types names)
 
 
 def stable_order(xp, x, axis, descending=False):
@@ -328,3 +329,42 @@ def median(input, dim=None, keepdim=False):
     _nonempty_dim("median", input, d)
     n = _dim_size(input, d)
     return _with_indices(MedianResult, KthValue(d, (n + 1) // 2, keepdim, median=True), input)
+
+
+def _mode_indices(xp, rows):
+    """The index of the last occurrence of each row's most frequent value (the smallest one of
+    equal counts), as PyTorch's ``mode`` picks them: runs of the sorted row, counted by bincount."""
+    m, n = rows.shape
+    s = xp.sort(rows, axis=1)
+    start = xp.concatenate([xp.ones((m, 1), dtype=bool), s[:, 1:] != s[:, :-1]], axis=1)
+    run = xp.cumsum(start, axis=1) - 1 + xp.arange(m).reshape(-1, 1) * n  # a run id unique over the rows
+    lengths = xp.bincount(run.reshape(-1), minlength=m * n).reshape(m, n)
+    best = xp.argmax(lengths, axis=1) + xp.arange(m) * n  # the first longest run: the smallest value
+    value = s.reshape(-1)[xp.argmax(run == best.reshape(-1, 1), axis=1) + xp.arange(m) * n]
+    hit = rows == value.reshape(-1, 1)
+    return n - 1 - xp.argmax(hit[:, ::-1], axis=1)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """The most frequent value along ``dim`` (the smallest of equally frequent ones) and the
+    index of its last occurrence, as a ``(values, indices)`` named tuple; the gradient goes to
+    that index.
+
+    Raises:
+        IndexOutOfRangeError: ``dim`` out of range or an empty ``dim``. ArgumentTypeError: keepdim not a bool.
+    """
+    from .gather import gather
+    check_tensor("mode", "input", input)
+    d = dim_index("mode", dim, input.ndim)
+    keepdim = _flag("mode", "keepdim", keepdim)
+    _nonempty_dim("mode", input, d)
+    xp = backend.array_module(input.array)
+    if input.ndim == 0:
+        return ModeResult(input.clone(), Tensor._wrap(xp.zeros((), dtype=numpy.int64)))
+    a = xp.moveaxis(input.array, d, -1)
+    idx = _mode_indices(xp, a.reshape(-1, a.shape[-1])).astype(numpy.int64).reshape(a.shape[:-1])
+    idx = Tensor._wrap(xp.expand_dims(idx, d))
+    values = gather(input, d, idx)
+    if not keepdim:
+        values, idx = values.squeeze(d), idx.squeeze(d)
+    return ModeResult(values, idx)

@@ -18,6 +18,7 @@ import numpy
 from ..dtypes import is_floating
 from .. import backend
 from ..autograd import Op
+from ..autograd.order import recorded_inputs
 from ..errors import ArgumentError, DTypeError, ShapeError
 from .util import check_flag, check_tensor, unbroadcast
 
@@ -83,7 +84,7 @@ class SolveTriangular(Op):
         gb = _solve(xp, _mT(a), gx)
         ga = _tri(xp, -(gb @ _mT(x)), self.upper) if self.needs_input_grad[0] else None
         return (unbroadcast(xp, ga, a.shape) if ga is not None else None,
-                unbroadcast(xp, gb, self.inputs[1].shape) if self.needs_input_grad[1] else None)
+                unbroadcast(xp, gb, recorded_inputs(self)[1].shape) if self.needs_input_grad[1] else None)
 
 
 def _matrices(op, name, t):

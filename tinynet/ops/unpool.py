@@ -14,12 +14,14 @@ gathered at the indices.
 import numpy
 
 from .. import backend
-from ..errors import DTypeError, IndexOutOfRangeError, ShapeError
+from ..errors import ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
+from .autocast import autocast_op
 from .creation import zeros
 from .gather import scatter
 from .shape import reshape, squeeze, unsqueeze
 from .util import check_float, check_int, check_tensor
 from .window import pair, windows
+from .window_nd import ntuple
 
 
 def max_pool2d_indices(x, kernel, stride, padding, dilation, out):
@@ -68,6 +70,16 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _unpool("max_unpool1d", input, indices, kernel_size, stride, padding, output_size, 1)
 
 
+@autocast_op
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Inverse of :func:`~tinynet.nn.functional.max_pool3d` with ``return_indices=True`` on
+    (N, C, D_in, H_in, W_in) or (C, D_in, H_in, W_in) input: each value is written at its
+    flat index ``(d * H_out + h) * W_out + w`` of a zero output volume, of size
+    ``(D_in - 1) * stride - 2 * padding + kernel_size`` per axis unless ``output_size`` is
+    given. Arguments (int or triple sizes) and errors as :func:`max_unpool2d`."""
+    return _unpool("max_unpool3d", input, indices, kernel_size, stride, padding, output_size, 3)
+
+
 def _unpool(op, input, indices, kernel_size, stride, padding, output_size, spatial):
     check_float(op, "input", input)
     check_tensor(op, "indices", indices)
@@ -82,6 +94,8 @@ def _unpool(op, input, indices, kernel_size, stride, padding, output_size, spati
     def size(v, name):  # an int, or a sequence with one int per spatial dim
         if spatial == 2:
             return pair(op, name, v)
+        if spatial == 3:
+            return ntuple(op, name, v, 3)
         if isinstance(v, (tuple, list)) and len(v) == 1:
             v = v[0]
         return (check_int(op, name, v),)
@@ -93,6 +107,8 @@ def _unpool(op, input, indices, kernel_size, stride, padding, output_size, spati
     if output_size is None:
         out = default
     else:
+        if not isinstance(output_size, (tuple, list)) and not hasattr(output_size, "__len__"):
+            raise ArgumentTypeError(f"{op}: output_size must be a sequence of ints, got {type(output_size).__name__}")
         given = [check_int(op, "output_size", v) for v in output_size]
         if len(given) == input.ndim:
             given = given[-spatial:]

@@ -57,19 +57,12 @@ class _VisionDataset(Dataset):
     def __len__(self):
         return len(self._labels)
 
-    def _apply(self, img, target):
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
-
     def __getitem__(self, index):
         """``(image, target)`` of sample ``index``, transformed."""
         index = int(index)
         if not -len(self) <= index < len(self):
             raise IndexOutOfRangeError(f"{type(self).__name__}: index {index} is out of range for {len(self)} samples")
-        return self._apply(_image(self._images[index], self._mode), int(self._labels[index]))
+        return _files.transformed(self, _image(self._images[index], self._mode), int(self._labels[index]))
 
     def __getitems__(self, indices):
         """A batch: stacked arrays when the transform allows it (module doc), else a list of samples."""
@@ -228,7 +221,7 @@ class FakeData(_VisionDataset):
         if not 0 <= index < self.size:
             raise IndexOutOfRangeError(f"FakeData: index {index} is out of range for {self.size} samples")
         img, label = self._sample(index)
-        return self._apply(_image(img, self._mode), label)
+        return _files.transformed(self, _image(img, self._mode), label)
 
     def __getitems__(self, indices):
         if _batchable(self.transform, self.target_transform):

@@ -56,4 +56,33 @@ __all__ += ["MultiMarginLoss", "TripletMarginWithDistanceLoss"]
 __all__ += ["AlphaDropout", "Dropout3d", "FeatureAlphaDropout", "RReLU"]
 __all__ += ["MaxUnpool1d", "MaxUnpool2d"]
 __all__ += ["EmbeddingBag"]
-from . import batchnorm, flatten, instancenorm, sparse  # noqa: E402  (PyTorch's module paths)
+from .conv import Conv3d  # noqa: E402
+from .conv_transpose import ConvTranspose3d  # noqa: E402
+from .pooling import (AdaptiveAvgPool3d, AdaptiveMaxPool3d, AvgPool3d, LPPool3d, MaxPool3d,  # noqa: E402
+                      MaxUnpool3d)
+from .padding import CircularPad3d, ConstantPad3d, ReflectionPad3d, ReplicationPad3d, ZeroPad3d  # noqa: E402
+from .normalization import BatchNorm3d  # noqa: E402
+from .norm_layers import InstanceNorm3d  # noqa: E402
+__all__ += ["Conv3d", "ConvTranspose3d", "AdaptiveAvgPool3d", "AdaptiveMaxPool3d", "AvgPool3d", "LPPool3d",
+            "MaxPool3d", "MaxUnpool3d", "CircularPad3d", "ConstantPad3d", "ReflectionPad3d", "ReplicationPad3d",
+            "ZeroPad3d", "BatchNorm3d", "InstanceNorm3d"]
+from .parameter import Buffer, UninitializedBuffer, UninitializedParameter  # noqa: E402
+from .lazy import (LazyBatchNorm1d, LazyBatchNorm2d, LazyBatchNorm3d, LazyConv1d, LazyConv2d,  # noqa: E402
+                   LazyConv3d, LazyConvTranspose1d, LazyConvTranspose2d, LazyConvTranspose3d, LazyInstanceNorm1d,
+                   LazyInstanceNorm2d, LazyInstanceNorm3d, LazyLinear)
+__all__ += ["Buffer", "UninitializedBuffer", "UninitializedParameter", "LazyBatchNorm1d", "LazyBatchNorm2d",
+            "LazyBatchNorm3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d",
+            "LazyConvTranspose3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d", "LazyLinear"]
+from .loss import NLLLoss2d  # noqa: E402
+from .loss_margin import CTCLoss, MultiLabelMarginLoss  # noqa: E402
+from .linear_cross_entropy import LinearCrossEntropyLoss, LinearCrossEntropyOptions  # noqa: E402
+__all__ += ["NLLLoss2d", "CTCLoss", "MultiLabelMarginLoss", "LinearCrossEntropyLoss", "LinearCrossEntropyOptions"]
+from .pooling import FractionalMaxPool2d, FractionalMaxPool3d  # noqa: E402
+from .norm_layers import CrossMapLRN2d  # noqa: E402
+__all__ += ["FractionalMaxPool2d", "FractionalMaxPool3d", "CrossMapLRN2d"]
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: E402
+__all__ += ["AdaptiveLogSoftmaxWithLoss"]
+from .container import Container  # noqa: E402
+from .factory import factory_kwargs  # noqa: E402
+__all__ += ["Container", "factory_kwargs"]
+from . import adaptive, batchnorm, flatten, instancenorm, lazy, linear_cross_entropy, sparse  # noqa: E402  (PyTorch's paths)

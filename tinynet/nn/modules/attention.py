@@ -3,42 +3,22 @@ arXiv:1706.03762, section 3.2.2): ``MultiheadAttention``.
 
 ``MultiHead(Q, K, V) = Concat(head_1, ..., head_h) W^O`` with
 ``head_i = softmax((Q W_i^Q)(K W_i^K)^T / sqrt(d_head) + mask) (V W_i^V)``.
-Without ``need_weights`` the heads run through the fused
+The layer runs :func:`tinynet.nn.functional.multi_head_attention_forward` on its weights (as
+PyTorch's does): without ``need_weights`` the heads run through the fused
 :func:`tinynet.nn.functional.scaled_dot_product_attention` op; with it, through explicit
 ``softmax``/``matmul`` ops so the weights can be returned (PyTorch takes the same two paths).
 """
-import math
 import numbers
 
 import numpy
 
-from ...dtypes import is_floating
 from ... import ops
-from ...errors import ArgumentError, ArgumentTypeError, DTypeError, ShapeError
+from ...errors import ArgumentError, ArgumentTypeError, ShapeError
+from ...ops.mha import canonical_mask
 from ...tensor import Tensor
 from .. import functional as F, init
 from .linear import NonDynamicallyQuantizableLinear
 from .module import Module, Parameter
-
-
-def canonical_mask(mask, name, dtype, op="MultiheadAttention"):
-    """A bool mask (True: masked out) as a float mask of ``dtype`` holding ``-inf`` where it is
-    True and 0 elsewhere; a float mask (added to the scores) as it is; None as None.
-
-    Raises:
-        ArgumentTypeError: not a Tensor. DTypeError: neither bool nor ``dtype``.
-    """
-    if mask is None:
-        return None
-    if not isinstance(mask, Tensor):
-        raise ArgumentTypeError(f"{op}: {name} must be a Tensor, got {type(mask).__name__}")
-    if mask.dtype == numpy.bool_:
-        return ops.creation.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, -math.inf)
-    if not is_floating(mask.dtype):
-        raise DTypeError(f"{op}: only bool and floating types of {name} are supported, got {mask.dtype}")
-    if mask.dtype != dtype:
-        raise DTypeError(f"{op}: a float {name} must have the query's dtype {dtype}, got {mask.dtype}")
-    return mask
 
 
 def _positive_int(op, name, v):
@@ -185,74 +165,30 @@ class MultiheadAttention(Module):
             ArgumentError: ``is_causal`` without ``attn_mask``.
         """
         is_batched = self._check_inputs(query, key, value, key_padding_mask, attn_mask)
-        dtype = query.dtype
-        kpm = canonical_mask(key_padding_mask, "key_padding_mask", dtype)
-        mask = canonical_mask(attn_mask, "attn_mask", dtype)
-        if is_causal and mask is None:
+        if is_causal and attn_mask is None:
             raise ArgumentError("MultiheadAttention: is_causal needs attn_mask (the causal mask); "
                                 "Transformer.generate_square_subsequent_mask makes one")
-        causal = bool(is_causal) and key_padding_mask is None and not need_weights
-        if causal:
-            mask = None  # SDPA's causal triangle stands for it
-        self_attn = query is key and key is value
-        if not is_batched:
-            query, key, value = query.unsqueeze(0), key.unsqueeze(0), value.unsqueeze(0)
-            kpm = kpm.unsqueeze(0) if kpm is not None else None
-        elif not self.batch_first:
-            query, key, value = query.transpose(0, 1), key.transpose(0, 1), value.transpose(0, 1)
-        q, k, v = self._project(query, key, value, self_attn)  # (N, L, E), (N, S, E), (N, S, E)
-        N, L, E = q.shape
-        H, hd = self.num_heads, self.head_dim
-        if self.bias_k is not None:
-            k = ops.join.cat([k, self.bias_k.expand(N, 1, E)], 1)
-            v = ops.join.cat([v, self.bias_v.expand(N, 1, E)], 1)
-            mask, kpm = _pad_last(mask), _pad_last(kpm)
-        q, k, v = (t.reshape(N, t.shape[1], H, hd).transpose(1, 2) for t in (q, k, v))
-        if self.add_zero_attn:
-            z = ops.creation.zeros((N, H, 1, hd), dtype=dtype, device=k.device)
-            k, v = ops.join.cat([k, z], 2), ops.join.cat([v, z], 2)
-            mask, kpm = _pad_last(mask), _pad_last(kpm)
-        S = k.shape[2]
-        if mask is not None:  # (L, S) -> (1, 1, L, S); (N * H, L, S) -> (N, H, L, S)
-            mask = mask.reshape(1, 1, L, S) if mask.ndim == 2 else mask.reshape(N, H, L, S)
-        if kpm is not None:
-            kpm = kpm.reshape(N, 1, 1, S)
-            mask = kpm if mask is None else mask + kpm
-        p = self.dropout if self.training else 0.0
-        weights = None
-        if need_weights:
-            scores = (q * (1.0 / math.sqrt(hd))) @ k.transpose(-2, -1)
-            if mask is not None:
-                scores = scores + mask
-            weights = F.softmax(scores, -1)
-            if p > 0:
-                weights = F.dropout(weights, p)
-            out = weights @ v
-            if average_attn_weights:
-                weights = weights.mean(1)
-            if not is_batched:
-                weights = weights.squeeze(0)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, mask, p, causal)
-        out = self.out_proj(out.transpose(1, 2).reshape(N, L, E))
-        if not is_batched:
-            out = out.squeeze(0)
-        elif not self.batch_first:
-            out = out.transpose(0, 1)
+        key_padding_mask = canonical_mask(key_padding_mask, "key_padding_mask", query.dtype)  # the layer's messages
+        attn_mask = canonical_mask(attn_mask, "attn_mask", query.dtype)
+        if self.batch_first and is_batched:  # to (L, N, E), keeping self-attention's identities
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = query.transpose(1, 0), key.transpose(1, 0)
+                    value = key
+            else:
+                query, key, value = (t.transpose(1, 0) for t in (query, key, value))
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias,
+            training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
+            use_separate_proj_weight=not self._qkv_same_embed_dim, q_proj_weight=self.q_proj_weight,
+            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
+            average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
         return out, weights
-
-    def _project(self, query, key, value, self_attn):
-        """The input projections of query, key and value (one product for self-attention)."""
-        E, b = self.embed_dim, self.in_proj_bias
-        bq, bk, bv = (None, None, None) if b is None else (b[:E], b[E:2 * E], b[2 * E:])
-        if self._qkv_same_embed_dim:
-            w = self.in_proj_weight
-            if self_attn:
-                return F.linear(query, w, b).chunk(3, -1)
-            wq, wk, wv = w[:E], w[E:2 * E], w[2 * E:]
-        else:
-            wq, wk, wv = self.q_proj_weight, self.k_proj_weight, self.v_proj_weight
-        return F.linear(query, wq, bq), F.linear(key, wk, bk), F.linear(value, wv, bv)
 
     def _check_inputs(self, query, key, value, kpm, mask):
         """PyTorch's shape checks; returns whether the input is batched."""
@@ -292,7 +228,3 @@ class MultiheadAttention(Module):
         return is_batched
 
 
-
-def _pad_last(mask):
-    """One more (allowed, 0) key position at the end of a float mask's last dim."""
-    return None if mask is None else F.pad(mask, (0, 1))

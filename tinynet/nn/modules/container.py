@@ -4,6 +4,7 @@ Their children are registered sub-modules, so ``parameters()`` and ``state_dict(
 them under PyTorch's keys (``0.weight``, ``blocks.2.bias``, ``heads.cls.weight``).
 ``ParameterList`` and ``ParameterDict`` are in :mod:`.param_container`.
 """
+import warnings
 import collections
 import collections.abc
 import itertools
@@ -45,6 +46,23 @@ def _index(owner, idx, size):
 def _renumber(module):
     """Keys ``"0" .. "n-1"`` after a deletion, as PyTorch does."""
     module._modules = collections.OrderedDict((str(i), m) for i, m in enumerate(module._modules.values()))
+
+
+class Container(Module):
+    """PyTorch's deprecated ``nn.Container``: a Module holding the modules given as keyword
+    arguments as its children (``Container(conv=nn.Conv2d(1, 2, 3))``); it warns, as
+    PyTorch's does, and has no forward of its own.
+
+    Raises:
+        ArgumentTypeError: a value that is not a Module (or None).
+    """
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -1,4 +1,4 @@
-"""Convolution layers: ``Conv1d``, ``Conv2d`` (and ``_ConvNd``, the base the transposed
+"""Convolution layers: ``Conv1d``, ``Conv2d``, ``Conv3d`` (and ``_ConvNd``, the base the transposed
 layers of :mod:`.conv_transpose` share).
 
 Init is PyTorch's: ``kaiming_uniform_(a=sqrt 5)`` for the weight and
@@ -88,7 +88,7 @@ class _ConvNd(Module):
 
     def _check_input(self, input):
         nd = self._nd
-        layout = "(C, L) or (N, C, L)" if nd == 1 else "(C, H, W) or (N, C, H, W)"
+        layout = {1: "(C, L) or (N, C, L)", 2: "(C, H, W) or (N, C, H, W)"}.get(nd, "(C, D, H, W) or (N, C, D, H, W)")
         check_input(self, input, (nd + 1, nd + 2), layout)
         if input.shape[-nd - 1] != self.in_channels:
             raise errors.ShapeError(f"{self!r}: expected input with {self.in_channels} channels (dim "
@@ -190,3 +190,32 @@ class Conv2d(_Conv):
     """
     _nd = 2
     _function = staticmethod(F.conv2d)
+
+
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W); see
+    :func:`tinynet.nn.functional.conv3d`.
+
+    Args:
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or triple): size of the kernel.
+        stride (int or triple): default 1.
+        padding (int, triple, 'same' or 'valid'): default 0.
+        dilation (int or triple): default 1.
+        groups (int): default 1.
+        bias (bool): default True.
+        padding_mode (str): 'zeros' (default), 'reflect', 'replicate' or 'circular'.
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
+
+    Shape:
+        (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
+        ``D_out = floor((D + 2*padding - dilation*(kernel_size-1) - 1) / stride) + 1`` (likewise H, W).
+
+    Raises:
+        ArgumentError (construction): as Conv1d.
+        ShapeError (call): input not 4-D/5-D or with the wrong number of channels.
+    """
+    _nd = 3
+    _function = staticmethod(F.conv3d)

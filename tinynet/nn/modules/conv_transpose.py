@@ -1,4 +1,4 @@
-"""Transposed convolution layers: ``ConvTranspose1d``, ``ConvTranspose2d``.
+"""Transposed convolution layers: ``ConvTranspose1d``, ``ConvTranspose2d``, ``ConvTranspose3d``.
 
 The weight is (in_channels, out_channels / groups, *kernel_size), initialised as PyTorch
 does (the convolution layers' init on that shape, so ``fan_in = out_channels/groups *
@@ -122,3 +122,32 @@ class ConvTranspose2d(_ConvTransposeNd):
     """
     _nd = 2
     _function = staticmethod(F.conv_transpose2d)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W); see
+    :func:`tinynet.nn.functional.conv_transpose3d`.
+
+    Args:
+        in_channels (int): channels of the input.
+        out_channels (int): channels of the output.
+        kernel_size (int or triple): size of the kernel.
+        stride (int or triple): default 1.
+        padding (int or triple): default 0.
+        output_padding (int or triple): default 0; below stride or dilation per dim.
+        groups (int): default 1.
+        bias (bool): default True.
+        dilation (int or triple): default 1.
+        padding_mode (str): 'zeros' (the only mode).
+        device, dtype: where and in which float dtype the parameters are made (PyTorch's
+            factory kwargs); default the default device and float32.
+
+    Shape:
+        (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out),
+        ``D_out = (D - 1)*stride - 2*padding + dilation*(kernel_size - 1) + output_padding + 1``.
+
+    Raises:
+        ShapeError: (at call) input not 4-D/5-D; otherwise as ConvTranspose1d.
+    """
+    _nd = 3
+    _function = staticmethod(F.conv_transpose3d)

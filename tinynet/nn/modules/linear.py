@@ -64,6 +64,10 @@ class Linear(Module):
             self.bias = _param(self.out_features, layer="Linear", device=device, dtype=dtype)
         else:
             self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        """PyTorch's default init (see Init above)."""
         init.default_layer_init_(self.weight, self.bias)
 
     def forward(self, input):

@@ -13,6 +13,7 @@ e.g. ``CrossEntropyLoss(reduction='sum', label_smoothing=0.1, weight=<tensor (3,
 PyTorch's loss layers print only ``CrossEntropyLoss()``.
 """
 from typing import Any
+import warnings
 import numbers
 
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -89,6 +90,16 @@ class NLLLoss(_ClassLoss):
     def forward(self, input, target):
         return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
                           reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """PyTorch's deprecated name of :class:`NLLLoss` for (N, C, H, W) input (it warns, as
+    PyTorch's does): the same arguments and forward."""
+
+    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+        warnings.warn("`NLLLoss2d` has been deprecated. Please use `NLLLoss` instead as a drop-in replacement.",
+                      FutureWarning, stacklevel=2)
+        super().__init__(weight, size_average, ignore_index, reduce, reduction)
 
 
 class CrossEntropyLoss(_ClassLoss):

@@ -1,5 +1,6 @@
 """Margin losses of several classes or of triplets with any distance: ``MultiMarginLoss``,
-``TripletMarginWithDistanceLoss`` (the functions of :mod:`tinynet.nn.functional` of the
+``MultiLabelMarginLoss``, ``TripletMarginWithDistanceLoss``; and the sequence loss
+``CTCLoss`` (the functions of :mod:`tinynet.nn.functional` of the
 same names; conventions as in :mod:`.loss`)."""
 import numbers
 
@@ -55,3 +56,43 @@ class TripletMarginWithDistanceLoss(_Loss):
         return F.triplet_margin_with_distance_loss(anchor, positive, negative,
                                                    distance_function=self.distance_function, margin=self.margin,
                                                    swap=self.swap, reduction=self.reduction)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-class multi-label hinge loss (see ``F.multilabel_margin_loss``). Args:
+    size_average, reduce (deprecated), reduction ('mean'). Shape: input (N, C) or (C,) float,
+    target of the same shape (class indices ended by -1); output 0-d, or (N,) with 'none'.
+
+    Raises:
+        ArgumentError: an unknown reduction.
+    """
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification loss (see ``F.ctc_loss``).
+
+    Args:
+        blank (int): the blank class. Default 0.
+        reduction (str): 'mean' (default: each loss over its target length, then the batch
+            mean), 'sum' or 'none'.
+        zero_infinity (bool): infinite losses and their gradients become 0. Default False.
+
+    Shape: log_probs (T, N, C) or (T, C); targets (N, S), or concatenated; input_lengths and
+    target_lengths (N,); output 0-d, or (N,) with 'none'.
+
+    Raises:
+        ArgumentError: an unknown reduction. ArgumentTypeError: a non-int blank.
+    """
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        if isinstance(blank, bool) or not isinstance(blank, numbers.Integral):
+            raise ArgumentTypeError(f"CTCLoss: blank must be an int, got {type(blank).__name__}")
+        self.blank, self.zero_infinity = int(blank), bool(zero_infinity)
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank, self.reduction,
+                          self.zero_infinity)

@@ -13,7 +13,7 @@ from ...errors import ArgumentError, ArgumentTypeError, ShapeError
 from ...tensor import Tensor
 from . import hooks as _hooks
 from .hooks import HookMixin
-from .parameter import Parameter
+from .parameter import Buffer, Parameter
 from .state import StateMixin
 
 __all__ = ["Module", "Parameter", "check_input"]
@@ -62,6 +62,12 @@ class Module(HookMixin, StateMixin):
                 raise ArgumentTypeError(f"{type(self).__name__}: cannot assign '{type(value).__name__}' as parameter "
                                         f"'{name}' (Parameter or None expected)")
             params[name] = None
+        elif isinstance(value, Buffer):  # nn.Buffer: registered as a buffer, with its persistence
+            if params is None:
+                raise AttributeError("cannot assign buffers before Module.__init__() call")
+            for store in (d, params, d["_modules"]):
+                store.pop(name, None)
+            self.register_buffer(name, value, value.persistent)
         elif isinstance(value, Module):
             if params is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")

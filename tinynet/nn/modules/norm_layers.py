@@ -1,5 +1,5 @@
-"""Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``InstanceNorm1d`` and
-``InstanceNorm2d`` (formulas: :mod:`tinynet.ops.layer_norm`). Parameters and buffers have
+"""Per-sample normalisation layers: ``LayerNorm``, ``GroupNorm``, ``InstanceNorm1d``,
+``InstanceNorm2d`` and ``InstanceNorm3d`` (formulas: :mod:`tinynet.ops.layer_norm`). Parameters and buffers have
 PyTorch's names and initial values (weight ones, bias zeros, running mean zeros, running
 variance ones), so state dicts move across unchanged.
 """
@@ -8,6 +8,7 @@ import warnings
 
 from ... import ops
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
+from ...ops.local_response_norm import cross_map_lrn2d
 from .. import functional as F, init
 from .module import Module, Parameter, check_input
 
@@ -207,6 +208,12 @@ class InstanceNorm2d(_InstanceNorm):
     _no_batch_dim, _layout = 3, "(N, C, H, W) or (C, H, W)"
 
 
+class InstanceNorm3d(_InstanceNorm):
+    """Instance normalisation of (N, C, D, H, W) or unbatched (C, D, H, W) input; arguments
+    as :class:`InstanceNorm1d`."""
+    _no_batch_dim, _layout = 4, "(N, C, D, H, W) or (C, D, H, W)"
+
+
 class LocalResponseNorm(Module):
     """Local response normalisation across channels; see
     :func:`tinynet.nn.functional.local_response_norm` for the formula.
@@ -225,6 +232,34 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
+
+
+class CrossMapLRN2d(Module):
+    """PyTorch's legacy cross-channel LRN of (N, C, H, W) input:
+    ``y = x * (k + alpha/size * S)^-beta``, ``S`` the sums of squares over PyTorch's legacy
+    channel windows (see :func:`tinynet.ops.local_response_norm.cross_map_lrn2d`; they
+    differ from :class:`LocalResponseNorm`'s at the channel edges).
+
+    Args:
+        size (int): channels in the window. alpha (float): default 1e-4. beta (float):
+            default 0.75. k (float): default 1.
+
+    Raises:
+        ShapeError (call): input not 4-D. ArgumentError: ``size < 1``.
+
+    Its gradient is the exact derivative of the forward; PyTorch's hand-written backward
+    (which assumes symmetric windows) differs from it.
+    """
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        return cross_map_lrn2d(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

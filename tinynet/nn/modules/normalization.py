@@ -1,10 +1,30 @@
-"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``."""
+"""Normalisation layers: ``BatchNorm1d``, ``BatchNorm2d``, ``BatchNorm3d``."""
 from ... import ops
+from ...autograd import no_grad
 from ...errors import ShapeError
 from ...ops.util import check_int, check_number
 from .. import functional as F
 from .linear import float_tensor
 from .module import Module, Parameter, check_input
+
+
+def reset_running_stats(module):
+    """Zeros, ones and 0 into a norm layer's ``running_mean``, ``running_var`` and
+    ``num_batches_tracked`` (those it has)."""
+    with no_grad():
+        for name, value in (("running_mean", 0), ("running_var", 1), ("num_batches_tracked", 0)):
+            buf = getattr(module, name, None)
+            if buf is not None:
+                buf.fill_(value)
+
+
+def reset_affine(module):
+    """Ones into a norm layer's ``weight`` and zeros into its ``bias`` (those it has)."""
+    with no_grad():
+        for name, value in (("weight", 1), ("bias", 0)):
+            p = getattr(module, name, None)
+            if p is not None:
+                p.fill_(value)
 
 
 class _BatchNorm(Module):
@@ -39,6 +59,15 @@ class _BatchNorm(Module):
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
             self.register_buffer("num_batches_tracked", None)
+
+    def reset_running_stats(self):
+        """Running mean to zeros, running variance to ones, the batch count to 0."""
+        reset_running_stats(self)
+
+    def reset_parameters(self):
+        """The running statistics reset, weight to ones and bias to zeros."""
+        reset_running_stats(self)
+        reset_affine(self)
 
     def forward(self, input):
         check_input(self, input, self._ndims, self._layout)
@@ -77,6 +106,21 @@ class BatchNorm2d(_BatchNorm):
     keyword-only bias=True (with ``affine``, learn the shift too; PyTorch 2.13's argument).
     """
     _ndims, _layout = (4,), "(N, C, H, W)"
+
+
+class BatchNorm3d(_BatchNorm):
+    """Batch normalisation of (N, C, D, H, W) input per channel (over N, D, H, W). Shape:
+    output = input.
+
+    Args: num_features (C), eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+    device=None, dtype=None (where and in which float dtype parameters and buffers are made),
+    keyword-only bias=True (with ``affine``, learn the shift too).
+
+    Raises:
+        ArgumentError / ArgumentTypeError (construction): a bad num_features, eps or momentum.
+        ShapeError (call): input not 5-D or with another number of channels.
+    """
+    _ndims, _layout = (5,), "(N, C, D, H, W)"
 
 
 # PyTorch's torch.nn.modules.normalization holds these (tinynet's live in norm_layers and distance)

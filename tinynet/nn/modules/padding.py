@@ -1,11 +1,12 @@
-"""Padding layers: ``ZeroPad1d/2d``, ``ConstantPad1d/2d``, ``ReflectionPad1d/2d``,
-``ReplicationPad1d/2d``, ``CircularPad1d/2d``, each a :func:`tinynet.nn.functional.pad`
+"""Padding layers: ``ZeroPad1d/2d/3d``, ``ConstantPad1d/2d/3d``, ``ReflectionPad1d/2d/3d``,
+``ReplicationPad1d/2d/3d``, ``CircularPad1d/2d/3d``, each a :func:`tinynet.nn.functional.pad`
 in one mode.
 
 ``padding`` is an int (the same width on every side) or a sequence of widths in
 ``F.pad``'s order: ``(left, right)`` for the 1d layers, ``(left, right, top, bottom)`` for
-the 2d ones. As in PyTorch, the layers keep what they are given and check it when they run:
-a bad width raises the typed error of ``F.pad`` at ``forward``.
+the 2d ones, ``(left, right, top, bottom, front, back)`` for the 3d ones. As in PyTorch, the
+layers keep what they are given and check it when they run: a bad width raises the typed
+error of ``F.pad`` at ``forward``.
 """
 from collections.abc import Iterable
 from itertools import repeat
@@ -124,3 +125,43 @@ class CircularPad2d(_Pad):
     or (N, C, H, W) -> H + top + bottom, W + left + right.
     Args: padding (int or (left, right, top, bottom))."""
     mode, n = "circular", 4
+
+
+class ConstantPad3d(_ConstantPad):
+    """Pad the last three dims with ``value``. Shape: (C, D, H, W) or (N, C, D, H, W) ->
+    D + front + back, H + top + bottom, W + left + right (negative widths crop). Args:
+    padding (int or (left, right, top, bottom, front, back)), value (float)."""
+    n = 6
+
+
+class ZeroPad3d(ConstantPad3d):
+    """Pad the last three dims with zeros. Shape: (C, D, H, W) or (N, C, D, H, W) ->
+    D + front + back, H + top + bottom, W + left + right.
+    Args: padding (int or (left, right, top, bottom, front, back))."""
+
+    def __init__(self, padding):
+        super().__init__(padding, 0.0)
+
+    def extra_repr(self):
+        return f"{self.padding}"
+
+
+class ReflectionPad3d(_Pad):
+    """Pad the last three dims with their reflection at the edges (widths below the
+    sizes). Shape: (C, D, H, W) or (N, C, D, H, W) -> each dim grown by its two widths.
+    Args: padding (int or (left, right, top, bottom, front, back))."""
+    mode, n = "reflect", 6
+
+
+class ReplicationPad3d(_Pad):
+    """Pad the last three dims by repeating their edge values. Shape: (C, D, H, W) or
+    (N, C, D, H, W) -> each dim grown by its two widths.
+    Args: padding (int or (left, right, top, bottom, front, back))."""
+    mode, n = "replicate", 6
+
+
+class CircularPad3d(_Pad):
+    """Pad the last three dims by wrapping around (widths up to the sizes). Shape:
+    (C, D, H, W) or (N, C, D, H, W) -> each dim grown by its two widths.
+    Args: padding (int or (left, right, top, bottom, front, back))."""
+    mode, n = "circular", 6

@@ -1,5 +1,6 @@
-"""Pooling layers: ``MaxPool1d/2d``, ``AvgPool1d/2d``, ``AdaptiveAvgPool1d/2d``,
-``AdaptiveMaxPool1d/2d``, ``LPPool1d/2d``, ``MaxUnpool1d/2d``."""
+"""Pooling layers: ``MaxPool1d/2d/3d``, ``AvgPool1d/2d/3d``, ``AdaptiveAvgPool1d/2d/3d``,
+``AdaptiveMaxPool1d/2d/3d``, ``LPPool1d/2d/3d``, ``MaxUnpool1d/2d/3d``, ``FractionalMaxPool2d/3d``."""
+from ...errors import ArgumentError
 from .. import functional as F
 from .module import Module
 
@@ -49,8 +50,10 @@ class AvgPool2d(Module):
         self.ceil_mode, self.count_include_pad, self.divisor_override = ceil_mode, count_include_pad, divisor_override
 
     def forward(self, input):
-        return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
-                            self.count_include_pad, self.divisor_override)
+        return self._pool(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
+                          self.count_include_pad, self.divisor_override)
+
+    _pool = staticmethod(F.avg_pool2d)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -64,7 +67,9 @@ class AdaptiveAvgPool2d(Module):
         self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+        return self._pool(input, self.output_size)
+
+    _pool = staticmethod(F.adaptive_avg_pool2d)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -193,3 +198,110 @@ class MaxUnpool1d(MaxUnpool2d):
 
     _dims = 1
     _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxPool3d(MaxPool2d):
+    """3-D max pooling; see :func:`tinynet.nn.functional.max_pool3d`.
+
+    Args: kernel_size, stride (default ``kernel_size``), padding=0, dilation=1 (ints or
+    triples), return_indices=False, ceil_mode=False.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) or unbatched.
+    """
+    _pool = staticmethod(F.max_pool3d)
+
+
+class AvgPool3d(AvgPool2d):
+    """3-D average pooling; see :func:`tinynet.nn.functional.avg_pool3d`.
+
+    Args: kernel_size, stride (default ``kernel_size``), padding=0 (ints or triples),
+    ceil_mode=False, count_include_pad=True, divisor_override=None.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, D_out, H_out, W_out) or unbatched.
+    """
+    _pool = staticmethod(F.avg_pool3d)
+
+
+class AdaptiveAvgPool3d(AdaptiveAvgPool2d):
+    """Average pooling to ``output_size`` (an int or (d, h, w), None keeping that size);
+    see :func:`tinynet.nn.functional.adaptive_avg_pool3d`.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size) or unbatched.
+    """
+    _pool = staticmethod(F.adaptive_avg_pool3d)
+
+
+class AdaptiveMaxPool3d(AdaptiveMaxPool2d):
+    """Max pooling to ``output_size``; see :func:`tinynet.nn.functional.adaptive_max_pool3d`.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, *output_size) or unbatched; with
+    ``return_indices=True`` a pair (values, int64 flat positions of the maxima).
+    """
+    _pool = staticmethod(F.adaptive_max_pool3d)
+
+
+class LPPool3d(LPPool2d):
+    """Power-average pooling of (N, C, D, H, W) or (C, D, H, W) input; see
+    :func:`tinynet.nn.functional.lp_pool3d`."""
+    _pool = staticmethod(F.lp_pool3d)
+
+
+class MaxUnpool3d(MaxUnpool2d):
+    """3-D :class:`MaxUnpool2d`: (N, C, D_in, H_in, W_in) and its indices -> (N, C, D_out,
+    H_out, W_out); see :func:`tinynet.nn.functional.max_unpool3d`."""
+
+    _dims = 3
+    _unpool = staticmethod(F.max_unpool3d)
+
+
+class FractionalMaxPool2d(Module):
+    """Fractional max pooling (Graham, 2014); see
+    :func:`tinynet.nn.functional.fractional_max_pool2d`.
+
+    Args:
+        kernel_size (int or pair): the window.
+        output_size (int or pair): the output size, or
+        output_ratio (float or pair in (0, 1)): the output size as a fraction of the input's.
+        return_indices (bool): also return the flat positions of the maxima. Default False.
+        _random_samples (Tensor, optional): fixed (N, C, 2) samples (a buffer).
+
+    Shape: (N, C, H, W) or (C, H, W) -> (N, C, oh, ow) or (C, oh, ow).
+
+    Raises:
+        ArgumentError: (construction) neither or both of output_size/output_ratio, a ratio
+            outside (0, 1).
+    """
+
+    _dims = 2
+    _pool = staticmethod(F.fractional_max_pool2d)
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False, _random_samples=None):
+        super().__init__()
+        layer, nd = type(self).__name__, self._dims
+        spread = (lambda v: tuple(v) if isinstance(v, (tuple, list)) else (v,) * nd)
+        self.kernel_size, self.return_indices = spread(kernel_size), return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = spread(output_size) if output_size is not None else None
+        self.output_ratio = spread(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ArgumentError(f"{layer}: requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ArgumentError(f"{layer}: only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(isinstance(r, (int, float)) and not isinstance(r, bool)
+                                                     and 0 < r < 1 for r in self.output_ratio):
+            raise ArgumentError(f"{layer}: output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return self._pool(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                          _random_samples=self._random_samples)
+
+
+class FractionalMaxPool3d(FractionalMaxPool2d):
+    """3-D fractional max pooling; see :class:`FractionalMaxPool2d` (triples, samples
+    (N, C, 3)) and :func:`tinynet.nn.functional.fractional_max_pool3d`.
+
+    Shape: (N, C, D, H, W) or (C, D, H, W) -> (N, C, od, oh, ow) or unbatched.
+    """
+
+    _dims = 3
+    _pool = staticmethod(F.fractional_max_pool3d)

@@ -96,6 +96,9 @@ def _as_array(value):
 
 def _plan(module, sd, prefix, missing, unexpected, errors, plan):
     """Check this module's keys (PyTorch's ``_load_from_state_dict``) and note the copies to make."""
+    lazy = getattr(module, "_lazy_load", None)
+    if lazy is not None:  # a lazy module materialises its placeholders to the checkpoint's shapes first
+        lazy(sd, prefix)
     local = {k: v for k, v in module._parameters.items() if v is not None}
     local.update((k, v) for k, v in module._buffers.items()
                  if v is not None and k not in module._non_persistent_buffers_set)

@@ -58,6 +58,31 @@ def _dim(fn, dim, ndim, allow_all=False):
     return dim % ndim
 
 
+def _find_hook(module, hook_type, name):
+    """The key and hook of the ``hook_type`` forward pre-hook on ``module.<name>`` (the
+    hook-based weight_norm and spectral_norm), or None."""
+    for key, hook in module._forward_pre_hooks.items():
+        if isinstance(hook, hook_type) and hook.name == name:
+            return key, hook
+    return None
+
+
+def _remove_hook(fn, module, hook_type, name):
+    """Undo the hook-based ``fn`` on ``module.<name>``: the hook restores the one parameter
+    and goes. Returns ``module``.
+
+    Raises:
+        ArgumentError: no such hook on ``name``.
+    """
+    found = _find_hook(module, hook_type, name)
+    if found is None:
+        raise ArgumentError(f"remove_{fn}: {fn} of '{name}' not found in {type(module).__name__}")
+    key, hook = found
+    hook.remove(module)
+    del module._forward_pre_hooks[key]
+    return module
+
+
 class _WeightNorm(Module):
     def __init__(self, dim):
         super().__init__()

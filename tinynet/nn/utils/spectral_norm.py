@@ -12,7 +12,7 @@ from ...ops.sampling import randn
 from .. import functional as F
 from ..modules.conv_transpose import ConvTranspose1d, ConvTranspose2d
 from ..modules.parameter import Parameter
-from .parametrizations import _count, _dim, _weight
+from .parametrizations import _count, _dim, _find_hook, _remove_hook, _weight
 
 __all__ = ["spectral_norm", "remove_spectral_norm", "SpectralNorm"]
 
@@ -66,9 +66,8 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     """
     w = _weight("spectral_norm", module, name)
     _count("spectral_norm", "n_power_iterations", n_power_iterations, 1)
-    for hook in module._forward_pre_hooks.values():
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            raise ArgumentError(f"spectral_norm: cannot register two spectral_norm hooks on the same parameter {name}")
+    if _find_hook(module, SpectralNorm, name):
+        raise ArgumentError(f"spectral_norm: cannot register two spectral_norm hooks on the same parameter {name}")
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
     fn = SpectralNorm(name, n_power_iterations, _dim("spectral_norm", dim, max(w.ndim, 1)), eps)
@@ -90,9 +89,4 @@ def remove_spectral_norm(module, name="weight"):
     Raises:
         ArgumentError: no spectral norm on ``name``.
     """
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, SpectralNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ArgumentError(f"remove_spectral_norm: spectral_norm of '{name}' not found in {type(module).__name__}")
+    return _remove_hook("spectral_norm", module, SpectralNorm, name)

@@ -6,7 +6,7 @@ each forward (Salimans & Kingma, 2016). State dict keys: ``weight_g``, ``weight_
 """
 from ...errors import ArgumentError
 from ..modules.parameter import Parameter
-from .parametrizations import _dim, _norm_except_dim, _weight
+from .parametrizations import _dim, _find_hook, _norm_except_dim, _remove_hook, _weight
 
 __all__ = ["weight_norm", "remove_weight_norm", "WeightNorm"]
 
@@ -42,9 +42,8 @@ def weight_norm(module, name="weight", dim=0):
         ``dim`` out of range.
     """
     w = _weight("weight_norm", module, name)
-    for hook in module._forward_pre_hooks.values():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            raise ArgumentError(f"weight_norm: cannot register two weight_norm hooks on the same parameter {name}")
+    if _find_hook(module, WeightNorm, name):
+        raise ArgumentError(f"weight_norm: cannot register two weight_norm hooks on the same parameter {name}")
     dim = -1 if dim is None else _dim("weight_norm", dim, w.ndim, allow_all=True)
     fn = WeightNorm(name, dim)
     del module._parameters[name]
@@ -62,9 +61,4 @@ def remove_weight_norm(module, name="weight"):
     Raises:
         ArgumentError: no weight norm on ``name``.
     """
-    for k, hook in list(module._forward_pre_hooks.items()):
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ArgumentError(f"remove_weight_norm: weight_norm of '{name}' not found in {type(module).__name__}")
+    return _remove_hook("weight_norm", module, WeightNorm, name)

@@ -35,8 +35,9 @@ def _structured(fn, t):
                          f"{tuple(t.shape)} with {t.ndim} dims")
 
 
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries (int) or that fraction of them (float) chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` entries (int) or that fraction of them (float): the ``amount`` of
+    smallest score, the subclass's ``_scores(xp, t, ta)`` (flat, one per entry)."""
 
     def __init__(self, amount):
         _check_amount(amount)
@@ -48,30 +49,26 @@ class RandomUnstructured(BasePruningMethod):
         mask = _arr(default_mask).copy()
         if k:
             xp = backend.array_module(ta)
-            scores = rand(ta.size, device=t.device if isinstance(t, Tensor) else None).array
-            mask.reshape(-1)[xp.argsort(-scores)[:k]] = 0
+            mask.reshape(-1)[xp.argsort(self._scores(xp, t, ta))[:k]] = 0
         return Tensor._wrap(mask)
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries (int) or that fraction of them (float) chosen at random."""
+
+    def _scores(self, xp, t, ta):
+        return -rand(ta.size, device=t.device if isinstance(t, Tensor) else None).array  # the largest draws go
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries (or fraction) with the smallest absolute value."""
 
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        ta = _arr(t)
-        k = _how_many(self.amount, ta.size)
-        mask = _arr(default_mask).copy()
-        if k:
-            xp = backend.array_module(ta)
-            mask.reshape(-1)[xp.argsort(xp.abs(ta).reshape(-1))[:k]] = 0
-        return Tensor._wrap(mask)
+    def _scores(self, xp, t, ta):
+        return xp.abs(ta).reshape(-1)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
