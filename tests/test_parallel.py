@@ -210,10 +210,11 @@ def test_split_max_pool_matches_torch_with_ties(shape, args, layout, split_every
                          layout == "batch_last")
 
 
-def test_split_linear_matches_torch(split_everything):
+@pytest.mark.parametrize("lead", [(9,), (2, 5)])  # 3-D: one (rows, in) product; backward's two side by side
+def test_split_linear_matches_torch(lead, split_everything):
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
-    x, w, b = R.standard_normal((9, 13)), R.standard_normal((6, 13)), R.standard_normal(6)
+    x, w, b = R.standard_normal(lead + (13,)), R.standard_normal((6, 13)), R.standard_normal(6)
     _check_against_torch(F.linear, TF.linear, [x, w, b])
 
 

@@ -327,5 +327,13 @@ def matmul(a, b, out=None):
     return out
 
 
+def pair_worth(g, w):
+    """True when a linear layer's two backward products, ``g @ w`` and ``g^T x`` (each
+    ``rows x out x in`` multiply-adds), are worth running side by side, one per thread: NumPy
+    arrays, more than one thread, each product at least ``ITEM_MIN_MACS``."""
+    return (_num_threads > 1 and type(g) is numpy.ndarray and type(w) is numpy.ndarray and g.ndim == 2
+            and g.shape[0] * w.shape[0] * w.shape[1] >= ITEM_MIN_MACS)
+
+
 if _num_threads > 1:  # one BLAS code path for the whole run (see the module docstring)
     _hold_blas()
