@@ -10,7 +10,7 @@ import pytest
 
 import tinynet
 import tinynet.nn as nn
-from helpers import assert_close, rng, torch
+from helpers import assert_close, rng, torch, torch_is_reference
 from tinynet.errors import ArgumentError, LazyModuleError, ShapeError
 
 R = rng(71)
@@ -37,6 +37,8 @@ LAZY = {
 def test_signature_and_repr_match_pytorch(name):
     args, _, _ = LAZY[name]
     ours, theirs = getattr(nn, name), getattr(torch.nn, name)
+    if not torch_is_reference():  # older releases lack BatchNorm's and InstanceNorm's bias=
+        pytest.skip(f"signatures and printed forms follow PyTorch 2.13, not {torch.__version__}")
     assert list(inspect.signature(ours).parameters) == list(inspect.signature(theirs).parameters)
     assert repr(ours(*args)) == repr(theirs(*args))
 
@@ -53,7 +55,7 @@ def test_first_call_infers_sizes_and_matches_the_regular_layer(name, device):
     tx = tinynet.tensor(x, device=device, requires_grad=True)
     y = layer(tx)
     assert type(layer) is getattr(nn, regular) and type(ref) is getattr(torch.nn, regular)
-    assert repr(layer) == repr(ref)
+    assert repr(layer) == repr(ref) or not torch_is_reference()  # 2.11 prints no bias=
     assert not any(nn.parameter.is_lazy(t) for t in layer.state_dict().values())
     assert all(type(p) is nn.Parameter and p.dtype == tinynet.float64 and p.device == tx.device
                for p in layer.parameters())

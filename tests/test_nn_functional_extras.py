@@ -41,7 +41,7 @@ def _mha(lib, fn, case, index):
 
     def call(q, k, v, w, b, wo, bo, bk, bv):
         for name, m in masks.items():  # a float mask in the query's dtype
-            kw[name] = lib.tensor(m) if m.dtype == bool else lib.tensor(m).to(q.dtype)
+            kw[name] = lib.tensor(m, device=q.device) if m.dtype == bool else lib.tensor(m, device=q.device).to(q.dtype)
         if separate:
             kw.update(q_proj_weight=w[:E], k_proj_weight=w[E:2 * E], v_proj_weight=w[2 * E:])
         out = fn(q, k, v, E, H, None if separate else w, b, bk if bias else None, bv if bias else None, zero, 0.0,
@@ -193,8 +193,11 @@ def test_scaled_mm_matches_pytorch_float8(recipe, output_dtype, device):
     else:
         sa, sb = torch.rand(8, 1) + 0.5, torch.rand(1, 16) + 0.5
     bias = torch.randn(16).to(getattr(torch, output_dtype))
-    theirs = TF.scaled_mm(a, b, sa, getattr(TF.ScalingType, recipe), sb, getattr(TF.ScalingType, recipe),
-                          bias=bias, output_dtype=getattr(torch, output_dtype))
+    try:
+        theirs = TF.scaled_mm(a, b, sa, getattr(TF.ScalingType, recipe), sb, getattr(TF.ScalingType, recipe),
+                              bias=bias, output_dtype=getattr(torch, output_dtype))
+    except NotImplementedError:  # PyTorch 2.11 has no CPU kernel for it (2.13 has)
+        pytest.skip(f"PyTorch {torch.__version__} cannot run scaled_mm on the CPU")
     t = tinynet.tensor  # tinynet has no float8 dtypes: the same stored values, as float32
 
     def dev(v):

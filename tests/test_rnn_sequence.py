@@ -12,6 +12,14 @@ from tinynet.ops.rnn_sequence import LSTMSequence
 
 torch = pytest.importorskip("torch")
 
+
+@pytest.fixture(autouse=True)
+def _on_the_cpu(cpu_default_device):
+    """LSTMSequence is the CPU kernel of nn.LSTM (NumPy and the CPU thread pool; on the GPU the
+    layer runs its per-step LSTMGates op): every tensor here is made on the CPU, whatever
+    TINYNET_BACKEND says."""
+
+
 T, N, H = 5, 3, 4
 
 

@@ -116,7 +116,7 @@ def test_multilabel_margin_loss_matches_pytorch(reduction, device):
         F.multilabel_margin_loss(tinynet.tensor(x, device=device), tinynet.tensor(x, device=device))
 
 
-def test_multilabel_margin_loss_out_of_range():
+def test_multilabel_margin_loss_out_of_range(cpu_default_device):  # value checks: the CPU's (conftest)
     with pytest.raises(IndexOutOfRangeError, match="target class 5"):
         F.multilabel_margin_loss(tinynet.zeros(1, 5), tinynet.tensor([[5, -1, 0, 0, 0]]))
 
@@ -140,6 +140,11 @@ LCE_T[3] = -100
 CLASS_W = R.random(7) + 0.5
 
 
+needs_lce = pytest.mark.skipif(not hasattr(TF, "linear_cross_entropy"),
+                               reason="the installed PyTorch has no linear_cross_entropy (added in 2.13)")
+
+
+@needs_lce
 @pytest.mark.parametrize("options", [None, dict(batch_chunk_size=3, chunking_method=None), dict()])
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 def test_linear_cross_entropy_matches_pytorch(options, reduction, device):
@@ -153,6 +158,7 @@ def test_linear_cross_entropy_matches_pytorch(options, reduction, device):
              [LCE_X, LCE_W, LCE_B, LCE_T, CLASS_W], diff=(0, 1, 2), tol={"float32": (1e-5, 1e-5)})
 
 
+@needs_lce
 def test_linear_cross_entropy_k_dim_probabilities_and_smoothing(device):
     w3 = R.standard_normal((5, 2, 4))
     t3 = R.integers(0, 5, (10, 2))
@@ -181,6 +187,7 @@ def test_linear_cross_entropy_k_dim_probabilities_and_smoothing(device):
             1000, 64, 5000, tdt, torch.device("cpu")).batch_chunk_size
 
 
+@needs_lce
 def test_linear_cross_entropy_loss_layer(device):
     kw = dict(bias=True, reduction="sum", label_smoothing=0.1)
     torch.manual_seed(0)

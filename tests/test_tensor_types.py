@@ -107,7 +107,7 @@ def test_pin_memory(device):
     p = x.pin_memory()
     assert p.is_pinned() and not x.is_pinned() and p.tolist() == [1.0, 1.0, 1.0]
     assert p.pin_memory() is p
-    w = tinynet.ones(3, requires_grad=True)
+    w = tinynet.ones(3, requires_grad=True, device="cpu")
     y = w.pin_memory()
     (y * 2).sum().backward()
     assert w.grad.tolist() == [2.0, 2.0, 2.0]

@@ -8,7 +8,7 @@ import numpy
 import pytest
 
 import tinynet
-from helpers import assert_close, check_op, rng, torch
+from helpers import assert_close, check_op, rng, torch, torch_is_reference
 from tinynet import errors
 
 R = rng(23)
@@ -71,7 +71,8 @@ COPIES = [("view_copy", ([20, 3],)), ("permute_copy", ([2, 0, 1],)), ("transpose
 @pytest.mark.parametrize("name, args", COPIES, ids=[f"{n}{a}" for n, a in COPIES])
 def test_view_copies_match_torch(name, args, device):
     x = X if name != "squeeze_copy" else X[:, :1]
-    grad = name != "detach_copy"
+    # PyTorch 2.11 has no derivative for narrow_copy (2.13 has): compare its gradient only there
+    grad = name != "detach_copy" and (name != "narrow_copy" or torch_is_reference())
     check_op(device, lambda t: getattr(tinynet, name)(t, *args), lambda t: getattr(torch, name)(t, *args), [x],
              grad=grad)
     t = tinynet.tensor(x, device=device)
@@ -183,7 +184,7 @@ def test_resize(device):
             tinynet.ones(3, device=device).resize(2)
 
 
-def test_python_maps():
+def test_python_maps(cpu_default_device):  # PyTorch's apply_/map_ are CPU-only, as ours
     a, b = tinynet.arange(4.0), torch.arange(4.0)
     assert a.apply_(lambda v: v * v + 1) is a
     b.apply_(lambda v: v * v + 1)

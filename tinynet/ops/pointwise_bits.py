@@ -64,7 +64,13 @@ def lcm(input, other):
     """The least common multiple of each pair of integers (non-negative; 0 when either is 0),
     as :func:`gcd` (``numpy.lcm``/``cupy.lcm``)."""
     xp, a, b, dt = _int_operands("lcm", input, other, False)
-    return Tensor._wrap(xp.lcm(a, b).astype(dt, copy=False))
+    # |a / gcd * b| in 64 bits, then wrapped into the dtype as PyTorch's kernel does for the
+    # narrow types (int8 lcm(-15, 17) is 255 -> -1); numpy.lcm and cupy.lcm differ on overflow
+    wide = "uint64" if dt == numpy.uint64 else "int64"
+    a, b = a.astype(wide, copy=False), b.astype(wide, copy=False)
+    g = xp.gcd(a, b)
+    out = xp.abs((a // xp.where(g == 0, 1, g)) * b)
+    return Tensor._wrap(xp.where(g == 0, 0, out).astype(dt, copy=False))
 
 
 def _shift(op, input, other, left):
