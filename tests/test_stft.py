@@ -40,9 +40,11 @@ def test_stft_matches_torch(case, device):
             assert_close(one, torch.stft(torch.tensor(x[0]), 16, return_complex=False, **{
                 k: v.double() if isinstance(v, torch.Tensor) else v for k, v in tkw.items()}), 1e-4, 1e-5)
         # gradients through the real and imaginary parts, against PyTorch's and finite differences
-        check_op(device, lambda t: tinynet.view_as_real(tinynet.stft(t, 16, return_complex=True, **_kwargs(
-            case, tinynet, "float64"))), lambda t: torch.view_as_real(torch.stft(t, 16, return_complex=True, **_kwargs(
-                case, torch, "float64"))), [x[:, :40]], dtypes=("float64",))
+        check_op(device, lambda t: tinynet.view_as_real(tinynet.stft(t, 16, return_complex=True, **{
+            k: v.to(t.device) if isinstance(v, tinynet.Tensor) else v for k, v in _kwargs(
+                case, tinynet, "float64").items()})),
+            lambda t: torch.view_as_real(torch.stft(t, 16, return_complex=True, **_kwargs(case, torch, "float64"))),
+            [x[:, :40]], dtypes=("float64",))
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c.get("center", True)], ids=str)

@@ -3,11 +3,14 @@
 
 A *periodic* window of length N (the default, for ``stft``) is the symmetric window of length
 N + 1 without its last value; a symmetric one (``periodic=False``) is NumPy's
-(``numpy.hanning``, ``blackman``, ``bartlett``, ``kaiser``; CuPy's on the GPU). The Hamming
-window with its coefficients is ``alpha - beta cos(2 pi n / (N - 1))`` (Hann: 0.5/0.5). Length
-0 gives an empty window, length 1 ``[1]``. Values are computed in float64 and cast.
+(``numpy.hanning``, ``blackman``, ``bartlett``, ``kaiser``). The Hamming window with its
+coefficients is ``alpha - beta cos(2 pi n / (N - 1))`` (Hann: 0.5/0.5). Length 0 gives an empty
+window, length 1 ``[1]``. Values are computed on the host by NumPy in float64, cast, then moved to
+the device: CuPy's ``hanning`` agrees with PyTorch's float64 window only to ~1.5e-7.
 """
 import math
+
+import numpy
 
 from .. import backend, devices, dtypes
 from ..errors import ArgumentError, DTypeError
@@ -17,7 +20,7 @@ from .util import check_flag, check_int, check_number
 
 
 def _window(op, window_length, periodic, dtype, layout, device, requires_grad, make):
-    """The window ``make(xp, M)`` (a symmetric window of M float64 values) of ``window_length``
+    """The window ``make(numpy, M)`` (a symmetric window of M float64 values) of ``window_length``
     values, periodic or symmetric, as a tensor of ``dtype`` on ``device``."""
     n = check_int(op, "window_length", window_length, 0)
     periodic = check_flag(op, "periodic", periodic)
@@ -27,11 +30,10 @@ def _window(op, window_length, periodic, dtype, layout, device, requires_grad, m
     if not dtypes.is_floating(dt):
         raise DTypeError(f"{op}: expected a floating-point dtype, got {dt}")
     dev = devices.resolve(device, op)
-    xp = backend.module_for(dev)
     if n <= 1:
-        values = xp.ones(n, dtype="float64")
+        values = numpy.ones(n, dtype="float64")
     else:
-        values = make(xp, n + 1)[:-1] if periodic else make(xp, n)
+        values = make(numpy, n + 1)[:-1] if periodic else make(numpy, n)
     out = Tensor._wrap(backend.to_device(values.astype(dt), dev))
     return out.requires_grad_() if requires_grad else out
 
