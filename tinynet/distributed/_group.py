@@ -43,6 +43,7 @@ class Work:
 
     def __init__(self, group, what, finish=None):
         self._group, self._what, self._finish, self._done = group, what, finish, False
+        self._result = None  # the tensors the public collective wrote (get_future's value)
 
     def _wait(self):  # the backend's wait: raise DistributedError on failure or timeout
         raise NotImplementedError
@@ -68,6 +69,15 @@ class Work:
     def is_completed(self):
         """True when :meth:`wait` would return at once."""
         return self._done or self._test()
+
+    def get_future(self):
+        """A :class:`tinynet.futures.Future` completed by this operation, whose value is the
+        list of tensors it wrote (``[tensor]`` for ``all_reduce`` and ``broadcast``), as
+        PyTorch's ``Work.get_future()``. Its callbacks run when it is waited for
+        (``tinynet.futures`` says why)."""
+        from ..futures import Future
+        result = self._result if self._result is not None else []
+        return Future._from_work(lambda: (self.wait(), result)[1], self.is_completed)
 
 
 class DoneWork(Work):
