@@ -24,7 +24,7 @@ import time
 from .. import backend, capture
 from ..errors import (DeviceError, DistributedError, DTypeError, GraphCaptureError, MissingExtraError,
                       ProcessGroupError)
-from . import _group, _launch
+from . import _group, _launch, _nccl_capture
 from ._group import ReduceOp
 from ._store import StoreNotes, TCPStore
 
@@ -139,12 +139,16 @@ class NCCLGroup(_group.ProcessGroup):
             if a.device.id != self.device:
                 raise DeviceError(f"{what}: the tensor is on cuda:{a.device.id} but this rank's NCCL communicator "
                                   f"uses cuda:{self.device}")
+        work = None
         try:
-            call(*arrays, self.cp.cuda.get_current_stream().ptr)
+            if _nccl_capture.wanted(what):  # TINYNET_NCCL_GRAPH_OVERLAP=1: on a forked side stream
+                work = _nccl_capture.launch_forked(self, what, arrays, call, finish)
+            else:
+                call(*arrays, self.cp.cuda.get_current_stream().ptr)
         except self.nccl.NcclError as exc:
             self.fail(what, f"NCCL error during capture: {exc}")
         capture.current().around_replay(("nccl", id(self)), self._watch_replay)
-        return CapturedWork(self, what, finish)
+        return work or CapturedWork(self, what, finish)
 
     def _watch_replay(self, stream, launched):
         """Around each replay of a graph holding this group's collectives: refuse to launch
