@@ -19,6 +19,7 @@ import tinynet.nn as nn
 import tinynet.nn.functional as F
 from tinynet.distributed.algorithms.ddp_comm_hooks import default_hooks as hooks
 from tinynet.distributed.optim import ZeroRedundancyOptimizer
+from tinynet.errors import DistributedError
 from tinynet.futures import Future
 from tinynet.nn.parallel import DistributedDataParallel as DDP
 
@@ -263,10 +264,35 @@ def _free_port():
         return s.getsockname()[1]
 
 
+def run_one_bad_hook(outdir):
+    """Only rank 1's hook returns the wrong shape: rank 1 raises (uncaught), and rank 0, whose
+    hook is fine, gets a DistributedError naming rank 1 and its error in its next collective."""
+    rank = dist.get_rank()
+    data = dataset("cpu", tinynet.float64)
+    x, y = data[shard_batches(data, rank, "pad", 0)[0]]
+    model = DDP(make_model("cpu", tinynet.float64))
+
+    def short(state, bucket):
+        fut = Future()
+        fut.set_result(bucket.buffer()[:-1])
+        return fut
+    model.register_comm_hook(None, short if rank == 1 else hooks.allreduce_hook)
+    start = time.monotonic()
+    try:
+        for _ in range(5):
+            F.cross_entropy(model(x), y).backward()
+    except DistributedError as exc:
+        with open(os.path.join(outdir, f"failure{rank}.json"), "w") as f:
+            json.dump({"error": str(exc), "seconds": time.monotonic() - start}, f)
+        raise
+
+
 def main(argv):
     outdir = argv[0]
     dist.init_process_group("mpi", timeout=60)
     rank = dist.get_rank()
+    if argv[1:] == ["one-bad-hook"]:
+        return run_one_bad_hook(outdir)
     import torch
     import torch.distributed as tdist
     port = tinynet.tensor([_free_port() if rank == 0 else 0])

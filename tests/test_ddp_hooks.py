@@ -97,6 +97,17 @@ def test_bad_hooks_raise_distributed_error_naming_the_rank(run):
         assert n["bad.after"] == [3.0, 3.0]  # the group still works
 
 
+def test_a_bad_hook_on_one_rank_stops_both_with_distributed_error(tmp_path):
+    pytest.importorskip("mpi4py")
+    from test_distributed_training import launch
+    proc, seconds = launch([os.path.join(HERE, "ddp_hooks_worker.py"), str(tmp_path), "one-bad-hook"], timeout=90)
+    assert proc.returncode != 0 and seconds < 60
+    mine = json.loads((tmp_path / "failure1.json").read_text())
+    assert "on rank 1, bucket 0: the hook's Future holds a tensor of shape" in mine["error"]
+    other = json.loads((tmp_path / "failure0.json").read_text())
+    assert "rank 1 failed: DistributedError" in other["error"] and other["seconds"] < 30, other
+
+
 # ---- ZeroRedundancyOptimizer ------------------------------------------------------------------
 @pytest.mark.parametrize("name", ["zero", "zero_view", "resumed.zero"])
 def test_zero_adam_equals_unsharded_adam_after_50_steps(run, name):
