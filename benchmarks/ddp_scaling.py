@@ -1,7 +1,15 @@
 """Data-parallel scaling: images/s of the reference convnet and MLP on 1 and N processes,
 tinynet's DistributedDataParallel next to PyTorch's, with and without overlap.
 
-Launch one process per GPU (or per CPU worker with ``--device cpu``)::
+**Fair mode** (the default when started without a launcher): the script launches each
+framework in its own processes, one launch per framework and configuration, and merges
+their JSON (``benchmarks/ddp_launch.py`` says how)::
+
+    python benchmarks/ddp_scaling.py --nproc 2 --device cuda --graph --reps 3   # torchrun per launch
+    python benchmarks/ddp_scaling.py --nproc 2 --device cpu --quick             # mpiexec per launch
+
+**Shared-process mode** (started by a launcher): both frameworks in the same processes,
+taking turns. Launch one process per GPU (or per CPU worker with ``--device cpu``)::
 
     mpiexec -n 2 python3 benchmarks/ddp_scaling.py --device cuda         # tinynet NCCL, unique id over MPI
     torchrun --nproc-per-node 2 benchmarks/ddp_scaling.py --device cuda  # tinynet NCCL through env://
@@ -70,38 +78,66 @@ def parse(argv):
                    help="also time every configuration with its whole step replayed from a CUDA graph (GPU)")
     p.add_argument("--quick", action="store_true", help="tiny sizes: checks that the script runs (CPU)")
     p.add_argument("--out", default=None, help="JSON path (default benchmarks/results/ddp_scaling_<device>.json)")
+    p.add_argument("--frameworks", nargs="+", choices=["tinynet", "pytorch"], default=["tinynet", "pytorch"],
+                   help="the frameworks this process runs (default both; --no-torch: tinynet)")
+    p.add_argument("--phase", choices=["all", "single", "multi"], default="all",
+                   help="single: the 1-process baselines only; multi: the DDP configurations only (default all)")
+    fair = p.add_argument_group("fair mode (started without a launcher; benchmarks/ddp_launch.py)")
+    fair.add_argument("--nproc", type=int, default=None,
+                      help="processes of the N-process launches (default: the GPUs, or 2 with --device cpu)")
+    fair.add_argument("--launcher", choices=["torchrun", "mpiexec"], default=None,
+                      help="how each launch starts its processes (default torchrun on cuda, mpiexec on cpu)")
+    fair.add_argument("--launch-timeout", type=float, default=1800, help="seconds per launch (default 1800)")
+    fair.add_argument("--exit-grace", type=float, default=60,
+                      help="seconds a launch may take to exit after writing its JSON before it is killed and "
+                           "marked hung (default 60)")
     args = p.parse_args(argv)
     if args.graph and args.device != "cuda":
         p.error("--graph needs --device cuda")
     if args.quick:
         args.steps, args.reps, args.warmup = 3, 2, 1
+    if args.no_torch:
+        args.frameworks = [f for f in args.frameworks if f != "pytorch"]
     return args
 
 
 def setup(args):
-    """Both frameworks' process groups; returns (rank, size, torch or None)."""
+    """The process groups of the frameworks this process runs; returns (rank, size, torch or
+    None, barrier). A PyTorch-only process started by mpiexec takes its rank from MPI's
+    variables and MASTER_ADDR/MASTER_PORT from the environment (ddp_launch.py sets them)."""
     import tinynet
-    import tinynet.distributed as dist
-    dist.init_process_group("nccl" if args.device == "cuda" else "mpi", timeout=1800)
-    rank, size = dist.get_rank(), dist.get_world_size()
-    if args.no_torch:
-        return rank, size, None
-    try:
-        import torch
-        import torch.distributed as tdist
-    except ImportError:
-        return rank, size, None
+    torch = None
+    if "pytorch" in args.frameworks:
+        try:
+            import torch
+            import torch.distributed as tdist
+        except ImportError:
+            if "tinynet" not in args.frameworks:
+                raise
+    if "tinynet" in args.frameworks:
+        import tinynet.distributed as dist
+        dist.init_process_group("nccl" if args.device == "cuda" else "mpi", timeout=1800)
+        rank, size, barrier = dist.get_rank(), dist.get_world_size(), dist.barrier
+    if torch is None:
+        return rank, size, None, barrier
     if "MASTER_PORT" not in os.environ:  # mpiexec: rank 0 picks a port and tells the others
         port = tinynet.tensor([_free_port() if rank == 0 else 0], device="cpu")
         dist.broadcast(port, src=0)
-        os.environ.update(MASTER_ADDR=os.environ.get("MASTER_ADDR", "127.0.0.1"), MASTER_PORT=str(port.item()),
-                          RANK=str(rank), WORLD_SIZE=str(size))
+        os.environ.update(MASTER_ADDR=os.environ.get("MASTER_ADDR", "127.0.0.1"), MASTER_PORT=str(port.item()))
+    if "RANK" not in os.environ:  # mpiexec: MPICH's or Open MPI's variables
+        env = os.environ
+        os.environ.update(RANK=env.get("PMI_RANK", env.get("OMPI_COMM_WORLD_RANK", "0")),
+                          WORLD_SIZE=env.get("PMI_SIZE", env.get("OMPI_COMM_WORLD_SIZE", "1")))
     if args.device == "cuda":
-        torch.cuda.set_device(tinynet.cuda.current_device())
+        local = int(os.environ.get("LOCAL_RANK", os.environ.get("MPI_LOCALRANKID", os.environ.get(
+            "OMPI_COMM_WORLD_LOCAL_RANK", os.environ["RANK"]))))
+        torch.cuda.set_device(tinynet.cuda.current_device() if "tinynet" in args.frameworks else local)
         torch.backends.cudnn.benchmark = True
         tinynet.backends.cudnn.benchmark = True
     tdist.init_process_group("nccl" if args.device == "cuda" else "gloo", init_method="env://")
-    return rank, size, torch
+    if "tinynet" not in args.frameworks:
+        rank, size, barrier = tdist.get_rank(), tdist.get_world_size(), tdist.barrier
+    return rank, size, torch, barrier
 
 
 def _free_port():
@@ -187,10 +223,13 @@ def time_configs(configs, plans, warmup_plan, barrier):
 
 def main(argv=None):
     args = parse(argv)
-    import tinynet.distributed as dist
-    rank, size, torch = setup(args)
-    frameworks = ["tinynet"] + (["pytorch"] if torch is not None else [])
+    if not _under_launcher():
+        from ddp_launch import orchestrate
+        return orchestrate(args, os.path.abspath(__file__))
+    rank, size, torch, barrier = setup(args)
+    frameworks = [f for f in ("tinynet", "pytorch") if f in args.frameworks and (f != "pytorch" or torch)]
     rows = []
+    single = multi = []
     for model_name in args.models:
         batch = args.batch or (QUICK_BATCH if args.quick else GPU_BATCH)[model_name]
         n = batch * 4
@@ -200,39 +239,27 @@ def main(argv=None):
         starts = numpy.random.default_rng(0).integers(0, n - batch + 1, (args.reps, args.steps))
         plans = [[(int(s), int(s) + batch) for s in row] for row in starts]
         warm = [(0, batch)] * args.warmup
-        # one process per device, each on its own (no communication); rank 0's times are the baseline
-        dist.barrier()
         graphs = (False, True) if args.graph else (False,)
-        single = [Config(fw, model_name, False, None, args.device, x, y, g) for fw in frameworks for g in graphs]
-        time_configs(single, plans, warm, lambda: None)
-        dist.barrier()
-        # N processes, both bucket layouts
-        multi = [Config(fw, model_name, True, mb, args.device, x, y, g) for fw in frameworks
-                 for mb in (1e4, args.overlap_bucket_mb) for g in graphs]
-        time_configs(multi, plans, warm, dist.barrier)
+        single = multi = []
+        if args.phase in ("all", "single"):  # one process per device, each on its own; rank 0's are the baseline
+            barrier()
+            single = [Config(fw, model_name, False, None, args.device, x, y, g) for fw in frameworks for g in graphs]
+            time_configs(single, plans, warm, lambda: None)
+            barrier()
+        if args.phase in ("all", "multi"):  # N processes, both bucket layouts
+            multi = [Config(fw, model_name, True, mb, args.device, x, y, g) for fw in frameworks
+                     for mb in (1e4, args.overlap_bucket_mb) for g in graphs]
+            time_configs(multi, plans, warm, barrier)
         if rank == 0:
-            base = {(c.framework, c.graph): statistics.median(c.times) for c in single}
-            for c in single + multi:
-                seconds = statistics.median(c.times)
-                procs = size if c.ddp else 1
-                row = {"model": model_name, "framework": c.framework, "graph": c.graph,
-                       "batch_per_process": batch, "processes": procs,
-                       "buckets": ("one" if c.bucket_mb == 1e4 else "layers") if c.ddp else None,
-                       "images_per_s": procs * batch * args.steps / seconds,
-                       "ms_per_step": 1e3 * seconds / args.steps,
-                       "ms_per_step_reps": [1e3 * t / args.steps for t in c.times]}
-                if c.ddp:
-                    # (N x batch / t_N) / (N x batch / t_1): the same work per process and step
-                    row["efficiency"] = base[(c.framework, c.graph)] / seconds
-                    if c.framework == "tinynet":
-                        row["n_buckets"] = len(c.model.reducer.buckets)
-                rows.append(row)
+            rows.extend(make_rows(args, model_name, batch, size, single, multi))
     if rank == 0:
         report(args, size, rows, torch)
     # the graphs that captured NCCL collectives go before their communicators do
     single = multi = None
     gc.collect()
-    dist.destroy_process_group()
+    if "tinynet" in args.frameworks:
+        import tinynet.distributed as dist
+        dist.destroy_process_group()
     if torch is not None and args.graph:
         # PyTorch 2.11's destroy_process_group did not return after its graphed DDP (twice on
         # two H200s, while tinynet's took 0.2 s): leave without it, as a killed run would
@@ -243,11 +270,40 @@ def main(argv=None):
         torch.distributed.destroy_process_group()
 
 
+def _under_launcher():
+    from tinynet.distributed._launch import under_mpi_launcher
+    return "RANK" in os.environ or under_mpi_launcher()
+
+
+def make_rows(args, model_name, batch, size, single, multi):
+    """The JSON rows of one model's configurations (rank 0's times)."""
+    base = {(c.framework, c.graph): statistics.median(c.times) for c in single}
+    rows = []
+    for c in single + multi:
+        seconds = statistics.median(c.times)
+        procs = size if c.ddp else 1
+        row = {"model": model_name, "framework": c.framework, "graph": c.graph,
+               "batch_per_process": batch, "processes": procs,
+               "buckets": ("one" if c.bucket_mb == 1e4 else "layers") if c.ddp else None,
+               "images_per_s": procs * batch * args.steps / seconds,
+               "ms_per_step": 1e3 * seconds / args.steps,
+               "ms_per_step_reps": [1e3 * t / args.steps for t in c.times]}
+        if not c.ddp:
+            row["processes_running"] = size  # 1 alone, N with every device busy
+        if c.ddp and (c.framework, c.graph) in base:
+            # (N x batch / t_N) / (N x batch / t_1): the same work per process and step
+            row["efficiency"] = base[(c.framework, c.graph)] / seconds
+        if c.ddp and c.framework == "tinynet":
+            row["n_buckets"] = len(c.model.reducer.buckets)
+        rows.append(row)
+    return rows
+
+
 def report(args, size, rows, torch):
     import tinynet
     meta = {"device": args.device, "processes": size, "steps": args.steps, "reps": args.reps,
             "warmup": args.warmup, "overlap_bucket_mb": args.overlap_bucket_mb, "quick": args.quick,
-            "graph": args.graph,
+            "graph": args.graph, "frameworks": args.frameworks, "phase": args.phase,
             "tinynet": tinynet.__version__, "torch": torch.__version__ if torch is not None else None,
             "host": platform.node(), "python": platform.python_version(),
             "launcher": "torchrun" if "TORCHELASTIC_RUN_ID" in os.environ else "mpiexec",

@@ -8,6 +8,7 @@ model is wrapped in DistributedDataParallel; only rank 0 prints, evaluates and s
 """
 import argparse
 import math
+import os
 import time
 
 from rich.console import Console
@@ -83,12 +84,46 @@ class NonFiniteLoss(Exception):
 def save_checkpoint(path, model, optimizer, loader, epoch, rows, total):
     """Everything a bit-identical resume needs, in one atomic ``tinynet.save`` file: the
     model and optimizer state, the loader's place in the epoch, the host and GPU random
-    states, the finished epochs' rows and the running loss sum of the epoch under way."""
+    states, the finished epochs' rows and the running loss sum of the epoch under way.
+    ``--distributed``: each rank writes ``PATH.rank<r>`` (its data share and random state are
+    its own), the one before kept as ``.prev`` in case a rank dies between two ranks' writes."""
     state = {"epoch": epoch, "model": model.state_dict(), "optimizer": optimizer.state_dict(),
              "loader": loader.state_dict(), "rng": tinynet.get_rng_state(), "rows": rows, "loss_sum": total}
     if tinynet.cuda.is_available():
         state["cuda_rng"] = tinynet.cuda.get_rng_state()
+    if dist.is_initialized():
+        path = f"{path}.rank{dist.get_rank()}"
+        state["position"] = [epoch, state["loader"]["batches_yielded"] if total is not None else len(loader) + 1]
+        if os.path.exists(path):
+            os.replace(path, path + ".prev")
     tinynet.save(state, path)
+
+
+def resume_path(path, checkpoint):
+    """The file ``--resume PATH`` loads on this rank; None (start from scratch) for a PATH that
+    is also ``--checkpoint``'s and not written yet (the first attempt of a job restarted with
+    one command line). ``--distributed``: the newest step every rank's ``PATH.rank<r>`` or
+    ``.prev`` holds.
+
+    Raises:
+        FileNotFoundError: no checkpoint at PATH (and PATH is not --checkpoint's), or the
+            ranks' checkpoints share no step.
+    """
+    if not dist.is_initialized():
+        return None if path == checkpoint and not os.path.exists(path) else path
+    mine = {}
+    for p in (f"{path}.rank{dist.get_rank()}", f"{path}.rank{dist.get_rank()}.prev"):
+        if os.path.exists(p):
+            mine.setdefault(tuple(tinynet.load(p)["position"]), p)
+    every = [None] * dist.get_world_size()
+    dist.all_gather_object(every, sorted(mine))
+    common = set(every[0]).intersection(*map(set, every[1:]))
+    if common:
+        return mine[max(common)]
+    if path == checkpoint and not any(every):
+        return None
+    raise FileNotFoundError(f"--resume {path}: the ranks' checkpoints {path}.rank<r> share no step (ranks' steps, "
+                            f"as (epoch, batches): {every})")
 
 
 def load_checkpoint(path, model, optimizer, loader, device):
@@ -216,8 +251,6 @@ def run(make_model, parser, argv=None, title="model"):
     """
     args = parser.parse_args(argv)
     problem = curves.check(args)  # --plot/--logdir that cannot work fail now, not after training
-    if not problem and args.distributed and (args.checkpoint or args.resume):
-        problem = "--checkpoint and --resume do not support --distributed yet"
     if problem:
         console.print(f"[bold red]error:[/] {escape(problem)}", soft_wrap=True)
         return 2
@@ -270,9 +303,10 @@ def _run(make_model, args, title):
         console.print(f"data-parallel over {size} processes ({dist.get_backend()}): batch {args.batch_size} per "
                       f"process, {size * args.batch_size} in all")
     rows, first, total = [], 1, None
-    if args.resume:
-        first, rows, total = load_checkpoint(args.resume, model, optimizer, train_loader, device)
-        console.print(f"resumed from {args.resume} at epoch {first}")
+    resume = resume_path(args.resume, args.checkpoint) if args.resume else None
+    if resume:
+        first, rows, total = load_checkpoint(resume, model, optimizer, train_loader, device)
+        console.print(f"resumed from {resume} at epoch {first}")
     if args.summary:  # the forward of the summary leaves the random state and the parameters as they were
         size = (args.batch_size, *train_set[0][0].shape)
         console.print(summary(_net(model), input_size=size, col_names=("output_size", "num_params", "mult_adds"),
@@ -280,7 +314,7 @@ def _run(make_model, args, title):
     done = train_loader.state_dict()["batches_yielded"] if total is not None else 0
     try:  # on a resumed run, TensorBoard hides what the interrupted run logged from this step on
         recorder = curves.Recorder(args.logdir if rank == 0 else None, len(train_loader),
-                                   (first - 1) * len(train_loader) + done + 1 if args.resume else None)
+                                   (first - 1) * len(train_loader) + done + 1 if resume else None)
     except PathNotWritableError as exc:
         console.print(f"[bold red]error:[/] --logdir: {escape(str(exc))}", soft_wrap=True)
         return 2
@@ -333,6 +367,8 @@ def _train(model, optimizer, train_loader, test_loader, train_set, device, args,
                 dist.all_reduce(mean, op=dist.ReduceOp.AVG)
                 train_loss = mean.item()
                 if rank != 0:
+                    if args.checkpoint:
+                        save_checkpoint(args.checkpoint, model, optimizer, train_loader, epoch, rows, None)
                     continue  # rank 0 evaluates, on its own copy of the (equal) model
             test_loss, acc = evaluate(_net(model), test_loader, getattr(args, "amp_state", None))
             row = dict(epoch=epoch, train_loss=train_loss, test_loss=test_loss, accuracy=acc,

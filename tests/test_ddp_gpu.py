@@ -148,3 +148,24 @@ def test_graphed_ddp_replay_stuck_on_a_hanging_rank_ends_in_distributed_error(tm
     assert report["type"] == "DistributedError", (name, report, proc.stderr[-3000:])
     assert "within the timeout of 3 s" in report["error"], report
     assert 2.5 < report["seconds"] < 30 and seconds < 120, (report, seconds)
+
+
+def test_graphed_ddp_overlap_stream_equals_eager(tmp_path, deterministic):
+    """TINYNET_NCCL_GRAPH_OVERLAP=1: the bucket all-reduces captured on a side stream forked
+    from the capturing stream and joined back (tinynet/distributed/_nccl_capture.py) give the
+    eager run's parameters bit for bit, one bucket and one bucket per layer."""
+    _need_two_gpus()
+    name, prefix = _launchers()[0]
+    proc = subprocess.run([*prefix, os.path.join(HERE, "ddp_worker.py"), str(tmp_path), "--device", "cuda",
+                           "--backend", "nccl"], env=dict(_env(), TINYNET_NCCL_GRAPH_OVERLAP="1"),
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert proc.returncode == 0, name + proc.stdout[-3000:] + proc.stderr[-5000:]
+    ranks = [dict(numpy.load(tmp_path / f"rank{r}.npz")) for r in range(W.WORLD)]
+    ref = W.reference_training("cuda", tinynet.float32, "loader_drop")
+    for prefix in ("graphed.", "graphed_buckets."):
+        for k, snap in enumerate(ref):
+            for r in range(W.WORLD):
+                for n in snap:
+                    numpy.testing.assert_array_equal(ranks[r][f"{prefix}{k}.{n}"],
+                                                     ranks[r][f"train.loader_drop.{k}.{n}"],
+                                                     err_msg=f"{name} rank {r} {prefix}{k}.{n}")

@@ -88,7 +88,7 @@ def test_collectives(run):
 def test_bad_input_gives_typed_errors_on_every_rank(run):
     _, notes, init_errors = run
     for r in range(W.WORLD):
-        assert "world_size=3 disagrees with the launcher" in init_errors[r]
+        assert f"world_size=3 disagrees with the launcher on rank {r}" in init_errors[r]
         assert notes[r]["init_twice"].startswith("ProcessGroupError: init_process_group: trying to initialize")
         assert "invalid root rank src=5" in notes[r]["bad_src"]
         assert "one tensor per rank (2), got 1" in notes[r]["bad_list"]

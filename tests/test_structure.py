@@ -92,7 +92,7 @@ def test_no_import_cycles():
 LAYERS = [
     {"errors"},
     {"optional", "dtypes", "layouts", "atomic", "parallel", "determinism", "capture", "backend", "devices", "size",
-     "compat", "_shared_memory", "_weights_only_unpickler", "printoptions"},
+     "compat", "_shared_memory", "_weights_only_unpickler", "printoptions", "futures"},
     {"autograd", "tensor"},
     {"random"},
     {"kernels", "backends"},

@@ -101,6 +101,7 @@ from .ops.unary import (acos, acosh, arccos, arccosh, arcsin, arcsinh, arctan, a
                         erfc, exp2, sinh)
 from .ops.special_gamma import _standard_gamma, digamma, erfinv, igamma, igammac, lgamma, polygamma
 from . import autograd, backends, cuda, distributed, nn, optim  # noqa: E402
+from . import futures  # noqa: E402  (torch.futures)
 from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402
 from . import linalg  # noqa: E402  (torch.linalg)
 from . import accelerator, multiprocessing  # noqa: E402

@@ -30,6 +30,7 @@ PathNotWritableError     OSError
 GraphCaptureError        RuntimeError
 DistributedError         RuntimeError
 ProcessGroupError        ValueError (a DistributedError)
+FutureError              RuntimeError
 ProfilerError            RuntimeError
 OnnxExportError          RuntimeError
 UnsupportedOperatorError RuntimeError (an OnnxExportError)
@@ -177,6 +178,11 @@ class ProcessGroupError(DistributedError, ValueError):
     a second ``init_process_group``, an unsupported backend, a launcher variable missing, or
     ``rank``/``world_size`` disagreeing with the launcher; the message says what to run or
     set (PyTorch raises ``ValueError`` for most of these)."""
+
+
+class FutureError(TinynetError, RuntimeError):
+    """A :class:`tinynet.futures.Future` misused: its value read before it completed, a
+    second ``set_result``, a callback that is not callable (PyTorch raises ``RuntimeError``)."""
 
 
 def check_type(op, name, value, types, expected):

@@ -43,6 +43,7 @@ class Work:
 
     def __init__(self, group, what, finish=None):
         self._group, self._what, self._finish, self._done = group, what, finish, False
+        self._result = None  # the tensors the public collective wrote (get_future's value)
 
     def _wait(self):  # the backend's wait: raise DistributedError on failure or timeout
         raise NotImplementedError
@@ -68,6 +69,15 @@ class Work:
     def is_completed(self):
         """True when :meth:`wait` would return at once."""
         return self._done or self._test()
+
+    def get_future(self):
+        """A :class:`tinynet.futures.Future` completed by this operation, whose value is the
+        list of tensors it wrote (``[tensor]`` for ``all_reduce`` and ``broadcast``), as
+        PyTorch's ``Work.get_future()``. Its callbacks run when it is waited for
+        (``tinynet.futures`` says why)."""
+        from ..futures import Future
+        result = self._result if self._result is not None else []
+        return Future._from_work(lambda: (self.wait(), result)[1], self.is_completed)
 
 
 class DoneWork(Work):
@@ -100,13 +110,13 @@ class ProcessGroup:
     def check(self, op):
         """Raise DistributedError when an earlier failure left the group unusable."""
         if self.error is not None:
-            raise DistributedError(f"{op}: the process group is unusable after an earlier failure ({self.error}); "
-                                   "call destroy_process_group() and end the run")
+            raise group_error(f"{op}: the process group is unusable after an earlier failure ({self.error}); "
+                              "call destroy_process_group() and end the run")
 
     def fail(self, op, message):
         """Mark the group unusable and raise DistributedError naming ``op``."""
         self.error = message
-        raise DistributedError(f"{op}: {message}")
+        raise group_error(f"{op}: {message}")
 
     # collectives on arrays, each returning a Work (subclasses implement them)
     def all_reduce(self, array, op, what="all_reduce"):
@@ -223,6 +233,16 @@ def report(message):
 _hooks = {"group": None, "previous": None}
 
 
+def group_error(message):
+    """A DistributedError that the group itself raises (another rank failed or left, the
+    timeout, the transport): the excepthook does not pass it on to the other ranks as this
+    rank's own failure, which a DistributedError raised elsewhere (a bad DDP hook, ZeRO's
+    parameter check) is."""
+    exc = DistributedError(message)
+    exc._from_group = True
+    return exc
+
+
 def _excepthook(exc_type, exc, tb):
     """An uncaught error on this rank: print it, tell the other ranks (unless it came from
     them), give them a moment to report it, then end the run."""
@@ -231,7 +251,7 @@ def _excepthook(exc_type, exc, tb):
     previous(exc_type, exc, tb)
     if group is None or group.destroyed:
         return
-    if not isinstance(exc, DistributedError):  # this rank failed first
+    if not getattr(exc, "_from_group", False):  # this rank failed first
         group.notes.post("failed", f"{exc_type.__name__}: {exc}"[:1800])
         report(f"rank {group.rank} failed; ending the run in {ABORT_GRACE:g} s")
         time.sleep(ABORT_GRACE)

@@ -132,10 +132,12 @@ def store_address(op, env=None):
     return host, port + 1 if env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true" else port
 
 
-def agree(op, what, given, found, source):
-    """Check an explicit ``rank``/``world_size`` argument (-1: not given) against the launcher's."""
+def agree(op, what, given, found, source, rank=None):
+    """Check an explicit ``rank``/``world_size`` argument (-1: not given) against the launcher's;
+    ``rank`` (the launcher's rank of this process, when known) goes into the message."""
     if given != -1 and given != found:
-        raise ProcessGroupError(f"{op}: {what}={given} disagrees with the launcher ({source} gives {what} "
+        where = f" on rank {rank}" if rank is not None else ""
+        raise ProcessGroupError(f"{op}: {what}={given} disagrees with the launcher{where} ({source} gives {what} "
                                 f"{found}); drop the argument or start the right number of processes")
 
 

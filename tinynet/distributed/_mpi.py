@@ -14,8 +14,11 @@ GPU arrays are staged through host memory (the pip MPI libraries are not CUDA-aw
 """
 import time
 
+import numpy
+
 from .. import backend
 from ..devices import CPU
+from ..dtypes import bfloat16 as _BF16
 from ..errors import ProcessGroupError
 from . import _group, _launch
 
@@ -109,23 +112,30 @@ class MPIGroup(_group.ProcessGroup):
                                 "waits for it in this collective")
 
     # ---- collectives ---------------------------------------------------------------------
-    def _start(self, what, call, arrays, finish=None):
+    def _start(self, what, call, arrays, finish=None, reduce=False):
         """Run ``call(*host_arrays)`` (which starts MPI requests) on host copies of GPU arrays,
-        copying the results back to the GPU when the work is done."""
+        copying the results back to the GPU when the work is done. MPI has no bfloat16: such
+        arrays travel as their 16-bit patterns, or, for a reduction (``reduce``), as float32
+        copies whose result is rounded back to bfloat16 once."""
         self.check(what)
         hosts = [backend.to_device(a, CPU) if backend.is_gpu_array(a) else a for a in arrays]
+        sent = [_mpi_view(h, reduce) for h in hosts]
         try:
-            reqs = call(*hosts)
+            reqs = call(*sent)
         except self.MPI.Exception as exc:
             self.fail(what, f"MPI error: {exc}")
+        widened = [(h, m) for h, m in zip(hosts, sent) if reduce and h.dtype == _BF16]
         copies = [(a, h) for a, h in zip(arrays, hosts) if h is not a]
 
         def done():
+            for h, m in widened:
+                h[...] = m.astype(h.dtype)
             for a, h in copies:
                 backend.copy_from_host(a, h)
             if finish is not None:
                 finish()
-        return MPIWork(self, what, reqs if isinstance(reqs, list) else [reqs], done if copies or finish else None)
+        needed = copies or widened or finish
+        return MPIWork(self, what, reqs if isinstance(reqs, list) else [reqs], done if needed else None)
 
     def all_reduce(self, array, op, what="all_reduce"):
         finish = None
@@ -133,7 +143,7 @@ class MPIGroup(_group.ProcessGroup):
             def finish():
                 array[...] /= self.size
         return self._start(what, lambda a: self.comm.Iallreduce(self.MPI.IN_PLACE, a, op=self.ops[op]), [array],
-                           finish)
+                           finish, reduce=True)
 
     def broadcast(self, array, src, what="broadcast"):
         return self._start(what, lambda a: self.comm.Ibcast(a, root=src), [array])
@@ -147,7 +157,7 @@ class MPIGroup(_group.ProcessGroup):
             def finish():
                 out[...] /= self.size
         return self._start(what, lambda o, a: self.comm.Ireduce_scatter_block(a, o, op=self.ops[op]), [out, array],
-                           finish)
+                           finish, reduce=True)
 
     def barrier(self, what="barrier"):
         return self._start(what, lambda: self.comm.Ibarrier(), [])
@@ -165,6 +175,14 @@ class MPIGroup(_group.ProcessGroup):
         self.comm.Free()
 
 
+def _mpi_view(array, reduce):
+    """What MPI is given for ``array``: itself, or for bfloat16 (which MPI lacks) its bits as
+    uint16 (a view: copies stay exact) or, to be reduced, a float32 copy."""
+    if array.dtype != _BF16:
+        return array
+    return array.astype(numpy.float32) if reduce else array.view(numpy.uint16)
+
+
 def create(op, method, world_size, rank, timeout):
     """The MPI process group of this run (``init_method`` ``mpi://``, or ``env://`` checked
     against MPI)."""
@@ -176,9 +194,9 @@ def create(op, method, world_size, rank, timeout):
     world = MPI.COMM_WORLD
     size, me = world.Get_size(), world.Get_rank()
     launcher = "mpiexec (MPI COMM_WORLD)"
-    _launch.agree(op, "world_size", world_size, size, launcher)
-    _launch.agree(op, "rank", rank, me, launcher)
+    _launch.agree(op, "world_size", world_size, size, launcher, me)
+    _launch.agree(op, "rank", rank, me, launcher, me)
     if method == "env://":  # torchrun's variables, where set, must describe the same run
-        _launch.agree(op, "world_size", _launch.env_int(op, "WORLD_SIZE", default=-1), size, launcher)
-        _launch.agree(op, "rank", _launch.env_int(op, "RANK", default=-1), me, launcher)
+        _launch.agree(op, "world_size", _launch.env_int(op, "WORLD_SIZE", default=-1), size, launcher, me)
+        _launch.agree(op, "rank", _launch.env_int(op, "RANK", default=-1), me, launcher, me)
     return MPIGroup(MPI, timeout)

@@ -24,7 +24,7 @@ import time
 from .. import backend, capture
 from ..errors import (DeviceError, DistributedError, DTypeError, GraphCaptureError, MissingExtraError,
                       ProcessGroupError)
-from . import _group, _launch
+from . import _group, _launch, _nccl_capture
 from ._group import ReduceOp
 from ._store import StoreNotes, TCPStore
 
@@ -73,7 +73,9 @@ class NCCLGroup(_group.ProcessGroup):
         self.dtypes = {"float16": nccl.NCCL_FLOAT16, "float32": nccl.NCCL_FLOAT32, "float64": nccl.NCCL_FLOAT64,
                        "int8": nccl.NCCL_INT8, "uint8": nccl.NCCL_UINT8, "bool": nccl.NCCL_UINT8,
                        "int32": nccl.NCCL_INT32, "uint32": nccl.NCCL_UINT32, "int64": nccl.NCCL_INT64,
-                       "uint64": nccl.NCCL_UINT64}
+                       "uint64": nccl.NCCL_UINT64,
+                       # ncclBfloat16 is 9 in nccl.h (NCCL >= 2.10), for a CuPy that lacks the name
+                       "bfloat16": getattr(nccl, "NCCL_BFLOAT16", 9)}
         self.ops = {ReduceOp.SUM: nccl.NCCL_SUM, ReduceOp.AVG: nccl.NCCL_SUM, ReduceOp.PRODUCT: nccl.NCCL_PROD,
                     ReduceOp.MIN: nccl.NCCL_MIN, ReduceOp.MAX: nccl.NCCL_MAX}
         self.watchdog = _Watchdog(self)
@@ -137,12 +139,16 @@ class NCCLGroup(_group.ProcessGroup):
             if a.device.id != self.device:
                 raise DeviceError(f"{what}: the tensor is on cuda:{a.device.id} but this rank's NCCL communicator "
                                   f"uses cuda:{self.device}")
+        work = None
         try:
-            call(*arrays, self.cp.cuda.get_current_stream().ptr)
+            if _nccl_capture.wanted(what):  # TINYNET_NCCL_GRAPH_OVERLAP=1: on a forked side stream
+                work = _nccl_capture.launch_forked(self, what, arrays, call, finish)
+            else:
+                call(*arrays, self.cp.cuda.get_current_stream().ptr)
         except self.nccl.NcclError as exc:
             self.fail(what, f"NCCL error during capture: {exc}")
         capture.current().around_replay(("nccl", id(self)), self._watch_replay)
-        return CapturedWork(self, what, finish)
+        return work or CapturedWork(self, what, finish)
 
     def _watch_replay(self, stream, launched):
         """Around each replay of a graph holding this group's collectives: refuse to launch
@@ -314,8 +320,8 @@ def create(op, method, world_size, rank, timeout, device_id):
     else:
         size = _launch.env_int(op, "WORLD_SIZE", default=world_size if world_size != -1 else None)
         me = _launch.env_int(op, "RANK", default=rank if rank != -1 else None)
-        _launch.agree(op, "world_size", world_size, size, "WORLD_SIZE")
-        _launch.agree(op, "rank", rank, me, "RANK")
+        _launch.agree(op, "world_size", world_size, size, "WORLD_SIZE", me)
+        _launch.agree(op, "rank", rank, me, "RANK", me)
         host, port = _launch.store_address(op)
     _launch.check_rank(op, me, size)
     local = _launch.env_int(op, "LOCAL_RANK", default=-1)
@@ -356,8 +362,8 @@ def _create_mpi(op, cp, nccl, world_size, rank, timeout, device_id):
     from ._mpi import Notes
     world = MPI.COMM_WORLD
     size, me = world.Get_size(), world.Get_rank()
-    _launch.agree(op, "world_size", world_size, size, "mpiexec (MPI COMM_WORLD)")
-    _launch.agree(op, "rank", rank, me, "mpiexec (MPI COMM_WORLD)")
+    _launch.agree(op, "world_size", world_size, size, "mpiexec (MPI COMM_WORLD)", me)
+    _launch.agree(op, "rank", rank, me, "mpiexec (MPI COMM_WORLD)", me)
     shared = world.Split_type(MPI.COMM_TYPE_SHARED)
     local = _launch.env_int(op, "LOCAL_RANK", default=shared.Get_rank())
     shared.Free()

@@ -89,6 +89,13 @@ class _Server:
             thread.join(timeout=1.0)
 
 
+def _gone(message):
+    """Rank 0's store is gone: a failure of another rank (``_group.group_error``'s mark)."""
+    exc = DistributedError(message)
+    exc._from_group = True
+    return exc
+
+
 class TCPStore:
     """Client (and, on rank 0, server) of the store at ``host:port``.
 
@@ -113,11 +120,11 @@ class TCPStore:
                 self.file.flush()
                 line = self.file.readline()
             except OSError as exc:
-                raise DistributedError(f"the store at {self.host}:{self.port} (rank 0) is gone ({exc}): rank 0 has "
-                                       "exited or failed") from None
+                raise _gone(f"the store at {self.host}:{self.port} (rank 0) is gone ({exc}): rank 0 has exited or "
+                            "failed") from None
         if not line:
-            raise DistributedError(f"the store at {self.host}:{self.port} (rank 0) closed the connection: rank 0 has "
-                                   "exited or failed")
+            raise _gone(f"the store at {self.host}:{self.port} (rank 0) closed the connection: rank 0 has exited or "
+                        "failed")
         return json.loads(line)["value"]
 
     def set(self, key, value):

@@ -34,7 +34,8 @@ def _contiguous(array):
     return array if array.flags.c_contiguous else array.copy()
 
 
-def _finish(work, async_op, copy_back=None):
+def _finish(work, async_op, copy_back=None, result=None):
+    work._result = result
     if copy_back is not None:
         previous = work._finish
 
@@ -85,7 +86,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     if pg.debug:
         _group.check_same(pg, "all_reduce", array, op)
     buf = _contiguous(array)
-    return _finish(pg.all_reduce(buf, op), async_op, _written_back(tensor, buf))
+    return _finish(pg.all_reduce(buf, op), async_op, _written_back(tensor, buf), [tensor])
 
 
 def _check_rank(op, name, value, size):
@@ -120,7 +121,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     if pg.debug:
         _group.check_same(pg, "broadcast", array, src=src)
     buf = _contiguous(array)
-    return _finish(pg.broadcast(buf, src), async_op, _written_back(tensor, buf))
+    return _finish(pg.broadcast(buf, src), async_op, _written_back(tensor, buf), [tensor])
 
 
 def _like(op, name, tensors, ref, size):
@@ -160,7 +161,7 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     def scatter_out():
         for i, t in enumerate(tensor_list):
             t.array[...] = out[i * array.size:(i + 1) * array.size].reshape(array.shape)
-    return _finish(pg.all_gather(out, _contiguous(array)), async_op, scatter_out)
+    return _finish(pg.all_gather(out, _contiguous(array)), async_op, scatter_out, [tensor_list])
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -187,7 +188,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     def copy_back():
         if buf is not out:
             out[...] = flat.reshape(out.shape)
-    return _finish(pg.all_gather(flat, _contiguous(array)), async_op, copy_back)
+    return _finish(pg.all_gather(flat, _contiguous(array)), async_op, copy_back, [output_tensor])
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -215,7 +216,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     xp = _module(out)
     send = xp.concatenate([t.array.reshape(-1) for t in input_list])
     buf = _contiguous(out)
-    return _finish(pg.reduce_scatter(buf.reshape(-1), send, op), async_op, _written_back(output, buf))
+    return _finish(pg.reduce_scatter(buf.reshape(-1), send, op), async_op, _written_back(output, buf), [output])
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -239,7 +240,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         _group.check_same(pg, "reduce_scatter", out, op)
     buf = _contiguous(out)
     return _finish(pg.reduce_scatter(buf.reshape(-1), _contiguous(inp).reshape(-1), op), async_op,
-                   _written_back(output, buf))
+                   _written_back(output, buf), [output])
 
 
 def barrier(group=None, async_op=False, device_ids=None):

@@ -21,6 +21,7 @@ from ...autograd.post_hooks import queue_callback
 from ...distributed import ReduceOp
 from ...errors import DistributedError
 from ...tensor import Tensor
+from ._comm_hook import call_hook, hook_result
 
 _WHAT = "DistributedDataParallel gradient all-reduce"
 
@@ -48,8 +49,8 @@ def assign_buckets(params, limits):
 
 
 class _Bucket:
-    def __init__(self, params, indices):
-        self.indices = indices
+    def __init__(self, params, indices, position):
+        self.indices, self.position = indices, position
         first = params[indices[0]].array
         xp = backend.array_module(first)
         self.slots, total = [], 0
@@ -60,7 +61,8 @@ class _Bucket:
         self.flat = xp.zeros(total, dtype=first.dtype)
         self.scale = first.dtype.type(1.0)
         self.pending = len(indices)
-        self.work = None
+        self.work = None     # the all-reduce under way (no hook), or
+        self.future = None   # the communication hook's Future
 
 
 class Reducer:
@@ -68,7 +70,8 @@ class Reducer:
 
     def __init__(self, params, names, group, limits, find_unused):
         self.params, self.names, self.group, self.find_unused = params, names, group, find_unused
-        self.buckets = [_Bucket(params, idx) for idx in assign_buckets(params, limits)]
+        self.buckets = [_Bucket(params, idx, k) for k, idx in enumerate(assign_buckets(params, limits))]
+        self.hook = self.hook_state = None  # DistributedDataParallel.register_comm_hook
         self.where = {}
         for b in self.buckets:
             b.scale = b.flat.dtype.type(1.0 / group.size)
@@ -100,7 +103,7 @@ class Reducer:
         n = len(self.params)
         self.ready, self.fired, self.next = [False] * n, [False] * n, 0
         for b in self.buckets:
-            b.pending, b.work = len(b.indices), None
+            b.pending, b.work, b.future = len(b.indices), None, None
         self.unused = [] if used_ids is None else [i for i, p in enumerate(self.params) if id(p) not in used_ids]
         self.armed = True
 
@@ -126,16 +129,30 @@ class Reducer:
             self.next += 1
 
     def _launch(self, bucket):
-        """Copy the bucket's gradients, times 1/world_size, into its buffer; start its all-reduce."""
+        """Copy the bucket's gradients, times 1/world_size, into its buffer; start its
+        all-reduce. With a communication hook: copy them as they are and call the hook."""
         flat = bucket.flat
         xp = backend.array_module(flat)
+        hooked = self.hook is not None
         for i, off, n in bucket.slots:
             g = self.params[i].grad
             if g is None:  # unused on this rank (find_unused_parameters): it adds zeros
                 flat[off:off + n] = 0
+            elif hooked:
+                flat[off:off + n] = g.array.reshape(-1)
             else:
                 xp.multiply(g.array.reshape(-1), bucket.scale, out=flat[off:off + n])
-        bucket.work = self.group.all_reduce(flat, ReduceOp.SUM, what=_WHAT)
+        if hooked:
+            bucket.future = call_hook(self, bucket)
+        else:
+            bucket.work = self.group.all_reduce(flat, ReduceOp.SUM, what=_WHAT)
+
+    def _result(self, bucket):
+        """The bucket's averaged gradients (a flat array) once its reduction has finished."""
+        if bucket.future is None:
+            bucket.work.wait()
+            return bucket.flat
+        return hook_result(self, bucket)
 
     def finalize(self):
         """End of backward: launch what is left, wait, write the averaged gradients back."""
@@ -143,7 +160,7 @@ class Reducer:
             missing = [i for i, r in enumerate(self.ready) if not r]
             if missing and not self.find_unused:
                 for b in self.buckets[:self.next]:
-                    b.work.wait()
+                    self._result(b)
                 names = ", ".join(self.names[i] for i in missing)
                 raise DistributedError(
                     f"DistributedDataParallel: parameters that did not receive a gradient in this backward on rank "
@@ -154,12 +171,12 @@ class Reducer:
                 self._mark(i)
             used = self._globally_used() if self.find_unused else None
             for b in self.buckets:
-                b.work.wait()
+                flat = self._result(b)
                 for i, off, n in b.slots:
                     if used is not None and not used[i]:
                         continue  # no rank used it: its .grad stays as it was (PyTorch)
                     p = self.params[i]
-                    avg = b.flat[off:off + n].reshape(p.shape)
+                    avg = flat[off:off + n].reshape(p.shape)
                     if p.grad is None:
                         p.grad = Tensor._wrap(avg.copy())
                     else:

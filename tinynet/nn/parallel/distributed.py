@@ -9,6 +9,7 @@ from ...distributed import api as _api
 from ...errors import ArgumentError, ArgumentTypeError, DistributedError
 from ...tensor import Tensor
 from ..modules.module import Module
+from ._comm_hook import check_hook
 from ._reducer import Reducer
 
 _MiB = 1024 * 1024
@@ -216,6 +217,36 @@ class DistributedDataParallel(Module):
         else:
             self.require_forward_param_sync = False
         return output
+
+    def register_comm_hook(self, state, hook):
+        """Replace the gradient all-reduce with ``hook(state, bucket)``
+        (``torch.nn.parallel.DistributedDataParallel.register_comm_hook``).
+
+        During each synced backward, once a bucket's gradients are final, DDP copies them --
+        this rank's own, not yet averaged -- into the bucket's flat buffer and calls
+        ``hook(state, bucket)`` with a :class:`tinynet.distributed.GradBucket`; the hook
+        starts the communication and returns a :class:`tinynet.futures.Future` whose value
+        is a tensor of the buffer's shape (the averaged gradients). At the end of backward
+        DDP waits for the Futures, in bucket order, and copies their values into ``.grad``.
+        The hooks of :mod:`tinynet.distributed.algorithms.ddp_comm_hooks.default_hooks`
+        (``allreduce_hook``, ``fp16_compress_hook``, ``bf16_compress_hook``) are PyTorch's.
+        Gradient accumulation under :meth:`no_sync` is unchanged: the first synced backward
+        hands the accumulated sums to the hook.
+
+        Args:
+            state: anything; passed to every call of the hook (the default hooks take the
+                process group, or None for the default group).
+            hook (callable): ``hook(state, bucket) -> Future``.
+
+        Raises:
+            ArgumentTypeError: ``hook`` is not callable.
+            DistributedError: a hook is registered already (once per DDP, as PyTorch). At the
+                end of backward: the hook returned something other than a Future, or its
+                value is not a tensor of the buffer's shape (the message names the rank, the
+                bucket and the shapes).
+        """
+        check_hook("DistributedDataParallel.register_comm_hook", hook, self.reducer.hook)
+        self.reducer.hook, self.reducer.hook_state = hook, state
 
     @contextlib.contextmanager
     def no_sync(self):
