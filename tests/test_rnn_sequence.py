@@ -1,6 +1,7 @@
-"""The CPU LSTM layer as one op (tinynet.ops.rnn_sequence.LSTMSequence): forward and
-backward against PyTorch's LSTM math written step by step, float64 finite differences,
-second derivatives, and nn.LSTM taking it on the CPU."""
+"""The LSTM layer as one op (tinynet.ops.rnn_sequence.LSTMSequence), on every backend (NumPy,
+and CuPy with the fused cell kernels): forward and backward against PyTorch's LSTM math
+written step by step, float64 finite differences, second derivatives, the per-step path, and
+nn.LSTM taking it."""
 import numpy
 import pytest
 from helpers import TOLERANCE, assert_close, rng
@@ -12,12 +13,6 @@ from tinynet.ops.rnn_sequence import LSTMSequence
 
 torch = pytest.importorskip("torch")
 
-
-@pytest.fixture(autouse=True)
-def _on_the_cpu(cpu_default_device):
-    """LSTMSequence is the CPU kernel of nn.LSTM (NumPy and the CPU thread pool; on the GPU the
-    layer runs its per-step LSTMGates op): every tensor here is made on the CPU, whatever
-    TINYNET_BACKEND says."""
 
 
 T, N, H = 5, 3, 4
@@ -47,11 +42,13 @@ def _torch_lstm(xg, h, c, w, b, reverse):
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("grads", ["all", "out only", "states only"])
-def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads):
+def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads, device):
     arrays = [a.astype(dtype) for a in _arrays(1, bias)]
-    ours = [tinynet.tensor(a, requires_grad=True) for a in arrays]
+    ours = [tinynet.tensor(a, requires_grad=True, device=device) for a in arrays]
     ref = [torch.tensor(a, requires_grad=True) for a in arrays]
-    got = LSTMSequence(reverse).apply(*ours, *([None] if not bias else []))
+    op = LSTMSequence(reverse)
+    got = op.apply(*ours, *([None] if not bias else []))
+    assert op.gpu_path == (tinynet.device(device).type == "cuda")  # the fused kernels on the GPU
     want = _torch_lstm(*ref, *([None] if not bias else []), reverse)
     rtol, atol = TOLERANCE[dtype]
     for a, b, what in zip(got, want, ("out", "h_n", "c_n")):
@@ -62,7 +59,7 @@ def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads):
     total_o = total_r = 0
     for k in used:
         r = g.standard_normal(tuple(want[k].shape)).astype(dtype)
-        total_o = total_o + (got[k] * tinynet.tensor(r)).sum()
+        total_o = total_o + (got[k] * tinynet.tensor(r, device=device)).sum()
         total_r = total_r + (want[k] * torch.tensor(r)).sum()
     total_o.backward()
     total_r.backward()
@@ -72,25 +69,25 @@ def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads):
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-def test_gradcheck_float64(reverse):
+def test_gradcheck_float64(reverse, device):
     """Central finite differences in float64 for every input, through all three outputs."""
-    inputs = tuple(tinynet.tensor(a, requires_grad=True) for a in _arrays(3))
+    inputs = tuple(tinynet.tensor(a, requires_grad=True, device=device) for a in _arrays(3))
     tinynet.autograd.gradcheck(lambda *ts: LSTMSequence(reverse).apply(*ts), inputs)
 
 
 @pytest.mark.parametrize("reverse", [False, True])
-def test_second_order(reverse):
+def test_second_order(reverse, device):
     """Twice differentiable: the create_graph backward recomputes the recurrence with tinynet's ops."""
     g = rng(4)
     arrays = [g.standard_normal((3, 2, 8)), g.standard_normal((2, 2)), g.standard_normal((2, 2)),
               g.standard_normal((8, 2)) * 0.5, g.standard_normal(8)]
-    inputs = tuple(tinynet.tensor(a, requires_grad=True) for a in arrays)
+    inputs = tuple(tinynet.tensor(a, requires_grad=True, device=device) for a in arrays)
     fn = lambda *ts: LSTMSequence(reverse).apply(*ts)  # noqa: E731
     tinynet.autograd.gradcheck(fn, inputs)
     tinynet.autograd.gradgradcheck(fn, inputs)
 
 
-def test_same_as_the_per_step_path():
+def test_same_as_the_per_step_path(device):
     """The one-op recurrence gives the values and gradients of the per-step ops (LSTMGates)."""
     x, h0, c0, w, b = _arrays(5)
 
@@ -103,7 +100,7 @@ def test_same_as_the_per_step_path():
 
     results = []
     for fn in (lambda *ts: LSTMSequence().apply(*ts), per_step):
-        ts = [tinynet.tensor(a, requires_grad=True) for a in (x, h0, c0, w, b)]
+        ts = [tinynet.tensor(a, requires_grad=True, device=device) for a in (x, h0, c0, w, b)]
         out, hn, cn = fn(*ts)
         (out.sum() * 0.5 + (hn * cn).sum()).backward()
         results.append([out, hn, cn] + [t.grad for t in ts])
@@ -111,11 +108,25 @@ def test_same_as_the_per_step_path():
         assert_close(a, b, 1e-12, 1e-12)
 
 
-def test_nn_lstm_records_one_op_per_layer_on_the_cpu():
-    lstm = nn.LSTM(3, 4, num_layers=2)
-    out, (hn, cn) = lstm(tinynet.randn(6, 2, 3))
+def test_nn_lstm_records_one_op_per_layer(device):
+    lstm = nn.LSTM(3, 4, num_layers=2).to(device)
+    out, (hn, cn) = lstm(tinynet.randn(6, 2, 3, device=device))
     names = [type(op).__name__ for op in _ops(out)]
     assert names.count("LSTMSequence") == 2 and "LSTMGates" not in names
+    ref = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
+    ours = nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
+    ours.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
+    ours.to(device)
+    x = rng(6).standard_normal((2, 5, 3))
+    tx, rx = tinynet.tensor(x, device=device, requires_grad=True), torch.tensor(x, requires_grad=True)
+    (a, (ha, ca)), (b, (hb, cb)) = ours(tx), ref(rx)
+    for u, v in ((a, b), (ha, hb), (ca, cb)):
+        assert_close(u, v, 1e-10, 1e-12)
+    ((a * a).sum() + ha.sum() + 2 * ca.sum()).backward()
+    ((b * b).sum() + hb.sum() + 2 * cb.sum()).backward()
+    assert_close(tx.grad, rx.grad, 1e-10, 1e-12)
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        assert_close(p.grad, q.grad, 1e-10, 1e-12, what=name)
 
 
 def _ops(t):

@@ -27,11 +27,11 @@ op per step instead of ~12. On the GPU (float32/float64 CuPy arrays, kernels ena
 each runs as one fused kernel for forward and one for backward (``kernels/rnn_cell.cu``,
 one thread per (sample, unit)), saving what the generic forward saves.
 Both are twice differentiable: a ``create_graph`` backward recomputes the activations
-from the inputs with tinynet's ops. On the CPU an LSTM layer without projection runs its
-whole recurrence as one op instead (:class:`tinynet.ops.rnn_sequence.LSTMSequence`: one
-record per layer and direction, the recurrent weight gradient as one product).
+from the inputs with tinynet's ops. An LSTM layer without projection runs its whole
+recurrence as one op instead, on the CPU and (float32/float64) on the GPU
+(:class:`tinynet.ops.rnn_sequence.LSTMSequence`: one record per layer and direction, the
+recurrent weight gradient as one product).
 """
-import numpy
 
 from ..autograd import Op
 from ..kernels import cuda
@@ -232,7 +232,8 @@ def _direction(mode, x, h, c, weights, reverse):
     """One layer in one direction over x (L, N, H_in): the outputs (L, N, H_out), h_n and c_n."""
     w_ih, w_hh, b_ih, b_hh, w_hr = weights
     xg = _linear(x, w_ih, b_ih)  # the input projection of the whole sequence
-    if mode == "LSTM" and w_hr is None and type(xg.array) is numpy.ndarray:
+    if mode == "LSTM" and w_hr is None and LSTMSequence.runs_on(xg.array, h.array, c.array, w_hh.array,
+                                                               None if b_hh is None else b_hh.array):
         return LSTMSequence(reverse).apply(xg, h, c, w_hh, b_hh)  # the whole recurrence as one op
     steps = unbind(xg, 0)
     if reverse:

@@ -1,4 +1,5 @@
-"""One LSTM layer over a whole sequence as one op, for the CPU (NumPy arrays).
+"""One LSTM layer over a whole sequence as one op, for the CPU (NumPy arrays) and the GPU
+(float32/float64 CuPy arrays, with tinynet's fused cell kernels).
 
 ``nn.LSTM``'s generic path (:func:`tinynet.ops.rnn._direction`) records two ops per time
 step (the recurrent product and the fused gate op) and its backward runs, per step, a
@@ -30,14 +31,21 @@ The per-step factors that do not depend on the gradient (``g i (1 - i)``, ``c f 
 steps at once before the backward loop, so the loop itself is a few small NumPy calls and
 one product per step.
 
+On the GPU each step is two launches forward (the recurrent product through cuBLAS into a
+preallocated buffer, then ``rnn_cell.cu``'s LSTM cell kernel writing the step's slices of the
+saved arrays) and three backward (the arriving output gradient added, the cell's backward
+kernel, the product ``dG_t W_hh``), against about a dozen launches and two autograd nodes a step
+on the generic path; the weight gradient is one product after the loop, as on the CPU.
+
 Saved: the gate activations (T, N, 4H), ``tanh(c_t)`` and ``c_t`` (T, N, H) and the outputs
 (the hidden states). Twice differentiable: a ``create_graph`` backward recomputes the
 recurrence from the inputs with tinynet's ops (:meth:`LSTMSequence._graph_backward`).
 """
 import numpy
 
-from .. import parallel
+from .. import backend, parallel
 from ..autograd import Op
+from ..kernels import cuda
 from .util import is_graph
 
 WEIGHT_BLOCKS = 5  # blocks of steps whose weight gradient a worker adds while the recurrence goes on
@@ -56,13 +64,24 @@ class LSTMSequence(Op):
     projection ``xg`` (T, N, 4H) (``x W_ih^T + b_ih``, the whole sequence), the initial state
     ``h0``, ``c0`` (N, H), ``w_hh`` (4H, H) and ``b_hh`` (4H,) or None. ``reverse`` runs the
     steps from last to first (the backward direction of a bidirectional layer); ``out[t]`` is
-    always the state after the input at position ``t``. NumPy arrays only."""
+    always the state after the input at position ``t``. NumPy arrays, or float32/float64 CuPy
+    arrays of one dtype (:meth:`runs_on`)."""
     name = "lstm"
     twice_differentiable = True
     materialize_grads = False  # an output that got no gradient arrives as None
 
     def __init__(self, reverse=False):
         self.reverse = reverse
+
+    @staticmethod
+    def runs_on(xg, h0, c0, w_hh, b_hh):
+        """True when this op takes these arrays: NumPy ones, or CuPy arrays of one float32/float64
+        dtype with tinynet's kernels enabled (else ``nn.LSTM`` records its per-step ops)."""
+        arrays = [a for a in (xg, h0, c0, w_hh, b_hh) if a is not None]
+        if all(type(a) is numpy.ndarray for a in arrays):
+            return True
+        return backend.kernels_enabled and cuda.supported(*arrays) and len({a.dtype for a in arrays}) == 1 \
+            and h0.size > 0
 
     def _order(self, steps):
         return range(steps - 1, -1, -1) if self.reverse else range(steps)
@@ -156,6 +175,57 @@ class LSTMSequence(Op):
         gb = dgates.reshape(T * N, G).sum(axis=0) if need_b else None
         for task in tasks:
             task.wait()
+        return (dgates if need_x else None, dh if need_h else None, dc if need_c else None, gw, gb)
+
+    def forward_gpu(self, xp, xg, h0, c0, w_hh, b_hh):
+        T, N, G = xg.shape
+        H = G // 4
+        dt = xg.dtype
+        xb = xp.ascontiguousarray(xg + b_hh if b_hh is not None else xg)  # b_hh added once, not per step
+        acts = xp.empty((T, N, G), dtype=dt)
+        out, cs, tcs = (xp.empty((T, N, H), dtype=dt) for _ in range(3))
+        hw = xp.empty((N, G), dtype=dt)
+        w_t = xp.ascontiguousarray(w_hh.T)
+        fn, n = cuda.kernel("rnn_cell.cu", "tinynet_lstm_cell_fwd", dt), N * H
+        h, c = xp.ascontiguousarray(h0), xp.ascontiguousarray(c0)
+        for t in self._order(T):
+            xp.matmul(h, w_t, out=hw)
+            cuda.launch(fn, n, (xb[t], hw, c, acts[t], tcs[t], out[t], cs[t], xp.int64(n), xp.int32(H)))
+            h, c = out[t], cs[t]
+        if True in self.needs_input_grad:
+            self.save_for_backward(acts, tcs, cs, out, h0, c0, w_hh)
+        return out, h.copy(), c.copy()
+
+    def backward_gpu(self, xp, g_out, g_hn, g_cn):
+        if is_graph(xp):
+            return self._graph_backward(g_out, g_hn, g_cn)
+        acts, tcs, cs, out, h0, c0, w_hh = self.saved
+        T, N, G = acts.shape
+        H = G // 4
+        dt = acts.dtype
+        order = list(self._order(T))
+        h_prev, c_prev = xp.empty_like(out), xp.empty_like(cs)
+        first, rest = (T - 1, slice(0, T - 1)) if self.reverse else (0, slice(1, T))
+        src = slice(1, T) if self.reverse else slice(0, T - 1)
+        h_prev[first], c_prev[first] = h0, c0
+        h_prev[rest], c_prev[rest] = out[src], cs[src]
+        dgates = xp.empty_like(acts)
+        dc = xp.zeros((N, H), dtype=dt) if g_cn is None else xp.array(g_cn, dtype=dt, order="C")
+        dh = xp.zeros((N, H), dtype=dt) if g_hn is None else xp.array(g_hn, dtype=dt, order="C")
+        g_out = None if g_out is None else xp.ascontiguousarray(g_out, dtype=dt)
+        gh = xp.empty((N, H), dtype=dt)
+        fn, n = cuda.kernel("rnn_cell.cu", "tinynet_lstm_cell_bwd", dt), N * H
+        for t in reversed(order):
+            if g_out is not None:
+                xp.add(dh, g_out[t], out=gh)
+            # the kernel reads dc's element before writing dc_prev into the same place
+            cuda.launch(fn, n, (gh if g_out is not None else dh, dc, acts[t], tcs[t], c_prev[t], dgates[t], dc,
+                                xp.int64(n), xp.int32(H)))
+            xp.matmul(dgates[t], w_hh, out=dh)
+        need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
+        flat = dgates.reshape(T * N, G)
+        gw = flat.T @ h_prev.reshape(T * N, H) if need_w else None
+        gb = flat.sum(axis=0) if need_b else None
         return (dgates if need_x else None, dh if need_h else None, dc if need_c else None, gw, gb)
 
     def _graph_backward(self, g_out, g_hn, g_cn):
