@@ -69,6 +69,7 @@ class LSTMSequence(Op):
     name = "lstm"
     twice_differentiable = True
     materialize_grads = False  # an output that got no gradient arrives as None
+    gpu_saves_generic = True  # forward_gpu saves what forward does (a create_graph backward needs only the inputs)
 
     def __init__(self, reverse=False):
         self.reverse = reverse
