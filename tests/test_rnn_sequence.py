@@ -139,3 +139,18 @@ def _ops(t):
         ops.append(op)
         stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
     return ops
+
+
+@pytest.mark.gpu
+def test_lstm_under_bfloat16_autocast_takes_the_one_op_path():
+    """autocast gives the layer a bfloat16 input projection: the op widens it to float32 and
+    runs the fused kernels, close to the float32 layer."""
+    lstm = nn.LSTM(8, 16, num_layers=2).to("cuda")
+    x = tinynet.tensor(rng(8).standard_normal((7, 3, 8)), dtype=tinynet.float32, device="cuda")
+    ref, _ = lstm(x)
+    with tinynet.autocast("cuda", dtype=tinynet.bfloat16):
+        out, (hn, cn) = lstm(x)
+    assert [type(op).__name__ for op in _ops(out)].count("LSTMSequence") == 2
+    assert_close(out.float(), ref, 3e-2, 3e-2)
+    out.float().sum().backward()
+    assert all(p.grad is not None and bool(tinynet.isfinite(p.grad).all()) for p in lstm.parameters())

@@ -64,8 +64,9 @@ class LSTMSequence(Op):
     projection ``xg`` (T, N, 4H) (``x W_ih^T + b_ih``, the whole sequence), the initial state
     ``h0``, ``c0`` (N, H), ``w_hh`` (4H, H) and ``b_hh`` (4H,) or None. ``reverse`` runs the
     steps from last to first (the backward direction of a bidirectional layer); ``out[t]`` is
-    always the state after the input at position ``t``. NumPy arrays, or float32/float64 CuPy
-    arrays of one dtype (:meth:`runs_on`)."""
+    always the state after the input at position ``t``. NumPy arrays, or CuPy arrays all
+    float64 or float32/bfloat16 (bfloat16 computed in float32, as ``Op.apply`` widens it;
+    :meth:`runs_on`)."""
     name = "lstm"
     twice_differentiable = True
     materialize_grads = False  # an output that got no gradient arrives as None
@@ -81,8 +82,10 @@ class LSTMSequence(Op):
         arrays = [a for a in (xg, h0, c0, w_hh, b_hh) if a is not None]
         if all(type(a) is numpy.ndarray for a in arrays):
             return True
-        return backend.kernels_enabled and cuda.supported(*arrays) and len({a.dtype for a in arrays}) == 1 \
-            and h0.size > 0
+        if not backend.kernels_enabled or h0.size == 0 or not all(isinstance(a, backend._CUPY_NDARRAY) for a in arrays):
+            return False
+        kinds = {str(a.dtype) for a in arrays}  # bfloat16 (autocast's) is widened to float32 by Op.apply
+        return kinds <= {"float32", "bfloat16"} or kinds == {"float64"}
 
     def _order(self, steps):
         return range(steps - 1, -1, -1) if self.reverse else range(steps)
