@@ -11,7 +11,8 @@
 #
 # Usage on the GPU machine, after the stage-gpu prefix:
 #   bash benchmarks/gpu_suite.sh [WORKERS] [LIMIT_S] [WALK_LIMIT_S]
-# Defaults: 12 workers, 420 s for the suite, 420 s for each half of the walk. The logs are
+# Defaults: 12 workers, 420 s for the suite, 420 s for each half of the walk (WALK_WORKERS=n:
+# each half in n pytest-xdist workers). The logs are
 # written to a scratch folder and joined, each under its name, into $OUT/gpu_suite_logs.txt
 # (the device tool brings back only a few files).
 set -u
@@ -59,8 +60,14 @@ else
     n=$((n + 1))
   done
 fi
-run walk-numpy "$walk_limit" $((1 % gpus)) -k numpy- tests/test_bad_input_walk.py &
-run walk-cupy "$walk_limit" $((1 % gpus)) -k "not numpy-" tests/test_bad_input_walk.py &
+# WALK_WORKERS (env, with pytest-xdist): each half of the walk in so many workers (on a machine
+# with many cores the single-process halves, 220-320 s on an H200 host, outlast the suite)
+walk_args=()
+if [ -n "${WALK_WORKERS:-}" ] && python3 -c "import xdist" 2>/dev/null; then
+  walk_args=(-n "$WALK_WORKERS" --dist load)
+fi
+run walk-numpy "$walk_limit" $((1 % gpus)) "${walk_args[@]}" -k numpy- tests/test_bad_input_walk.py &
+run walk-cupy "$walk_limit" $((1 % gpus)) "${walk_args[@]}" -k "not numpy-" tests/test_bad_input_walk.py &
 wait
 for rc in "$out"/*.rc; do
   name=$(basename "$rc" .rc)
