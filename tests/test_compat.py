@@ -121,6 +121,24 @@ def test_usage_and_a_missing_file(tmp_path):
     assert out.returncode == 2 and "no such program file" in out.stderr
 
 
+def test_code_and_module_forms_as_python_takes_them(tmp_path):
+    """``-c CODE ARGS`` and ``-m MODULE ARGS``: the torch alias, sys.argv and sys.path as python sets them."""
+    code = "import sys, torch; print(torch.__name__, float(torch.ones(3).sum()), sys.argv, sys.path[0] == '%s')"
+    out = compat("-c", code % str(tmp_path), "a", "b", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["tinynet", "3.0", "['-c',", "'a',", "'b']", "True"]
+    _script(tmp_path, "import sys, torch\nprint(__name__, torch.nn.Linear.__module__.split('.')[0], sys.argv[1:])\n",
+            name="probe.py")
+    out = compat("-m", "probe", "x", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["__main__", "tinynet", "['x']"]
+    for flag in ("-c", "-m"):
+        out = compat(flag, cwd=tmp_path)
+        assert out.returncode == 2 and f"{flag} needs an argument" in out.stderr
+    out = compat("-c", "import torch; torch.no_such_name", cwd=tmp_path)
+    assert out.returncode == 1 and "torch.no_such_name" in out.stderr
+
+
 def test_install_refuses_a_process_with_pytorch_imported():
     import tinynet.compat
     pytest.importorskip("torch")

@@ -1,4 +1,5 @@
-"""Run an unmodified PyTorch program on tinynet: ``python -m tinynet.compat SCRIPT [ARGS...]``.
+"""Run an unmodified PyTorch program on tinynet: ``python -m tinynet.compat SCRIPT [ARGS...]``
+(also ``-c CODE [ARGS...]`` and ``-m MODULE [ARGS...]``, as ``python`` takes them).
 
 The program's ``import torch`` (and ``torch.nn``, ``torch.utils.data``, ...) gets tinynet's
 modules, the same objects (``torch.nn is tinynet.nn``), and ``import torchvision`` gets
@@ -17,8 +18,11 @@ line on stderr naming it and the program line that used it, and exit status 1::
 ``TINYNET_COMPAT_TRACEBACK=1`` shows the full traceback instead. Any other error keeps its
 traceback.
 
-In a program: :func:`install` / :func:`uninstall` the hook, :func:`run_path` runs a file.
+In a program: :func:`install` / :func:`uninstall` the hook, :func:`run_path` runs a file,
+:func:`run_code` a string and :func:`run_module` a module.
 """
+import builtins
+import contextlib
 import os
 import runpy
 import sys
@@ -28,9 +32,10 @@ from . import _finder, _spawn
 from ._finder import ALIASES, installed
 from ._missing import describe
 
-__all__ = ["install", "uninstall", "installed", "run_path", "main", "describe", "ALIASES"]
+__all__ = ["install", "uninstall", "installed", "run_path", "run_code", "run_module", "main", "describe",
+           "ALIASES"]
 
-USAGE = "usage: python -m tinynet.compat SCRIPT [ARGS...]"
+USAGE = "usage: python -m tinynet.compat SCRIPT [ARGS...] | -c CODE [ARGS...] | -m MODULE [ARGS...]"
 
 
 def install():
@@ -68,11 +73,42 @@ def run_path(path, args=()):
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"tinynet.compat: no such program file: {path!r}")
+    with _program([path, *args], os.path.dirname(os.path.abspath(path))):
+        return runpy.run_path(path, run_name="__main__")
+
+
+def run_code(code, args=()):
+    """Run the Python source ``code`` as ``__main__`` on tinynet, as ``python -c CODE ARGS``
+    (``sys.argv = ["-c", *args]``, the current folder first on ``sys.path``).
+
+    Returns:
+        The namespace the code ran in. Raises: whatever the code raises.
+    """
+    with _program(["-c", *args], os.getcwd()):
+        namespace = {"__name__": "__main__", "__builtins__": builtins}
+        exec(compile(code, "<string>", "exec"), namespace)
+        return namespace
+
+
+def run_module(name, args=()):
+    """Run the module ``name`` as ``__main__`` on tinynet, as ``python -m MODULE ARGS``.
+
+    Returns:
+        The module's globals after it ran. Raises: ImportError when there is no such module;
+        whatever the module raises.
+    """
+    with _program([name, *args], os.getcwd()):
+        return runpy.run_module(name, run_name="__main__", alter_sys=True)
+
+
+@contextlib.contextmanager
+def _program(argv, folder):
+    """The process as ``python`` sets it up for a program: the hook installed, ``sys.argv``,
+    ``folder`` first on ``sys.path``, the CPU as the default device; all restored after."""
     install()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    folder = os.path.dirname(os.path.abspath(path))
     old_argv, old_path = sys.argv, list(sys.path)
-    sys.argv = [path, *args]
+    sys.argv = list(argv)
     if sys.path and sys.path[0] in ("", os.getcwd()):
         sys.path[0] = folder  # what `python SCRIPT` puts first
     else:
@@ -85,7 +121,7 @@ def run_path(path, args=()):
     devices.set_default_device("cpu")
     os.environ["TINYNET_BACKEND"] = "numpy"  # (the children's default; CUDA stays usable on request)
     try:
-        return runpy.run_path(path, run_name="__main__")
+        yield
     finally:
         sys.argv = old_argv
         sys.path[:] = old_path
@@ -97,13 +133,22 @@ def run_path(path, args=()):
 
 
 def main(argv=None):
-    """The command line: ``python -m tinynet.compat SCRIPT [ARGS...]``; returns the exit status."""
+    """The command line: ``python -m tinynet.compat SCRIPT [ARGS...]`` (or ``-c CODE``, ``-m MODULE``);
+    returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] in ("-h", "--help"):
         print(USAGE + "\n\n" + __doc__.split("\n\n")[1], file=sys.stderr if not argv else sys.stdout)
         return 2 if not argv else 0
+    if argv[0] in ("-c", "-m") and len(argv) < 2:
+        print(f"{USAGE}\ntinynet.compat: {argv[0]} needs an argument", file=sys.stderr)
+        return 2
     try:
-        run_path(argv[0], argv[1:])
+        if argv[0] == "-c":
+            run_code(argv[1], argv[2:])
+        elif argv[0] == "-m":
+            run_module(argv[1], argv[2:])
+        else:
+            run_path(argv[0], argv[1:])
     except (AttributeError, ImportError) as exc:
         line = describe(exc)
         if line is None or os.environ.get("TINYNET_COMPAT_TRACEBACK"):
