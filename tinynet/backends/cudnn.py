@@ -5,8 +5,12 @@ Attributes (assign to change):
     benchmark (bool): time every candidate plan once per shape and keep the fastest
         (like PyTorch's ``cudnn.benchmark``). Default False: cuDNN's heuristic choice.
     deterministic (bool): only engines without the NONDETERMINISTIC note. Default False.
-    allow_tf32 (bool): let float32 convolutions use TF32 tensor cores. Default True, as
-        PyTorch's ``torch.backends.cudnn.allow_tf32``.
+    allow_tf32 (bool): let float32 convolutions (and cuDNN RNNs) use TF32 tensor cores.
+        Default True, as PyTorch's ``torch.backends.cudnn.allow_tf32``.
+    rnn_enabled (bool): run ``nn.RNN``/``nn.LSTM``/``nn.GRU`` on the GPU through cuDNN's RNN
+        API (:mod:`tinynet.ops.rnn_cudnn`). Default False while that path is being verified;
+        the environment variable ``TINYNET_CUDNN_RNN=1`` (read once at import) turns it on.
+        tinynet's own name: PyTorch always uses cuDNN for these layers when it can.
 
 The environment variable ``TINYNET_CUDNN`` (read once at import) sets the policy:
 ``auto`` (default: cuDNN when the cuDNN Frontend loads, else im2col + GEMM), ``always``
@@ -23,6 +27,7 @@ enabled = True
 benchmark = False
 deterministic = False
 allow_tf32 = True
+rnn_enabled = os.environ.get("TINYNET_CUDNN_RNN", "0").strip().lower() in ("1", "true", "yes")
 
 _raw_mode = os.environ.get("TINYNET_CUDNN", "auto")
 mode = _raw_mode.strip().lower()

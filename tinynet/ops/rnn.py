@@ -39,6 +39,7 @@ from .activation import relu, sigmoid, tanh
 from .dropout import dropout as _dropout
 from .join import cat, stack
 from .linear import Linear
+from .rnn_cudnn import cudnn_recurrent  # cuDNN RNN hook (issue 33)
 from .rnn_sequence import LSTMSequence
 from .split import unbind
 from .util import is_graph
@@ -274,6 +275,12 @@ def recurrent(mode, input, hx, cx, weights, num_layers, dropout, training, bidir
     Returns:
         ``(output (L, N, D * H_out), h_n, c_n)``; ``c_n`` is None unless ``mode == "LSTM"``.
     """
+    # --- cuDNN RNN hook (issue 33): the whole stack as one cuDNN op when
+    # tinynet.backends.cudnn.rnn_enabled is on and cuDNN takes the call (tinynet.ops.rnn_cudnn) ---
+    done = cudnn_recurrent(mode, input, hx, cx, weights, num_layers, dropout, training, bidirectional)
+    if done is not None:
+        return done
+    # --- end of the cuDNN RNN hook ---
     D = 2 if bidirectional else 1
     hs = unbind(hx, 0)
     cs = unbind(cx, 0) if cx is not None else [None] * len(hs)
