@@ -145,8 +145,8 @@ class GRUSequence(Op):
         tasks, done = [], order[-1]  # done: the last position whose da is not yet in gw
         every = max(1, -(-T // WEIGHT_BLOCKS))
         # while the worker adds the weight gradient, the step's product stays on this thread: split
-        # over the pool it would wait for the worker (width 650, backward of one layer, load ~3:
-        # 46-53 ms split, 30-46 ms whole in 3 of 4 alternations)
+        # over the pool it would wait for the worker (one (35, 20, 650) layer's backward on the
+        # 2-core machine: 31.0-32.4 ms split, 29.7-30.9 ms whole; benchmarks/NOTES.md)
         product = numpy.matmul if need_w else parallel.matmul
 
         def add_weight_grad(lo, hi):  # gw += da^T H_prev over positions [lo, hi), on a worker
