@@ -30,7 +30,8 @@ Both are twice differentiable: a ``create_graph`` backward recomputes the activa
 from the inputs with tinynet's ops. An LSTM layer without projection runs its whole
 recurrence as one op instead, on the CPU and (float32/float64) on the GPU
 (:class:`tinynet.ops.rnn_sequence.LSTMSequence`: one record per layer and direction, the
-recurrent weight gradient as one product).
+recurrent weight gradient as one product); so does a GRU layer on the CPU
+(:class:`tinynet.ops.rnn_sequence_gru.GRUSequence`).
 """
 
 from ..autograd import Op
@@ -41,6 +42,7 @@ from .join import cat, stack
 from .linear import Linear
 from .rnn_cudnn import cudnn_recurrent  # cuDNN RNN hook (issue 33)
 from .rnn_sequence import LSTMSequence
+from .rnn_sequence_gru import GRUSequence
 from .split import unbind
 from .util import is_graph
 
@@ -236,6 +238,9 @@ def _direction(mode, x, h, c, weights, reverse):
     if mode == "LSTM" and w_hr is None and LSTMSequence.runs_on(xg.array, h.array, c.array, w_hh.array,
                                                                None if b_hh is None else b_hh.array):
         return LSTMSequence(reverse).apply(xg, h, c, w_hh, b_hh)  # the whole recurrence as one op
+    if mode == "GRU" and GRUSequence.runs_on(xg.array, h.array, w_hh.array, None if b_hh is None else b_hh.array):
+        out, h = GRUSequence(reverse).apply(xg, h, w_hh, b_hh)  # the whole recurrence as one op, on the CPU
+        return out, h, c
     steps = unbind(xg, 0)
     if reverse:
         steps = steps[::-1]
