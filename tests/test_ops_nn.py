@@ -310,3 +310,20 @@ def test_conv2d_blocked_columns_match_torch(bias, kw, device, monkeypatch):
     (out * tinynet.tensor(rng(99).standard_normal(out.shape), device=device)).sum().backward()
     for t, g in zip(ts, ref_grads):
         assert_close(t.grad, g, rtol=1e-9, atol=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(700, 3000), (3, 40, 9000), (5000, 3)])
+def test_log_softmax_over_many_row_blocks(shape, device):
+    """Large inputs cross the CPU kernel's row blocks and thread items (ops/cpu/softmax.py);
+    a -inf entry stays -inf and gets no gradient, as in PyTorch."""
+    r = rng(7)
+    x = (r.standard_normal(shape) * 4).astype(numpy.float32)
+    x.reshape(-1, shape[-1])[1, 0] = -numpy.inf
+    gy = r.standard_normal(shape).astype(numpy.float32)
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    p = torch.tensor(x, requires_grad=True)
+    y, ref = F.log_softmax(t, -1), TF.log_softmax(p, -1)
+    assert_close(y, ref, 1e-5, 1e-5)
+    y.backward(tinynet.tensor(gy, device=device))
+    ref.backward(torch.tensor(gy))
+    assert_close(t.grad, p.grad, 1e-5, 1e-3)  # sums over up to 9,000 entries in float32

@@ -19,6 +19,8 @@ from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .cpu.gelu import gelu as cpu_gelu
+from .cpu.softmax import log_softmax as cpu_log_softmax
+from .cpu.softmax import log_softmax_backward as cpu_log_softmax_backward
 from .inplace import inplace_apply
 from .unary import _erf
 from .util import check_choice, check_float, check_number, check_tensor, dim_index, is_graph
@@ -235,15 +237,23 @@ class Softmax(_Activation):
         return (y * (gy - _sum_kept(xp, gy * y, self.axis if y.ndim else None)),)
 
 
+_CPU_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
 class LogSoftmax(_Activation):
     name = "log_softmax"
 
     def __init__(self, axis):
         self.axis = axis
 
+    def _blocked(self, xp, a):  # the CPU's row-blocked kernels (ops/cpu/softmax.py) take it
+        return bool(xp is numpy and a.ndim and a.size and self.axis == a.ndim - 1 and a.dtype in _CPU_FLOATS)
+
     def forward(self, xp, x):
         if x.size == 0:  # nothing to normalise (and no max to take out)
             y = x.copy()
+        elif self._blocked(xp, x):
+            y = cpu_log_softmax(x)
         else:
             ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
             shifted = x - x.max(axis=ax, keepdims=True)
@@ -253,6 +263,8 @@ class LogSoftmax(_Activation):
 
     def backward(self, xp, gy):
         (y,) = self.saved
+        if self._blocked(xp, y):
+            return (cpu_log_softmax_backward(y, gy),)
         return (gy - xp.exp(y) * _sum_kept(xp, gy, self.axis if y.ndim else None),)
 
     def forward_gpu(self, xp, x):
