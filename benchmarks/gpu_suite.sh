@@ -12,7 +12,7 @@
 # Usage on the GPU machine, after the stage-gpu prefix:
 #   bash benchmarks/gpu_suite.sh [WORKERS] [LIMIT_S] [WALK_LIMIT_S]
 # Defaults: 12 workers, 420 s for the suite, 420 s for each half of the walk (WALK_WORKERS=n:
-# each half in n pytest-xdist workers). The logs are
+# each half in n pytest-xdist workers; DDP_LIMIT: seconds for the multi-GPU DDP tests, default 300). The logs are
 # written to a scratch folder and joined, each under its name, into $OUT/gpu_suite_logs.txt
 # (the device tool brings back only a few files).
 set -u
@@ -82,7 +82,7 @@ for rc in "$out"/*.rc; do
 done
 grep -ahoE "(FAILED|ERROR) tests/[^ ]+" "$out"/*.log | sort -u | head -80
 if [ "$gpus" -ge 2 ]; then
-  timeout 300 python3 -m pytest "${pytest_args[@]}" tests/test_ddp_gpu.py > "$out/ddp_gpu.log" 2>&1
+  timeout "${DDP_LIMIT:-300}" python3 -m pytest "${pytest_args[@]}" tests/test_ddp_gpu.py > "$out/ddp_gpu.log" 2>&1
   echo "ddp_gpu (rc $?): $(tail -1 "$out/ddp_gpu.log")"
 fi
 for log in "$out"/*.log; do
