@@ -84,10 +84,10 @@ def _handler(state):
             self._send(chunk)
 
         def _send(self, data):
+            with state.lock:  # counted before the write: the client can finish before this thread runs on
+                state.served += len(data)
             self.wfile.write(data)
             self.wfile.flush()
-            with state.lock:
-                state.served += len(data)
 
         def log_message(self, *args):
             pass
