@@ -209,7 +209,9 @@ def _to_rows(op, input, target, ignore_index):
                          f"got {target.shape}")
     c = input.shape[1]
     t = target.array
-    if isinstance(t, numpy.ndarray):  # on the GPU this check would be a host sync
+    # on the GPU this check would be a host sync; on the CPU one unsigned comparison (negative
+    # indices wrap to huge ones) clears the common case, and only a flagged target is looked at
+    if isinstance(t, numpy.ndarray) and (t.view(f"u{t.itemsize}") >= c).any():
         bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
         if bad.size:
             raise IndexOutOfRangeError(f"{op}: target {int(bad.reshape(-1)[0])} is out of bounds for {c} classes")
