@@ -229,7 +229,8 @@ def markdown(table):
         cells = []
         for mode in MODES:
             b = modes.get(mode)
-            cells.append("" if b is None else f"{b['tinynet']:.1f} / {b['torch']:.1f} ({b['tinynet'] / b['torch']:.2f})")
+            ratio = "" if b is None else f" ({b['tinynet'] / b['torch']:.2f})"
+            cells.append("" if b is None else f"{b['tinynet']:.1f} / {b['torch']:.1f}{ratio}")
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
