@@ -81,6 +81,7 @@ def cases(lib, dev):
         "sigmoid": lambda: lib.sigmoid(x),
         "dropout (train)": lambda: F.dropout(x, 0.5, training=True),
         "dropout2d (train)": lambda: F.dropout2d(img4, 0.5, training=True),
+        "dropout (eval)": lambda: F.dropout(x, 0.5, training=False),
         "flatten": lambda: img4.flatten(1),
         "view": lambda: x.view(8, 4),
         "transpose": lambda: x.transpose(0, 1),
