@@ -186,13 +186,18 @@ def main(argv=None):
     p.add_argument("--out", default=None)
     args = p.parse_args(argv)
     old = import_old(args.old)
+    # "new" is the checkout this script is in: without this, a worktree's run imported the installed
+    # (editable) package, which may be another checkout (issue 35: main's MLP split went unseen so)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     import tinynet
     libs = {"old": old, "new": tinynet}
     if args.ops:
         ops = time_ops(libs, args.device)
         if args.out:
             with open(args.out, "w") as f:
-                json.dump({"device": args.device, "old": os.path.abspath(args.old), "us_per_call": ops}, f, indent=2)
+                json.dump({"device": args.device, "old": os.path.abspath(args.old),
+                       "new": os.path.dirname(os.path.dirname(tinynet.__file__)),
+                       "us_per_call": ops}, f, indent=2)
         return ops
     if not args.no_torch:
         import torch
@@ -237,7 +242,9 @@ def main(argv=None):
             print(profile_table(prof["old"], prof["new"]), flush=True)
     if args.out:
         with open(args.out, "w") as f:
-            json.dump({"device": args.device, "old": os.path.abspath(args.old), "rows": rows}, f, indent=2)
+            json.dump({"device": args.device, "old": os.path.abspath(args.old),
+                       "new": os.path.dirname(os.path.dirname(tinynet.__file__)),
+                       "rows": rows}, f, indent=2)
     return rows
 
 

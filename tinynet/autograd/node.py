@@ -34,6 +34,7 @@ tensor_type: Any = None  # tinynet.Tensor, registered by tinynet.tensor (autogra
 _wrap: Any = None   # tinynet.Tensor._wrap (a new tensor around an array), registered with it
 _clock = [0]        # counts in-place changes process-wide: their time stamps
 NO_LIMIT = sys.maxsize  # Op._gate of an op that saved nothing
+_NO_NEEDS = tuple((False,) * n for n in range(8))
 next_seq = itertools.count(1).__next__  # the sequence number of each recorded op (see Op._seq)
 
 
@@ -195,9 +196,10 @@ class Op:
         refuse = COMPLEX_SEEN[0] and not self.complex_ok  # (an op that does not take complex data)
         if refuse:
             _refuse_complex(self.name, arrays)
-        if True in needs and not _grad_enabled.get():  # no_grad/inference_mode: forward need save nothing
-            needs = [False] * len(needs)
-        self.needs_input_grad = needs = tuple(needs)
+        # no_grad/inference_mode: no tape, so no input needs a gradient (a tuple made once per length)
+        n = len(needs)
+        needs = tuple(needs) if _grad_enabled.get() else _NO_NEEDS[n] if n < 8 else (False,) * n
+        self.needs_input_grad = needs
         self.saved = ()
         low = False  # bfloat16 inputs computed in float32: the outputs go back to bfloat16
         if BF16_SEEN[0] and not self.bf16_native and not (on_gpu and (

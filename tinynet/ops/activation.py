@@ -1,7 +1,7 @@
 """Activation functions and (log-)softmax, forward and backward.
 
 Formulas: ReLU ``max(x, 0)``; LeakyReLU ``max(x, 0) + slope * min(x, 0)``; sigmoid
-``1 / (1 + e^-x)`` computed as ``(tanh(x/2) + 1) / 2`` (no overflow); GELU (Hendrycks &
+``1 / (1 + e^-x)``, SciPy's (CuPy's) ``special.expit`` (no overflow); GELU (Hendrycks &
 Gimpel, 2016, arXiv:1606.08415) exact ``x * Phi(x)`` with the normal CDF
 ``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation; softmax with the
 max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
@@ -12,6 +12,7 @@ import math
 import numpy
 
 from ..dtypes import is_floating
+from .. import backend
 from .. import dtypes
 from ..autograd import Op
 from ..errors import DTypeError, ShapeError
@@ -137,7 +138,11 @@ class Sigmoid(_Activation):
     name = "sigmoid"
 
     def forward(self, xp, x):
-        y = ((xp.tanh(x * 0.5) + 1) * 0.5).astype(x.dtype, copy=False)
+        if is_graph(xp):
+            y = (xp.tanh(x * 0.5) + 1) * 0.5
+        else:  # one ufunc pass (scipy.special / cupyx.scipy.special) instead of four
+            y = backend.special(xp).expit(x)
+        y = y.astype(x.dtype, copy=False)
         self.save_for_backward(y)
         return y
 

@@ -63,14 +63,15 @@ def matmul(input, other):
     a, b = operand("matmul", input), operand("matmul", other)
     check_tensor("matmul", "input", a)
     check_tensor("matmul", "other", b)
-    if a.ndim == 0 or b.ndim == 0:
+    sa, sb = a.array.shape, b.array.shape  # plain tuples: the checks run on every call
+    if not sa or not sb:
         raise ShapeError(f"matmul: both arguments must be at least 1-D, got shapes {a.shape} and {b.shape}")
-    ka = a.shape[-1]
-    kb = b.shape[0] if b.ndim == 1 else b.shape[-2]
+    ka = sa[-1]
+    kb = sb[0] if len(sb) == 1 else sb[-2]
     if ka != kb:
         raise ShapeError(f"matmul: inner dimensions must match, got shapes {a.shape} and {b.shape} "
                          f"({ka} != {kb})")
-    if a.dtype != b.dtype:
+    if a.array.dtype != b.array.dtype:
         raise DTypeError(f"matmul: expected both operands to have the same dtype, got {a.dtype} and {b.dtype}")
     try:
         return MatMul().apply(a, b)

@@ -4,7 +4,7 @@ live in :mod:`.pad` and are re-exported here under their old names.
 
 Backwards split the gradient back into the pieces.
 """
-import numpy
+import itertools
 
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
@@ -25,8 +25,9 @@ class Concat(Op):
         self.axis, self.dtype = axis, dtype
 
     def forward(self, xp, *xs):
-        self.bounds = [int(b) for b in numpy.cumsum([x.shape[self.axis] for x in xs])[:-1]]
-        return xp.concatenate([x.astype(self.dtype, copy=False) for x in xs], axis=self.axis)
+        self.bounds = list(itertools.accumulate(x.shape[self.axis] for x in xs))[:-1]
+        dt = self.dtype
+        return xp.concatenate([x if x.dtype == dt else x.astype(dt) for x in xs], axis=self.axis)
 
     def backward(self, xp, gy):
         return tuple(xp.split(gy, self.bounds, axis=self.axis))
@@ -66,7 +67,8 @@ def _common_dtype(ts):
     from .. import dtypes
     dt = ts[0].array.dtype
     for t in ts[1:]:
-        dt = dtypes.promote_types(dt, t.array.dtype)
+        if t.array.dtype != dt:
+            dt = dtypes.promote_types(dt, t.array.dtype)
     return dt
 
 
@@ -79,23 +81,22 @@ def cat(tensors, dim=0):
         ArgumentError: an empty sequence. IndexOutOfRangeError: ``dim`` out of range.
     """
     ts = _seq("cat", tensors)
-    for i, t in enumerate(ts):
-        if t.ndim == 0:
+    shapes = [t.array.shape for t in ts]  # plain tuples: the checks below run on every call
+    for i, sh in enumerate(shapes):
+        if not sh:
             raise ShapeError(f"cat: zero-dimensional tensor (at position {i}) cannot be concatenated")
     dtype = _common_dtype(ts)
-    ref = next((t for t in ts if not _skipped(t)), ts[0])
-    d = dim_index("cat", dim, ref.ndim)
-    empty = ref.shape[:d] + (0,) + ref.shape[d + 1:]
-    ts = [t.reshape(empty) if _skipped(t) else t for t in ts]  # PyTorch skips 1-D empties (they still get a grad)
-    for t in ts:
-        if t.ndim != ref.ndim or t.shape[:d] + t.shape[d + 1:] != ref.shape[:d] + ref.shape[d + 1:]:
+    ref = next((t for t, sh in zip(ts, shapes) if sh != (0,)), ts[0])
+    rs = ref.array.shape
+    d = dim_index("cat", dim, len(rs))
+    if (0,) in shapes and rs != (0,):  # PyTorch skips 1-D empties (they still get a grad)
+        ts = [t.reshape(rs[:d] + (0,) + rs[d + 1:]) if sh == (0,) else t for t, sh in zip(ts, shapes)]
+        shapes = [t.array.shape for t in ts]
+    off = rs[:d] + rs[d + 1:]
+    for t, sh in zip(ts, shapes):
+        if len(sh) != len(rs) or sh[:d] + sh[d + 1:] != off:
             raise ShapeError(f"cat: tensors must match except in dim {dim}, got {ref.shape} and {t.shape}")
     return Concat(d, dtype).apply(*ts)
-
-
-def _skipped(t):
-    """A 1-D empty tensor, which :func:`cat` accepts beside tensors of any shape (as PyTorch)."""
-    return t.ndim == 1 and t.shape[0] == 0
 
 
 concat = concatenate = cat

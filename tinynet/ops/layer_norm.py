@@ -23,6 +23,7 @@ for ``dx`` (both row sums and the formula above) and two small deterministic one
 ``dweight``/``dbias`` (per-chunk column sums, then their sum). Group and instance
 normalisation reach the same kernels through :class:`LayerNorm`.
 """
+import math
 import numbers
 
 import numpy
@@ -120,7 +121,7 @@ class LayerNorm(Op):
     # ---- GPU kernels (kernels/layer_norm.cu) ------------------------------------------------
     def _rows(self, x):
         """(M rows, N values per row) of ``x`` seen as (M, N)."""
-        n = int(numpy.prod(x.shape[x.ndim - self.k:], dtype=numpy.int64))
+        n = math.prod(x.shape[x.ndim - self.k:])
         return x.size // n, n
 
     def forward_gpu(self, xp, x, weight, bias):
@@ -220,14 +221,14 @@ def _check_param(op, name, t, shape, x):
     if t is None:
         return
     check_float(op, name, t)
-    if tuple(t.shape) != tuple(shape):
+    if t.array.shape != tuple(shape):
         raise ShapeError(f"{op}: expected {name} of shape {tuple(shape)}, got {tuple(t.shape)}")
-    if t.dtype != x.dtype:
+    if t.array.dtype != x.array.dtype:
         raise DTypeError(f"{op}: expected {name} of the input's dtype {x.dtype}, got {t.dtype}")
 
 
 def _number(op, name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+    if type(v) is not float and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
         raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
     return float(v)
 

@@ -44,8 +44,7 @@ class _PickLoss(Op):
         m = x.shape[0]
         valid = target != self.ignore_index
         safe_t = xp.where(valid, target, 0)
-        w = (weight[safe_t] if weight is not None else xp.ones(m, x.dtype)) * valid
-        w = w.astype(x.dtype, copy=False)
+        w = (weight[safe_t] * valid).astype(x.dtype, copy=False) if weight is not None else valid.astype(x.dtype)
         self.rows, self.safe_t = xp.arange(m), safe_t
         return w, w.sum()
 
@@ -195,21 +194,25 @@ def _to_rows(op, input, target, ignore_index):
     if not isinstance(input, Tensor) or not isinstance(target, Tensor):
         raise ArgumentTypeError(f"{op}: input and target must be Tensors, got {type(input).__name__} and "
                                 f"{type(target).__name__}")
-    if input.ndim < 1 or not is_floating(input.dtype):
+    xs = input.array.shape  # plain tuples: this runs once per training step
+    if not xs or not is_floating(input.array.dtype):
         raise DTypeError(f"{op}: expected float input of shape (N, C) or (N, C, d1, ...), "
                          f"got {input.dtype} {input.shape}")
-    if input.ndim == 1:
+    if len(xs) == 1:
         input = S.unsqueeze(input, 0)
         target = S.reshape(target, 1)
-    if target.dtype.kind not in "iu":
+        xs = input.array.shape
+    t = target.array
+    if t.dtype.kind not in "iu":
         raise DTypeError(f"{op}: target must hold integer class indices (int64), got {target.dtype}")
-    expected = (input.shape[0],) + input.shape[2:]
-    if target.shape != expected:
+    expected = (xs[0],) + xs[2:]
+    if t.shape != expected:
         raise ShapeError(f"{op}: expected target of shape {expected} for input {input.shape}, "
                          f"got {target.shape}")
-    c = input.shape[1]
-    t = target.array
-    if isinstance(t, numpy.ndarray):  # on the GPU this check would be a host sync
+    c = xs[1]
+    # on the GPU this check would be a host sync; on the CPU one unsigned comparison (negative
+    # indices wrap to huge ones) clears the common case, and only a flagged target is looked at
+    if isinstance(t, numpy.ndarray) and (t.view(f"u{t.itemsize}") >= c).any():
         bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
         if bad.size:
             raise IndexOutOfRangeError(f"{op}: target {int(bad.reshape(-1)[0])} is out of bounds for {c} classes")

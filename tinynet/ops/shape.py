@@ -238,10 +238,11 @@ def flatten(input, start_dim=0, end_dim=-1):
     check_tensor("flatten", "input", input)
     if input.ndim == 0:
         return Reshape((1,)).apply(input)
-    s, e = dim_index("flatten", start_dim, input.ndim), dim_index("flatten", end_dim, input.ndim)
+    shp = input.array.shape  # plain tuples and math.prod: this runs once per step of most models
+    s, e = dim_index("flatten", start_dim, len(shp)), dim_index("flatten", end_dim, len(shp))
     if s > e:
         raise ShapeError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim}")
-    shape = input.shape[:s] + (int(numpy.prod(input.shape[s:e + 1])),) + input.shape[e + 1:]
+    shape = shp[:s] + (math.prod(shp[s:e + 1]),) + shp[e + 1:]
     return Reshape(shape).apply(input)
 
 

@@ -78,12 +78,13 @@ def check_operands(op, first, second, names=("input", "other")):
 
 def check_int(op, name, v, minimum=None):
     """``v`` as an int; ArgumentTypeError for non-ints, ArgumentError below ``minimum``."""
-    if isinstance(v, bool) or not isinstance(v, (numbers.Integral, numpy.integer)):
-        if isinstance(v, Tensor) and v.array.size == 1 and v.array.dtype.kind in "iu":
-            v = int(v.item())
-        else:
-            raise ArgumentTypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
-    v = int(v)
+    if type(v) is not int:  # (a plain int skips the abstract-class checks, which cost ~1 us)
+        if isinstance(v, bool) or not isinstance(v, (numbers.Integral, numpy.integer)):
+            if isinstance(v, Tensor) and v.array.size == 1 and v.array.dtype.kind in "iu":
+                v = int(v.item())
+            else:
+                raise ArgumentTypeError(f"{op}: {name} must be an int, got {type(v).__name__}")
+        v = int(v)
     if minimum is not None and v < minimum:
         raise ArgumentError(f"{op}: {name} must be >= {minimum}, got {v}")
     return v
@@ -92,10 +93,11 @@ def check_int(op, name, v, minimum=None):
 def check_number(op, name, v, minimum=None, maximum=None):
     """``v`` as a Python float (an int, a float or a one-element tensor); ArgumentTypeError
     for anything else, ArgumentError outside ``[minimum, maximum]`` (NaN is outside)."""
-    if isinstance(v, Tensor) and v.array.size == 1:
-        v = v.item()
-    if isinstance(v, bool) or not isinstance(v, (numbers.Real, numpy.floating, numpy.integer)):
-        raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
+    if type(v) is not float and type(v) is not int:  # (plain numbers skip the abstract-class checks)
+        if isinstance(v, Tensor) and v.array.size == 1:
+            v = v.item()
+        if isinstance(v, bool) or not isinstance(v, (numbers.Real, numpy.floating, numpy.integer)):
+            raise ArgumentTypeError(f"{op}: {name} must be a number, got {type(v).__name__}")
     v = float(v)
     low_ok = minimum is None or v >= minimum
     high_ok = maximum is None or v <= maximum
@@ -109,7 +111,7 @@ def check_number(op, name, v, minimum=None, maximum=None):
 def check_flag(op, name, v):
     """``v`` as a bool: a bool, a NumPy bool or an int (PyTorch takes bools only);
     ArgumentTypeError for anything else."""
-    if not isinstance(v, (bool, numpy.bool_, numbers.Integral)):
+    if type(v) is not bool and not isinstance(v, (bool, numpy.bool_, numbers.Integral)):
         raise ArgumentTypeError(f"{op}: {name} must be a bool, got {type(v).__name__}")
     return bool(v)
 
