@@ -5,6 +5,7 @@ import numpy
 import pytest
 
 import tinynet
+from tinynet.autograd import Op
 from tinynet.errors import AutogradError, DTypeError
 
 
@@ -137,3 +138,28 @@ def test_leaf_grad_is_writable_and_right_dtype(device):
     x.sum().backward()
     assert x.grad.dtype == numpy.float32
     x.grad.array[...] = 0  # a broadcast view would be read-only
+
+
+class _TwoOutputsOnce(Op):
+    """y = 2x, z = 3x; no second derivative, and an output without a gradient arrives as None
+    (as the LSTM/cuDNN RNN ops' h_n/c_n)."""
+    name = "two_outputs_once"
+    n_outputs = 2
+    twice_differentiable = False
+    materialize_grads = False
+
+    def forward(self, xp, x):
+        return 2 * x, 3 * x
+
+    def backward(self, xp, gy, gz):
+        total = (0 if gy is None else 2 * gy) + (0 if gz is None else 3 * gz)
+        return (total,)
+
+
+def test_create_graph_through_an_op_without_second_derivative_and_an_unused_output(device):
+    x = tinynet.tensor([1.0, 2.0], device=device, requires_grad=True)
+    y, _ = _TwoOutputsOnce().apply(x)
+    (gx,) = tinynet.autograd.grad((y * y).sum(), [x], create_graph=True)
+    assert gx.tolist() == [8.0, 16.0]  # d/dx (2x)^2 = 8x
+    with pytest.raises(AutogradError, match="two_outputs_once"):
+        gx.sum().backward()

@@ -174,7 +174,7 @@ def test_switch_is_off_by_default_and_read_from_the_environment():
     assert out.stdout.strip() == "True"
 
 
-def test_switch_on_cpu_layers_keep_tinynets_path(monkeypatch):
+def test_switch_on_cpu_layers_keep_tinynets_path(monkeypatch, cpu_default_device):
     monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", True)
     assert rnn_cudnn.enabled()
     lstm = nn.LSTM(3, 4, num_layers=2, bidirectional=True)
@@ -192,7 +192,7 @@ def test_switch_on_cpu_layers_keep_tinynets_path(monkeypatch):
     assert not rnn_cudnn.enabled()
 
 
-def test_op_refuses_numpy_arrays():
+def test_op_refuses_numpy_arrays(cpu_default_device):
     with pytest.raises(errors.BackendError, match="cudnn_rnn"):
         rnn_cudnn.CudnnRNN(None, None).apply(tinynet.zeros(2, 1, 3), None, None, tinynet.zeros(4, 3))
 

@@ -53,11 +53,13 @@ def graph_backward(op, gys, xp):
     """Backward of ``op`` on gradient tensors ``gys``, recorded on the tape."""
     Tensor = node.tensor_type
     if not op.twice_differentiable:
-        arrays = op.run_backward(xp, [g.array for g in gys])
+        # (an op with materialize_grads False gets None for an output that received no gradient)
+        arrays = op.run_backward(xp, [None if g is None else g.array for g in gys])
         present = [a for a in arrays if a is not None]
         # the results depend on the gradients and on the op's inputs: a stand-in op takes both, so
         # differentiating them with respect to either reaches it, and it raises
-        sources = list(gys) + [i for i in op.inputs if isinstance(i, Tensor) and i.requires_grad]
+        sources = [g for g in gys if g is not None]
+        sources += [i for i in op.inputs if isinstance(i, Tensor) and i.requires_grad]
         if present and any(s.requires_grad for s in sources) and grad_mode.is_grad_enabled():
             res = _NotTwiceDifferentiable(op.name, present).apply(*sources)
             outs = iter(res if len(present) > 1 else (res,))
