@@ -244,6 +244,11 @@ def test_watchdog_aborts_a_stuck_collective_and_the_next_call_raises(nccl_group,
         for _ in range(300):  # the watchdog's verdict comes once the timeout has passed
             nccl_group.check("all_reduce")
             time.sleep(0.01)
+    # the watchdog publishes the error, then aborts the communicator on its own thread
+    for _ in range(200):
+        if nccl_group.comm.aborted:
+            break
+        time.sleep(0.01)
     assert nccl_group.comm.aborted
     with pytest.raises(DistributedError, match="unusable"):
         dist.all_reduce(tinynet.ones(1, device="cpu"))
