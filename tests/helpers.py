@@ -147,3 +147,16 @@ def torch_is_reference():
         return False
     major, minor = (int(p) for p in torch.__version__.split(".")[:2])
     return (major, minor) == (2, 13)
+
+
+def graph_ops(t):
+    """The ops recorded on the way to tensor ``t`` (its ``grad_fn`` and every op above it), each once."""
+    seen, stack, ops = set(), [t.grad_fn], []
+    while stack:
+        op = stack.pop()
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        ops.append(op)
+        stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
+    return ops

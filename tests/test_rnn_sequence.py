@@ -4,7 +4,7 @@ written step by step, float64 finite differences, second derivatives, the per-st
 nn.LSTM taking it."""
 import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, rng
+from helpers import TOLERANCE, assert_close, graph_ops, rng
 
 import tinynet
 from tinynet import nn
@@ -12,7 +12,6 @@ from tinynet.ops import rnn as R
 from tinynet.ops.rnn_sequence import LSTMSequence
 
 torch = pytest.importorskip("torch")
-
 
 
 T, N, H = 5, 3, 4
@@ -111,7 +110,7 @@ def test_same_as_the_per_step_path(device):
 def test_nn_lstm_records_one_op_per_layer(device):
     lstm = nn.LSTM(3, 4, num_layers=2).to(device)
     out, (hn, cn) = lstm(tinynet.randn(6, 2, 3, device=device))
-    names = [type(op).__name__ for op in _ops(out)]
+    names = [type(op).__name__ for op in graph_ops(out)]
     assert names.count("LSTMSequence") == 2 and "LSTMGates" not in names
     ref = torch.nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
     ours = nn.LSTM(3, 4, num_layers=2, bidirectional=True, batch_first=True).double()
@@ -129,18 +128,6 @@ def test_nn_lstm_records_one_op_per_layer(device):
         assert_close(p.grad, q.grad, 1e-10, 1e-12, what=name)
 
 
-def _ops(t):
-    seen, stack, ops = set(), [t.grad_fn], []
-    while stack:
-        op = stack.pop()
-        if op is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        ops.append(op)
-        stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
-    return ops
-
-
 @pytest.mark.gpu
 def test_lstm_under_bfloat16_autocast_takes_the_one_op_path():
     """autocast gives the layer a bfloat16 input projection: the op widens it to float32 and
@@ -150,7 +137,7 @@ def test_lstm_under_bfloat16_autocast_takes_the_one_op_path():
     ref, _ = lstm(x)
     with tinynet.autocast("cuda", dtype=tinynet.bfloat16):
         out, (hn, cn) = lstm(x)
-    assert [type(op).__name__ for op in _ops(out)].count("LSTMSequence") == 2
+    assert [type(op).__name__ for op in graph_ops(out)].count("LSTMSequence") == 2
     assert_close(out.float(), ref, 3e-2, 3e-2)
     out.float().sum().backward()
     assert all(p.grad is not None and bool(tinynet.isfinite(p.grad).all()) for p in lstm.parameters())

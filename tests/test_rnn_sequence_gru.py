@@ -3,7 +3,7 @@ backward against PyTorch's GRU math written step by step, float64 finite differe
 derivatives, the per-step path (GRUGates), and nn.GRU taking it and matching torch.nn.GRU."""
 import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, gradcheck, rng
+from helpers import TOLERANCE, assert_close, gradcheck, graph_ops, rng
 
 import tinynet
 from tinynet import nn
@@ -172,7 +172,7 @@ def test_nn_gru_matches_torch(num_layers, bidirectional, batch_first, bias, give
     assert tuple(a.shape) == tuple(b.shape) and tuple(ha.shape) == tuple(hb.shape)
     assert_close(a, b, 1e-10, 1e-12)
     assert_close(ha, hb, 1e-10, 1e-12)
-    names = [type(op).__name__ for op in _ops(a)]
+    names = [type(op).__name__ for op in graph_ops(a)]
     assert names.count("GRUSequence") == num_layers * D and "GRUGates" not in names
     ((a * a).sum() + 3 * ha.sum()).backward()
     ((b * b).sum() + 3 * hb.sum()).backward()
@@ -206,15 +206,3 @@ def test_no_grad_saves_nothing():
     assert out.grad_fn is None and not out.requires_grad
     want, _ = _torch_gru(*[torch.tensor(a) for a in _arrays(11)], False)
     assert_close(out, want, 1e-12, 1e-12)
-
-
-def _ops(t):
-    seen, stack, ops = set(), [t.grad_fn], []
-    while stack:
-        op = stack.pop()
-        if op is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        ops.append(op)
-        stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
-    return ops

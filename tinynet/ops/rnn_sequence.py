@@ -87,6 +87,17 @@ class LSTMSequence(Op):
         kinds = {str(a.dtype) for a in arrays}  # bfloat16 (autocast's) is widened to float32 by Op.apply
         return kinds <= {"float32", "bfloat16"} or kinds == {"float64"}
 
+    def _previous_states(self, xp, out, cs, h0, c0):
+        """The states before each step, in position order (T, N, H): h0/c0 at the first step
+        taken, then the saved outputs and cells shifted by one step in the run's direction."""
+        T = out.shape[0]
+        h_prev, c_prev = xp.empty_like(out), xp.empty_like(cs)
+        first, rest = (T - 1, slice(0, T - 1)) if self.reverse else (0, slice(1, T))
+        src = slice(1, T) if self.reverse else slice(0, T - 1)
+        h_prev[first], c_prev[first] = h0, c0
+        h_prev[rest], c_prev[rest] = out[src], cs[src]
+        return h_prev, c_prev
+
     def _order(self, steps):
         return range(steps - 1, -1, -1) if self.reverse else range(steps)
 
@@ -129,12 +140,7 @@ class LSTMSequence(Op):
         T, N, G = acts.shape
         H = G // 4
         order = list(self._order(T))
-        # the states before each step, in position order: h0/c0 at the first step taken
-        h_prev, c_prev = numpy.empty_like(out), numpy.empty_like(cs)
-        first, rest = (T - 1, slice(0, T - 1)) if self.reverse else (0, slice(1, T))
-        src = slice(1, T) if self.reverse else slice(0, T - 1)
-        h_prev[first], c_prev[first] = h0, c0
-        h_prev[rest], c_prev[rest] = out[src], cs[src]
+        h_prev, c_prev = self._previous_states(numpy, out, cs, h0, c0)
         i, f, g, o = (acts[..., k * H:(k + 1) * H] for k in range(4))
         # factors of dG that do not depend on the gradient: dG = [dc, dc, dc, dh] * fac
         fac = numpy.empty_like(acts)
@@ -208,11 +214,7 @@ class LSTMSequence(Op):
         H = G // 4
         dt = acts.dtype
         order = list(self._order(T))
-        h_prev, c_prev = xp.empty_like(out), xp.empty_like(cs)
-        first, rest = (T - 1, slice(0, T - 1)) if self.reverse else (0, slice(1, T))
-        src = slice(1, T) if self.reverse else slice(0, T - 1)
-        h_prev[first], c_prev[first] = h0, c0
-        h_prev[rest], c_prev[rest] = out[src], cs[src]
+        h_prev, c_prev = self._previous_states(xp, out, cs, h0, c0)
         dgates = xp.empty_like(acts)
         dc = xp.zeros((N, H), dtype=dt) if g_cn is None else xp.array(g_cn, dtype=dt, order="C")
         dh = xp.zeros((N, H), dtype=dt) if g_hn is None else xp.array(g_hn, dtype=dt, order="C")
