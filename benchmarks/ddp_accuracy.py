@@ -23,6 +23,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXAMPLE = os.path.join(HERE, "..", "examples", "mnist_convnet.py")
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")  # rich colours its lines where the launcher passes a terminal on
 LINE = re.compile(r"epoch\s+(\d+): train loss ([\d.]+), test loss ([\d.]+), accuracy ([\d.]+)%, ([\d.]+) s")
 
 
@@ -39,6 +40,7 @@ def parse(argv=None):
 
 
 def epochs_of(text):
+    text = ANSI.sub("", text)
     return [dict(epoch=int(m[0]), train_loss=float(m[1]), test_loss=float(m[2]), accuracy=float(m[3]),
                  seconds=float(m[4])) for m in LINE.findall(text)]
 

@@ -119,7 +119,8 @@ def worker(args):
         tokens = size * args.batch_size * args.block_size * args.steps
         out = dict(run=args.worker, gpus=size, ms_per_step=1e3 * seconds / args.steps, tokens_per_s=tokens / seconds,
                    last_loss=float(loss.float().item()), version=getattr(lib, "__version__", "?"),
-                   peak_mib=lib.cuda.max_memory_allocated() / 2 ** 20 if framework == "torch" and dev.type == "cuda" else None)
+                   peak_mib=(lib.cuda.max_memory_allocated() / 2 ** 20
+                             if framework == "torch" and dev.type == "cuda" else None))
         with open(args.result, "w") as f:
             json.dump(out, f)
     if size > 1:

@@ -6,12 +6,14 @@ three imports pointed at ``torch``, on PyTorch (as ``char_transformer.py`` does)
 the usual character-level configuration: 6 layers, 6 heads, width 384, context 256, batch 64,
 dropout 0, AdamW (lr 1e-3, betas 0.9/0.95, weight decay 0.1 on the matrices), clipping at 1.0.
 Each run is one ``--worker`` process: ``framework:mode:precision`` with mode ``eager``,
-``graphed`` (tinynet: ``tinynet.compile`` of the whole step) or ``compile`` (PyTorch:
-``torch.compile`` of the model) and precision ``fp32``, ``bf16`` (autocast) or ``fp16``
-(autocast + GradScaler). The orchestrator writes the initial weights and the batches to a
-folder, starts the workers one after another, and prints per run: ms per step, tokens/s, peak
-memory, the speed ratio against PyTorch eager in the same precision and the largest loss
-difference from it over the steps.
+``graphed`` (tinynet: ``tinynet.compile`` of the whole step; PyTorch: its CUDA-graph recipe,
+three warm-up steps on a side stream then ``torch.cuda.graph`` of the whole step, AdamW with
+``capturable=True``; those warm-up steps train on the first batch, so its losses part from the
+others') or ``compile`` (PyTorch: ``torch.compile`` of the model) and precision ``fp32``,
+``bf16`` (autocast) or ``fp16`` (autocast + GradScaler). The orchestrator writes the initial
+weights and the batches to a folder, starts the workers one after another, and prints per
+run: ms per step, tokens/s, peak memory, the speed ratio against PyTorch eager in the same
+precision and the largest loss difference from it over the steps.
 
     TINYNET_BACKEND=cupy python3 benchmarks/transformer.py --device cuda \
         --runs tinynet:eager:bf16 torch:eager:bf16 torch:compile:bf16 --profile tinynet:eager:bf16
@@ -128,6 +130,14 @@ def build(args, spec):
         return loss.detach()
 
     run = lib.compile(step) if (framework == "tinynet" and mode == "graphed") else step
+    if framework == "torch" and mode == "graphed":
+        if scaler is not None:
+            raise SystemExit("transformer.py: torch:graphed runs fp32 and bf16 (GradScaler's step syncs the host)")
+        for group in opt.param_groups:
+            if "capturable" in group:
+                group["capturable"] = True
+        from graph_timing import torch_graphed
+        run = torch_graphed(lib, step, warmup=3)
 
     def sync():
         if dev.type == "cuda":

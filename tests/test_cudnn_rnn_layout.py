@@ -165,13 +165,15 @@ def test_pack_indices_refuses_answers_that_do_not_fit():
             L.pack_indices(slots, bad, numels, size)
 
 
-def test_switch_is_off_by_default_and_read_from_the_environment():
-    assert tinynet.backends.cudnn.rnn_enabled is False or os.environ.get("TINYNET_CUDNN_RNN")
+@pytest.mark.parametrize("value,want", [(None, "True"), ("1", "True"), ("0", "False"), ("false", "False")])
+def test_switch_is_on_by_default_and_read_from_the_environment(value, want):
     code = "import tinynet; print(tinynet.backends.cudnn.rnn_enabled)"
-    env = {**os.environ, "TINYNET_CUDNN_RNN": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "TINYNET_CUDNN_RNN"}
+    if value is not None:
+        env["TINYNET_CUDNN_RNN"] = value
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
                          cwd=os.path.dirname(os.path.dirname(tinynet.__file__)))
-    assert out.stdout.strip() == "True"
+    assert out.stdout.strip() == want
 
 
 def test_switch_on_cpu_layers_keep_tinynets_path(monkeypatch, cpu_default_device):

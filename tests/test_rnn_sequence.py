@@ -14,6 +14,13 @@ from tinynet.ops.rnn_sequence import LSTMSequence
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def tinynets_own_rnn_path(monkeypatch):
+    """These tests are of tinynet's own recurrent kernels: on the GPU, cuDNN's RNN (the
+    default there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
+    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
+
+
 T, N, H = 5, 3, 4
 
 

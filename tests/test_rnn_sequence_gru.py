@@ -14,6 +14,13 @@ torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(autouse=True)
+def tinynets_own_rnn_path(monkeypatch):
+    """These tests are of tinynet's own recurrent kernels: on the GPU, cuDNN's RNN (the
+    default there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
+    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
+
+
+@pytest.fixture(autouse=True)
 def _on_the_cpu(cpu_default_device):
     """The op runs on NumPy arrays only (nn.GRU on the GPU records its per-step ops)."""
     yield

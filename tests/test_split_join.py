@@ -51,3 +51,24 @@ def test_errors_as_torch(device):
         tinynet.hsplit(x, 2.0)
     with pytest.raises(errors.ArgumentError, match="expected a sequence of tensors, got a single Tensor"):
         tinynet.dstack(x)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_capture_concatenate_copies_slices_during_a_capture(axis, monkeypatch):
+    """capture.concatenate: while a capture is in progress (the thread's capture set), the
+    pieces are copied into their slices one by one (CuPy's many-array kernel reads a host
+    table a capture cannot record); the result equals NumPy's concatenate."""
+    from tinynet import capture
+    g = rng(5)
+    shapes = [(3, 4, 2)] * 10
+    arrays = []
+    for i, s in enumerate(shapes):
+        s = list(s)
+        s[axis] = 1 + i % 3
+        arrays.append(g.standard_normal(s))
+    want = numpy.concatenate(arrays, axis=axis)
+    numpy.testing.assert_array_equal(capture.concatenate(numpy, arrays, axis), want)
+    monkeypatch.setattr(capture._local, "capture", object())
+    got = capture.concatenate(numpy, arrays, axis)
+    assert not numpy.shares_memory(got, arrays[0])
+    numpy.testing.assert_array_equal(got, want)

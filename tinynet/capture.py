@@ -208,3 +208,24 @@ def grad_journal(leaf):
     if cap is not None:
         old = leaf.grad
         cap.on_abort(lambda: setattr(leaf, "grad", old))
+
+
+def concatenate(xp, arrays, axis=0):
+    """``xp.concatenate(arrays, axis)`` that a CUDA graph capture can record: outside a
+    capture the library's own call; during one, each array copied into its slice of a new
+    output (CuPy's one-kernel concatenation of many arrays first copies a table of their
+    addresses from host memory, which a capture cannot record). The arrays must share a
+    dtype; the result is the same either way."""
+    if _local.capture is None or len(arrays) < 2:
+        return xp.concatenate(arrays, axis=axis)
+    axis = axis % arrays[0].ndim
+    shape = list(arrays[0].shape)
+    shape[axis] = sum(a.shape[axis] for a in arrays)
+    out = xp.empty(shape, dtype=arrays[0].dtype)
+    index = [slice(None)] * len(shape)
+    lo = 0
+    for a in arrays:
+        index[axis] = slice(lo, lo + a.shape[axis])
+        out[tuple(index)] = a
+        lo += a.shape[axis]
+    return out

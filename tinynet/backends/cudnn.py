@@ -8,9 +8,11 @@ Attributes (assign to change):
     allow_tf32 (bool): let float32 convolutions (and cuDNN RNNs) use TF32 tensor cores.
         Default True, as PyTorch's ``torch.backends.cudnn.allow_tf32``.
     rnn_enabled (bool): run ``nn.RNN``/``nn.LSTM``/``nn.GRU`` on the GPU through cuDNN's RNN
-        API (:mod:`tinynet.ops.rnn_cudnn`). Default False while that path is being verified;
-        the environment variable ``TINYNET_CUDNN_RNN=1`` (read once at import) turns it on.
-        tinynet's own name: PyTorch always uses cuDNN for these layers when it can.
+        API (:mod:`tinynet.ops.rnn_cudnn`) when cuDNN takes the call. Default True, as
+        PyTorch, which always uses cuDNN for these layers when it can; ``False``, or the
+        environment variable ``TINYNET_CUDNN_RNN=0`` (read once at import), keeps tinynet's
+        own kernels (:mod:`tinynet.ops.rnn_sequence`), which are twice differentiable.
+        tinynet's own name (PyTorch switches them with ``enabled`` only).
 
 The environment variable ``TINYNET_CUDNN`` (read once at import) sets the policy:
 ``auto`` (default: cuDNN when the cuDNN Frontend loads, else im2col + GEMM), ``always``
@@ -27,7 +29,7 @@ enabled = True
 benchmark = False
 deterministic = False
 allow_tf32 = True
-rnn_enabled = os.environ.get("TINYNET_CUDNN_RNN", "0").strip().lower() in ("1", "true", "yes")
+rnn_enabled = os.environ.get("TINYNET_CUDNN_RNN", "1").strip().lower() not in ("0", "false", "no")
 
 _raw_mode = os.environ.get("TINYNET_CUDNN", "auto")
 mode = _raw_mode.strip().lower()

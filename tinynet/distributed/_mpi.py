@@ -22,6 +22,8 @@ from ..dtypes import bfloat16 as _BF16
 from ..errors import ProcessGroupError
 from . import _group, _launch
 
+_HALF = (numpy.dtype(_BF16), numpy.dtype(numpy.float16))  # reduced as float32 copies (see MPIGroup._start)
+
 _NOTE_TAG = 7177
 _NOTE_BYTES = 2048
 _EXIT_GRACE = 2.0   # seconds a rank's collective may still finish after a peer's "exited" note
@@ -114,9 +116,10 @@ class MPIGroup(_group.ProcessGroup):
     # ---- collectives ---------------------------------------------------------------------
     def _start(self, what, call, arrays, finish=None, reduce=False):
         """Run ``call(*host_arrays)`` (which starts MPI requests) on host copies of GPU arrays,
-        copying the results back to the GPU when the work is done. MPI has no bfloat16: such
-        arrays travel as their 16-bit patterns, or, for a reduction (``reduce``), as float32
-        copies whose result is rounded back to bfloat16 once."""
+        copying the results back to the GPU when the work is done. MPI has no bfloat16, and
+        Open MPI no float16 (MPICH's MPIX_C_FLOAT16 is an extension): such arrays travel as
+        their 16-bit patterns, or, for a reduction (``reduce``), as float32 copies whose
+        result is rounded back to the half type once."""
         self.check(what)
         hosts = [backend.to_device(a, CPU) if backend.is_gpu_array(a) else a for a in arrays]
         sent = [_mpi_view(h, reduce) for h in hosts]
@@ -124,7 +127,7 @@ class MPIGroup(_group.ProcessGroup):
             reqs = call(*sent)
         except self.MPI.Exception as exc:
             self.fail(what, f"MPI error: {exc}")
-        widened = [(h, m) for h, m in zip(hosts, sent) if reduce and h.dtype == _BF16]
+        widened = [(h, m) for h, m in zip(hosts, sent) if reduce and h.dtype in _HALF]
         copies = [(a, h) for a, h in zip(arrays, hosts) if h is not a]
 
         def done():
@@ -176,9 +179,10 @@ class MPIGroup(_group.ProcessGroup):
 
 
 def _mpi_view(array, reduce):
-    """What MPI is given for ``array``: itself, or for bfloat16 (which MPI lacks) its bits as
-    uint16 (a view: copies stay exact) or, to be reduced, a float32 copy."""
-    if array.dtype != _BF16:
+    """What MPI is given for ``array``: itself, or for bfloat16 and float16 (which MPI, or
+    Open MPI, lacks) its bits as uint16 (a view: copies stay exact) or, to be reduced, a
+    float32 copy (for two ranks the same bits as a float16 sum: one correctly rounded addition)."""
+    if array.dtype not in _HALF:
         return array
     return array.astype(numpy.float32) if reduce else array.view(numpy.uint16)
 

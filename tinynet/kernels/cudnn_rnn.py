@@ -26,7 +26,7 @@ import os
 
 import numpy
 
-from .. import backend
+from .. import backend, capture
 from . import cudnn_rnn_layout as layout
 
 log = logging.getLogger("tinynet.cudnn")
@@ -209,7 +209,7 @@ class Net:
 
     def pack_weights(self, cp, params):
         """The weight space (1-D, the dtype) holding ``params`` (PyTorch's order)."""
-        flat = cp.concatenate([p.reshape(-1) for p in params] + [cp.zeros(1, dtype=self.dtype)])
+        flat = capture.concatenate(cp, [p.reshape(-1) for p in params] + [cp.zeros(1, dtype=self.dtype)])
         return flat[self.pack]
 
     def unpack_grads(self, cp, dspace):

@@ -6,6 +6,7 @@ Backwards split the gradient back into the pieces.
 """
 import itertools
 
+from .. import capture
 from ..autograd import Op
 from ..errors import ArgumentError, ArgumentTypeError, ShapeError
 from ..tensor import Tensor
@@ -27,7 +28,7 @@ class Concat(Op):
     def forward(self, xp, *xs):
         self.bounds = list(itertools.accumulate(x.shape[self.axis] for x in xs))[:-1]
         dt = self.dtype
-        return xp.concatenate([x if x.dtype == dt else x.astype(dt) for x in xs], axis=self.axis)
+        return capture.concatenate(xp, [x if x.dtype == dt else x.astype(dt) for x in xs], axis=self.axis)
 
     def backward(self, xp, gy):
         return tuple(xp.split(gy, self.bounds, axis=self.axis))

@@ -1,8 +1,8 @@
 """``nn.RNN`` / ``nn.LSTM`` / ``nn.GRU`` on the GPU through cuDNN's RNN API.
 
-Off by default while it is being verified: ``tinynet.backends.cudnn.rnn_enabled = True``
-(or ``TINYNET_CUDNN_RNN=1`` in the environment) sends a stack of recurrent layers on CuPy
-arrays to :class:`CudnnRNN`, one op for the whole stack (PyTorch's ``_cudnn_rnn``): the
+On by default, as in PyTorch (``tinynet.backends.cudnn.rnn_enabled = False`` or
+``TINYNET_CUDNN_RNN=0`` in the environment turns it off): a stack of recurrent layers on CuPy
+arrays goes to :class:`CudnnRNN`, one op for the whole stack (PyTorch's ``_cudnn_rnn``): the
 weights are packed into cuDNN's weight space by one gather (indices cached per network
 shape, :mod:`tinynet.kernels.cudnn_rnn_layout`), ``cudnnRNNForward`` runs every layer,
 direction and step, and backward is ``cudnnRNNBackwardData_v8`` +

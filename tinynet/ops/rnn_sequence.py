@@ -46,6 +46,7 @@ import numpy
 from .. import backend, parallel
 from ..autograd import Op
 from ..kernels import cuda
+from ..kernels import gemm as gpu_gemm
 from .util import is_graph
 
 WEIGHT_BLOCKS = 5  # blocks of steps whose weight gradient a worker adds while the recurrence goes on
@@ -194,12 +195,11 @@ class LSTMSequence(Op):
         xb = xp.ascontiguousarray(xg + b_hh if b_hh is not None else xg)  # b_hh added once, not per step
         acts = xp.empty((T, N, G), dtype=dt)
         out, cs, tcs = (xp.empty((T, N, H), dtype=dt) for _ in range(3))
-        hw = xp.empty((N, G), dtype=dt)
-        w_t = xp.ascontiguousarray(w_hh.T)
+        w_hh = xp.ascontiguousarray(w_hh)
         fn, n = cuda.kernel("rnn_cell.cu", "tinynet_lstm_cell_fwd", dt), N * H
         h, c = xp.ascontiguousarray(h0), xp.ascontiguousarray(c0)
-        for t in self._order(T):
-            xp.matmul(h, w_t, out=hw)
+        for t in self._order(T):  # tinynet's products (capturable in a CUDA graph, unlike CuPy's @)
+            hw = gpu_gemm.matmul(h, w_hh, trans_b=True)
             cuda.launch(fn, n, (xb[t], hw, c, acts[t], tcs[t], out[t], cs[t], xp.int64(n), xp.int32(H)))
             h, c = out[t], cs[t]
         if True in self.needs_input_grad:
@@ -227,10 +227,10 @@ class LSTMSequence(Op):
             # the kernel reads dc's element before writing dc_prev into the same place
             cuda.launch(fn, n, (gh if g_out is not None else dh, dc, acts[t], tcs[t], c_prev[t], dgates[t], dc,
                                 xp.int64(n), xp.int32(H)))
-            xp.matmul(dgates[t], w_hh, out=dh)
+            dh = gpu_gemm.matmul(dgates[t], w_hh)
         need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
         flat = dgates.reshape(T * N, G)
-        gw = flat.T @ h_prev.reshape(T * N, H) if need_w else None
+        gw = gpu_gemm.matmul(flat, xp.ascontiguousarray(h_prev).reshape(T * N, H), trans_a=True) if need_w else None
         gb = flat.sum(axis=0) if need_b else None
         return (dgates if need_x else None, dh if need_h else None, dc if need_c else None, gw, gb)
 
