@@ -118,3 +118,30 @@ def test_fallbacks_and_switches():
     m = tinynet.randn(64, 64, device="cuda", dtype=tinynet.bfloat16, requires_grad=True)
     y = F.scaled_dot_product_attention(q, q, q, attn_mask=m)
     assert y.grad_fn.path != "cudnn"  # the mask's gradient: not from cuDNN
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_fused_projection_split_gets_one_gradient_buffer(dtype):
+    """q, k, v split from one projection (the GPT's ``c_attn(x).split(C, dim=2)``, viewed as
+    heads): the cuDNN backward writes dQ, dK, dV into one array laid out like the projection
+    and the split's backward returns it whole (kernels/grad_buffers.py, no concatenation);
+    the projection's gradient equals the float32 math path's."""
+    from tinynet.kernels import grad_buffers
+    B, T, H, E = 2, 64, 4, 32
+    C = H * E
+    g = numpy.random.default_rng(4)
+    proj = g.standard_normal((B, T, 3 * C))
+    gy = g.standard_normal((B, T, C))
+    grads = {}
+    for dt in (dtype, "float32"):
+        p = tinynet.tensor(proj, dtype=getattr(tinynet, dt), device="cuda", requires_grad=True)
+        q, k, v = (a.view(B, T, H, E).transpose(1, 2) for a in (p * 1).split(C, dim=2))
+        before = dict(grad_buffers.stats)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        assert dt == "float32" or y.grad_fn.path == "cudnn"
+        y.transpose(1, 2).reshape(B, T, C).backward(tinynet.tensor(gy, dtype=p.dtype, device="cuda"))
+        if dt != "float32":
+            assert grad_buffers.stats["made"] == before["made"] + 1
+            assert grad_buffers.stats["joined"] == before["joined"] + 1
+        grads[dt] = p.grad.float().numpy(force=True)
+    assert _rel(grads[dtype], grads["float32"]) < TOL[dtype]

@@ -23,6 +23,7 @@ import numpy
 from .. import backend, determinism
 from ..dtypes import bfloat16
 from . import cudnn as _conv
+from . import grad_buffers
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fwd": 0, "bwd": 0, "unsupported": 0}
@@ -145,13 +146,27 @@ def forward(q, k, v, bias, scale, causal):
 
 
 def backward(q, k, v, o, do, lse, bias, scale, causal):
-    """``(dQ, dK, dV)`` of :func:`forward`'s call, stored like ``q``, ``k``, ``v`` where those
-    are dense (else C-contiguous), or None when cuDNN refuses the configuration. ``do`` may
-    have any strides with a unit last one (else it is copied contiguous)."""
-    cp, cudnn = backend.cupy, _conv._load()
+    """``(dQ, dK, dV)`` of :func:`forward`'s call, or None when cuDNN refuses the configuration.
+    Where ``q``, ``k``, ``v`` are views of one array (a fused projection split in three) the
+    gradients are views of one new array at the same offsets and strides
+    (:func:`tinynet.kernels.grad_buffers.like_base`: the split's backward then joins them
+    without a copy); else stored like ``q``, ``k``, ``v`` where those are dense (else
+    C-contiguous). ``do`` may have any strides with a unit last one (else it is copied
+    contiguous)."""
+    cp = backend.cupy
     if do.strides[-1] != do.itemsize:
         do = cp.ascontiguousarray(do)
-    grads = [cp.empty_like(a) for a in (q, k, v)]  # empty_like keeps a dense permuted layout
+    shared = grad_buffers.like_base(cp, (q, k, v))
+    if shared is not None:
+        got = _backward(q, k, v, o, do, lse, bias, scale, causal, shared)
+        if got is not None:
+            return got
+    return _backward(q, k, v, o, do, lse, bias, scale, causal,
+                     [cp.empty_like(a) for a in (q, k, v)])  # empty_like keeps a dense permuted layout
+
+
+def _backward(q, k, v, o, do, lse, bias, scale, causal, grads):
+    cp, cudnn = backend.cupy, _conv._load()
 
     def build():
         g, dt = _graph(cudnn, cp, q.dtype)

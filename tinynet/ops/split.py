@@ -19,6 +19,7 @@ import numbers
 import numpy
 
 from ..autograd import Op
+from ..kernels import grad_buffers
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
 from ..tensor import Tensor
 from .indexing import GetItem, IndexAddInto
@@ -59,6 +60,22 @@ class Split(Op):
         edges = [lo for lo, _ in self.bounds] + [self.in_shape[self.axis]]
         if edges[0] == 0 and all(hi == nxt for (_, hi), nxt in zip(self.bounds, edges[1:])):
             return (xp.concatenate(list(gys), axis=self.axis),)  # the pieces tile the input
+        return self._place(xp, gys)
+
+    def forward_gpu(self, xp, x):
+        return self.forward(xp, x)
+
+    def backward_gpu(self, xp, *gys):
+        """As :meth:`backward`; pieces that a backward wrote into one new array shaped like the
+        input (:mod:`tinynet.kernels.grad_buffers`: the cuDNN attention backward of q, k, v
+        split from one projection) are that array, joined without a copy."""
+        if self.bounds is not None:
+            whole = grad_buffers.joined(gys, self.axis, self.in_shape)
+            if whole is not None:
+                return (whole,)
+        return self.backward(xp, *gys)
+
+    def _place(self, xp, gys):
         pre = (slice(None),) * self.axis
         total = None
         for (lo, hi), g in zip(self.bounds, gys):
