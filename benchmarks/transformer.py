@@ -246,7 +246,10 @@ def _host_profile(fn, sync, steps):
     sync()
     prof.disable()
     text = io.StringIO()
-    pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(45)
+    stats = pstats.Stats(prof, stream=text)
+    stats.sort_stats("tottime").print_stats(45)
+    # who makes the copies and casts of the step (CuPy's copy kernels have no stack of their own)
+    stats.print_callers(r"method 'copy'|method 'astype'|concatenate|ascontiguousarray|_routines_manipulation")
     return text.getvalue()
 
 

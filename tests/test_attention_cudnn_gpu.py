@@ -120,22 +120,24 @@ def test_fallbacks_and_switches():
     assert y.grad_fn.path != "cudnn"  # the mask's gradient: not from cuDNN
 
 
+@pytest.mark.parametrize("flat", [False, True])
 @pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
-def test_fused_projection_split_gets_one_gradient_buffer(dtype):
+def test_fused_projection_split_gets_one_gradient_buffer(dtype, flat):
     """q, k, v split from one projection (the GPT's ``c_attn(x).split(C, dim=2)``, viewed as
     heads): the cuDNN backward writes dQ, dK, dV into one array laid out like the projection
     and the split's backward returns it whole (kernels/grad_buffers.py, no concatenation);
-    the projection's gradient equals the float32 math path's."""
+    the projection's gradient equals the float32 math path's. ``flat``: the projection made as
+    (B*T, 3C) and viewed as (B, T, 3C), as a linear layer on a 3-D input does."""
     from tinynet.kernels import grad_buffers
     B, T, H, E = 2, 64, 4, 32
     C = H * E
     g = numpy.random.default_rng(4)
-    proj = g.standard_normal((B, T, 3 * C))
+    proj = g.standard_normal((B * T, 3 * C) if flat else (B, T, 3 * C))
     gy = g.standard_normal((B, T, C))
     grads = {}
     for dt in (dtype, "float32"):
         p = tinynet.tensor(proj, dtype=getattr(tinynet, dt), device="cuda", requires_grad=True)
-        q, k, v = (a.view(B, T, H, E).transpose(1, 2) for a in (p * 1).split(C, dim=2))
+        q, k, v = (a.view(B, T, H, E).transpose(1, 2) for a in (p * 1).view(B, T, 3 * C).split(C, dim=2))
         before = dict(grad_buffers.stats)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         assert dt == "float32" or y.grad_fn.path == "cudnn"

@@ -9,11 +9,16 @@ split's backward then gets exactly those views and returns the whole array
 (:func:`joined`) instead of concatenating three copies. Only arrays made here are joined:
 :func:`like_base` records the new array, :func:`joined` takes it back out of the record, so
 pieces of any other memory are always concatenated as before. The record keeps at most
-``KEEP`` arrays (a backward that stops before the split leaves one behind).
+``KEEP`` arrays (a backward that stops before the split, or views joined by another op,
+leave one behind until four newer ones push it out). The base may have another shape than
+the split's input (a linear layer's (N*T, 3C) output viewed as (N, T, 3C)): the whole is then
+returned as a view of that shape.
 """
 import collections
 
-KEEP = 16
+import numpy
+
+KEEP = 4
 stats = {"made": 0, "joined": 0}
 _made: collections.OrderedDict = collections.OrderedDict()  # data pointer -> the new whole array
 
@@ -41,9 +46,10 @@ def joined(pieces, axis, shape):
     order and whose shape is ``shape``; or None (then the caller concatenates)."""
     if not pieces or any(p is None for p in pieces):
         return None
-    whole = _made.get(pieces[0].data.ptr)
-    if whole is None or whole.shape != tuple(shape):
+    made = _made.get(pieces[0].data.ptr)
+    if made is None or made.size != int(numpy.prod(shape)):
         return None
+    whole = made.reshape(shape)  # a view: the made array is C-contiguous
     step = whole.strides[axis]
     lo = 0
     for p in pieces:
@@ -56,6 +62,6 @@ def joined(pieces, axis, shape):
         lo += p.shape[axis]
     if lo != shape[axis]:
         return None
-    del _made[whole.data.ptr]
+    del _made[made.data.ptr]
     stats["joined"] += 1
     return whole
