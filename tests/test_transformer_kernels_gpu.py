@@ -88,6 +88,21 @@ def test_cast_kernels_round_to_nearest_even(target):
     assert (back[same] == got.astype(numpy.float32)[same]).all()
 
 
+@pytest.mark.parametrize("pair", [("float32", "bfloat16"), ("bfloat16", "float32"), ("float32", "float16"),
+                                  ("float16", "float32"), ("float32", "float64")])
+def test_backend_astype_takes_the_cast_kernel_with_astypes_bits(pair):
+    """backend.astype (the autograd engine's and the bfloat16 widening's cast) gives CuPy's
+    astype bits, through tinynet's one-launch cast for float32 <-> half of a contiguous array
+    and through astype otherwise (a non-contiguous view, float64)."""
+    src, dst = (numpy.dtype(getattr(tinynet, n)) for n in pair)
+    host = (numpy.random.default_rng(8).standard_normal((33, 65)) * 50).astype(numpy.float32)
+    x = tinynet.tensor(host, dtype=getattr(tinynet, pair[0]), device="cuda").array
+    for a in (x, x[:, ::2]):
+        got, want = backend.astype(a, dst), a.astype(dst)
+        assert got.dtype == dst and got.shape == want.shape
+        assert backend.cupy.asnumpy(got).tobytes() == backend.cupy.asnumpy(want).tobytes()
+
+
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_gelu_half_kernels_match_float64(dtype, approximate):

@@ -108,7 +108,7 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             if g.dtype is not arr.dtype and g.dtype != arr.dtype:
                 if g.dtype.kind == "c" and arr.dtype.kind != "c":  # a real input's share: the real part (PyTorch)
                     g = g.real  # (a Tensor's .real is the differentiable op under create_graph)
-                g = g.astype(arr.dtype) if not isinstance(g, Tensor) else g.to(arr.dtype)
+                g = backend.astype(g, arr.dtype) if not isinstance(g, Tensor) else g.to(arr.dtype)
             fn = inp._grad_fn
             if fn is None:  # a leaf
                 prev = leaf_get(inp)
@@ -189,7 +189,7 @@ def _accumulate(leaf, g, create_graph, stolen):
         return
     dtype = leaf.array.dtype
     if g.dtype is not dtype and g.dtype != dtype:
-        g = g.astype(dtype)
+        g = backend.astype(g, dtype)
     cur = leaf.grad
     if cur is None:
         graph_capture.grad_journal(leaf)  # a failed CUDA graph capture puts the old grad back

@@ -369,7 +369,7 @@ class Op:
         """Backward on arrays along the path forward took (``backward_gpu`` after ``forward_gpu``)."""
         backward = self.backward_gpu if self.gpu_path else self.backward
         if self._low:  # the saved arrays are float32: so are the gradients it works on
-            grads = [g.astype(float32) if g is not None and g.dtype == bfloat16 else g for g in grads]
+            grads = [backend.astype(g, float32) if g is not None and g.dtype == bfloat16 else g for g in grads]
         return backward(xp, *grads)
 
 
@@ -398,7 +398,7 @@ def _bf16_in(arrays):
         dt = getattr(a, "dtype", None)
         if dt is not None and hasattr(a, "shape"):
             if dt == bfloat16:
-                a, low = a.astype(float32), True
+                a, low = backend.astype(a, float32), True
             elif is_floating(dt):
                 other = True
         out.append(a)
@@ -409,4 +409,4 @@ def _bf16_out(y):
     """Float32 outputs of an op run on widened bfloat16 inputs, rounded back to bfloat16."""
     if type(y) is tuple:
         return tuple(_bf16_out(a) for a in y)
-    return y.astype(bfloat16) if getattr(y, "dtype", None) == float32 else y
+    return backend.astype(y, bfloat16) if getattr(y, "dtype", None) == float32 else y

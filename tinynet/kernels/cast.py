@@ -28,3 +28,12 @@ def convert(x, dtype):
               cuda.kernel("cast.cu", "tinynet_cast_to_f32", x.dtype))
         cuda.launch(fn, -(-x.size // 4), (x, y, cuda.i64(x.size)))
     return y
+
+
+def _registered(x, dtype):
+    """:func:`convert` for the pairs it takes, else None (what ``backend.astype`` tries first)."""
+    dtype = numpy.dtype(dtype)
+    return convert(x, dtype) if covers(x, dtype) else None
+
+
+backend.register_cast(_registered)
