@@ -9,6 +9,13 @@ them side by side; the JSON goes to ``--out``::
     TINYNET_BACKEND=cupy NCCL_NVLS_ENABLE=0 python3 benchmarks/ddp_accuracy.py --nproc 4 --epochs 3 \
         --data-dir ../shared/datasets/mnist --out benchmarks/results/ddp_accuracy_h200x4.json
 
+``--comm-hooks none fp16 bf16`` repeats each N-process run with PyTorch's compression hooks
+(the examples' ``--comm-hook``). On the CPU (no GPU, ``--nproc`` given) the runs use the MPI
+backend under ``mpiexec`` (``--launchers mpiexec``) and the baseline is one process::
+
+    python benchmarks/ddp_accuracy.py --nproc 2 --launchers mpiexec --comm-hooks none fp16 bf16 \
+        --epochs 5 --data-dir ../shared/datasets/mnist --out benchmarks/results/ddp_hooks_accuracy_cpu.json
+
 The N-process runs are not expected to match the one-GPU run digit for digit: each process
 draws its own dropout masks and the sampler deals the shuffled images out in another order.
 """
@@ -34,6 +41,8 @@ def parse(argv=None):
     p.add_argument("--batch-size", type=int, default=64, help="global batch (default 64)")
     p.add_argument("--data-dir", required=True)
     p.add_argument("--launchers", nargs="+", choices=["torchrun", "mpiexec"], default=["torchrun", "mpiexec"])
+    p.add_argument("--comm-hooks", nargs="+", choices=["none", "fp16", "bf16"], default=["none"],
+                   help="DDP communication hooks of the N-process runs (default none)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
     p.add_argument("--out", default=None)
     return p.parse_args(argv)
@@ -45,11 +54,11 @@ def epochs_of(text):
                  seconds=float(m[4])) for m in LINE.findall(text)]
 
 
-def run(name, prefix, args, batch):
+def run(name, prefix, args, batch, hook="none"):
     cmd = [*prefix, EXAMPLE, "--data-dir", args.data_dir, "--epochs", str(args.epochs), "--batch-size", str(batch),
            "--no-download"]
-    if name != "one GPU":
-        cmd.append("--distributed")
+    if prefix[0] != sys.executable:
+        cmd += ["--distributed", "--comm-hook", hook]
     print(f"== {name}: {' '.join(cmd)}", flush=True)
     start = time.monotonic()
     try:
@@ -70,8 +79,9 @@ def main(argv=None):
     n = args.nproc or tinynet.cuda.device_count()
     if args.batch_size % n:
         raise SystemExit(f"ddp_accuracy.py: --batch-size {args.batch_size} does not split over {n} processes")
-    runs = [run("one GPU", [sys.executable], args, args.batch_size)]
-    for launcher in args.launchers:
+    one = "one GPU" if tinynet.cuda.device_count() else "one process"
+    runs = [run(one, [sys.executable], args, args.batch_size)]
+    for launcher, hook in [(launcher, hook) for hook in args.comm_hooks for launcher in args.launchers]:
         if launcher == "torchrun":
             prefix = [os.path.join(os.path.dirname(sys.executable), "torchrun"), "--standalone",
                       "--nproc-per-node", str(n)]
@@ -79,13 +89,15 @@ def main(argv=None):
             mpiexec = os.path.join(os.path.dirname(sys.executable), "mpiexec")
             prefix = [mpiexec if os.access(mpiexec, os.X_OK) else shutil.which("mpiexec") or "mpiexec",
                       "-n", str(n), sys.executable]
-        runs.append(run(f"{launcher} x{n}", prefix, args, args.batch_size // n))
-    print(f"{'run':14} {'epoch':>5} {'train loss':>10} {'test loss':>9} {'accuracy':>8} {'seconds':>7}")
+        name = f"{launcher} x{n}" + ("" if hook == "none" else f" {hook}")
+        runs.append(run(name, prefix, args, args.batch_size // n, hook))
+    print(f"{'run':19} {'epoch':>5} {'train loss':>10} {'test loss':>9} {'accuracy':>8} {'seconds':>7}")
     for r in runs:
         for e in r["epochs"]:
-            print(f"{r['run']:14} {e['epoch']:>5} {e['train_loss']:>10.4f} {e['test_loss']:>9.4f} "
+            print(f"{r['run']:19} {e['epoch']:>5} {e['train_loss']:>10.4f} {e['test_loss']:>9.4f} "
                   f"{e['accuracy']:>7.2f}% {e['seconds']:>7.1f}")
     meta = dict(date=time.strftime("%Y-%m-%d"), processes=n, global_batch=args.batch_size, epochs=args.epochs,
+                comm_hooks=args.comm_hooks,
                 nccl_nvls_enable=os.environ.get("NCCL_NVLS_ENABLE"))
     out = args.out or os.path.join(HERE, "results", "ddp_accuracy_cuda.json")
     with open(out, "w") as f:

@@ -22,6 +22,7 @@ import tinynet.distributed as dist
 import tinynet.nn.functional as F
 from tinynet.data import datasets, transforms
 from tinynet.errors import ChecksumError, DatasetNotFoundError, DownloadError, PathNotWritableError, TinynetError
+from tinynet.distributed.algorithms.ddp_comm_hooks import default_hooks
 from tinynet.nn.parallel import DistributedDataParallel
 from tinynet.utils import summary
 from tinynet.utils.data import DataLoader, DistributedSampler
@@ -63,6 +64,8 @@ def build_parser(description, lr, momentum):
     p.add_argument("--distributed", action="store_true",
                    help="data-parallel training over the processes of mpiexec -n N / torchrun --nproc-per-node N "
                         "(nccl on GPUs, mpi on the CPU); --batch-size is per process")
+    p.add_argument("--comm-hook", choices=["none", "fp16", "bf16"], default="none",
+                   help="with --distributed: all-reduce the gradients compressed to float16/bfloat16 (DDP comm hook)")
     curves.add_arguments(p)
     return p
 
@@ -287,6 +290,8 @@ def _run(make_model, args, title):
     model = make_model().to(device)
     if args.distributed:  # rank 0's initial parameters go to every rank
         model = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        if args.comm_hook != "none":
+            model.register_comm_hook(None, getattr(default_hooks, f"{args.comm_hook}_compress_hook"))
         tinynet.manual_seed(args.seed + rank)  # each rank its own dropout masks
     optimizer = tinynet.optim.SGD(model.parameters(), lr=args.lr, momentum=args.momentum)
     try:
@@ -301,7 +306,8 @@ def _run(make_model, args, title):
     if args.distributed:
         size = dist.get_world_size()
         console.print(f"data-parallel over {size} processes ({dist.get_backend()}): batch {args.batch_size} per "
-                      f"process, {size * args.batch_size} in all")
+                      f"process, {size * args.batch_size} in all"
+                      + (f", gradients all-reduced in {args.comm_hook}" if args.comm_hook != "none" else ""))
     rows, first, total = [], 1, None
     resume = resume_path(args.resume, args.checkpoint) if args.resume else None
     if resume:

@@ -183,14 +183,15 @@ def test_a_hanging_rank_trips_the_timeout(tmp_path):
 
 
 # ---- the examples and torchrun ------------------------------------------------------------------------
-@pytest.mark.parametrize("example", ["mnist_mlp", "mnist_convnet"])
-def test_example_trains_with_distributed(mnist_dir, example):
+@pytest.mark.parametrize("example,hook", [("mnist_mlp", "none"), ("mnist_convnet", "none"), ("mnist_convnet", "fp16")])
+def test_example_trains_with_distributed(mnist_dir, example, hook):
     proc, _ = launch([os.path.join(ROOT, "examples", f"{example}.py"), "--distributed", "--epochs", "1",
-                      "--train-subset", "2000", "--data-dir", mnist_dir, "--no-download", "--log-interval", "0"],
-                     timeout=300, env={"COLUMNS": "200"})
+                      "--train-subset", "2000", "--data-dir", mnist_dir, "--no-download", "--log-interval", "0",
+                      "--comm-hook", hook], timeout=300, env={"COLUMNS": "200"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", proc.stdout)  # Open MPI hands ranks a terminal: rich colours
     assert "data-parallel over 2 processes (mpi): batch 64 per process, 128 in all" in out
+    assert ("gradients all-reduced in fp16" in out) == (hook == "fp16")
     assert out.count("tinynet 0") == 1 and out.count("epoch  1:") == 1  # rank 0 speaks, once
 
 
