@@ -6,10 +6,15 @@
 * PyTorch: the recipe of PyTorch's CUDA-graph docs ("whole network capture"): three
   warm-up steps on a side stream, ``torch.cuda.graph`` around zero_grad, forward,
   backward and optimizer step, then ``static_x.copy_(batch)`` and ``g.replay()``.
+
+``gather=True`` (``train_throughput.py --gather``) is the loop users write: each step's batch
+is ``X[idx]``, ``Y[idx]`` for a slice ``idx`` of a random permutation (an integer tensor on the
+device), gathered outside the graph and handed to the graphed step; without it the batch is
+a contiguous slice of the resident images.
 """
 
 
-def make_graphed_step(framework, model_name, device, x, y):
+def make_graphed_step(framework, model_name, device, x, y, gather=False):
     """``(step(lo, hi) -> loss, sync, loss_value)`` as ``train_throughput.make_step``."""
     from models import LOGITS, RECIPES, tinynet_model, torch_model
     if device != "cuda":
@@ -32,7 +37,12 @@ def make_graphed_step(framework, model_name, device, x, y):
             opt.step()
             return loss
 
+        perm = tinynet.randperm(len(x), device=device)
+
         def step(lo, hi):
+            if gather:
+                idx = perm[lo:hi]
+                return train_step(xs[idx], ys[idx])
             return train_step(xs[lo:hi], ys[lo:hi])
         sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize
         return step, sync, lambda loss: loss.item()
@@ -46,6 +56,7 @@ def make_graphed_step(framework, model_name, device, x, y):
     xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
     criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
     state = {}
+    perm = torch.randperm(len(x), device=device)
 
     def body(bx, by):
         opt.zero_grad(set_to_none=True)
@@ -68,8 +79,13 @@ def make_graphed_step(framework, model_name, device, x, y):
             with torch.cuda.graph(g):
                 static_loss = body(static_x, static_y)
             state.update(g=g, x=static_x, y=static_y, loss=static_loss)
-        state["x"].copy_(xs[lo:hi])
-        state["y"].copy_(ys[lo:hi])
+        if gather:
+            idx = perm[lo:hi]
+            state["x"].copy_(xs[idx])
+            state["y"].copy_(ys[idx])
+        else:
+            state["x"].copy_(xs[lo:hi])
+            state["y"].copy_(ys[lo:hi])
         state["g"].replay()
         return state["loss"]
     return step, torch.cuda.synchronize, lambda loss: loss.item()

@@ -72,7 +72,7 @@ def _batches(n, batch, steps, rng):
     return [(int(s), int(s) + batch) for s in starts]
 
 
-def make_step(framework, model_name, device, x, y, amp="off", graph=False, channels_last=False):
+def make_step(framework, model_name, device, x, y, amp="off", graph=False, channels_last=False, gather=False):
     """One framework's training step on the in-memory images: ``(step(lo, hi) -> loss,
     sync, loss_value)``. The step is the same code for both frameworks, only the library
     differs; ``amp`` is "off", "fp16" (autocast + GradScaler) or "bf16" (autocast);
@@ -86,7 +86,7 @@ def make_step(framework, model_name, device, x, y, amp="off", graph=False, chann
         if channels_last:
             raise SystemExit("--graph runs the C-ordered step only (--channels-last is eager)")
         from graph_steps import make_graphed_step
-        return make_graphed_step(framework, model_name, device, x, y)
+        return make_graphed_step(framework, model_name, device, x, y, gather)
     from models import LOGITS, RECIPES, tinynet_model, torch_model
     if framework == "tinynet":
         import tinynet as lib
@@ -141,9 +141,9 @@ def _summary(times, batch, final_loss):
 
 
 def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, y, profile, amp="off",
-                  graph=False, channels_last=False):
+                  graph=False, channels_last=False, gather=False):
     """Time one framework alone: warm-up, then ``reps`` repetitions of ``steps`` steps."""
-    step, sync, final = make_step(framework, model_name, device, x, y, amp, graph, channels_last)
+    step, sync, final = make_step(framework, model_name, device, x, y, amp, graph, channels_last, gather)
     rng = numpy.random.default_rng(1)
     _rep(step, sync, _batches(len(x), batch, warmup, rng))
     prof = None
@@ -171,11 +171,11 @@ def run_framework(framework, model_name, batch, device, steps, reps, warmup, x, 
 
 
 def run_interleaved(frameworks, model_name, batch, device, steps, reps, warmup, x, y, amp="off", graph=False,
-                    channels_last=False):
+                    channels_last=False, gather=False):
     """Time both frameworks in one process, repetition by repetition in alternating
     order, each repetition on the same batches for both: a slow phase of the host then
     falls on both frameworks alike instead of on whichever process ran through it."""
-    setups = {fw: make_step(fw, model_name, device, x, y, amp, graph, channels_last) for fw in frameworks}
+    setups = {fw: make_step(fw, model_name, device, x, y, amp, graph, channels_last, gather) for fw in frameworks}
     rng = numpy.random.default_rng(1)
     for step, sync, _ in setups.values():
         _rep(step, sync, _batches(len(x), batch, warmup, rng))
@@ -205,11 +205,11 @@ def worker(args):
     x, y, source = load_images(args.images, args.data_dir, args.model)
     if args.worker == "interleaved":
         res = run_interleaved(args.frameworks, args.model, args.batch, args.device, args.steps, args.reps,
-                              args.warmup, x, y, args.amp, args.graph, args.channels_last)
+                              args.warmup, x, y, args.amp, args.graph, args.channels_last, args.gather)
     else:
         res = {args.worker: run_framework(args.worker, args.model, args.batch, args.device, args.steps,
                                           args.reps, args.warmup, x, y, args.profile, args.amp, args.graph,
-                                          args.channels_last)}
+                                          args.channels_last, args.gather)}
     for fw, r in res.items():
         r["data"] = source
         r["peak_bytes"], r["peak_kind"] = _peak_memory(fw, args.device)
@@ -238,6 +238,9 @@ def main(argv=None):
     p.add_argument("--quick", action="store_true", help="batch 64 only, few steps: under a minute")
     p.add_argument("--profile", action="store_true", help="cProfile tinynet's timed steps")
     p.add_argument("--graph", action="store_true", help="whole-step CUDA graphs in both frameworks (GPU)")
+    p.add_argument("--gather", action="store_true",
+                   help="with --graph: each batch X[idx], Y[idx] of a random permutation, gathered outside the graph "
+                        "(the loop users write; graph_steps.py)")
     p.add_argument("--channels-last", action="store_true",
                    help="weights and images stored channels-last in both frameworks (NHWC convolutions)")
     p.add_argument("--frameworks", nargs="+", default=["tinynet", "torch"], choices=["tinynet", "torch"])
@@ -294,7 +297,7 @@ def main(argv=None):
             if args.profile and "profile" in row.get("tinynet", {}):
                 print(row["tinynet"]["profile"])
     meta = _meta(args)
-    suffix = (("_graph" if args.graph else "") + ("_quick" if args.quick else "")
+    suffix = (("_graph" if args.graph else "") + ("_gather" if args.gather else "") + ("_quick" if args.quick else "")
               + (f"_amp_{args.amp}" if args.amp != "off" else "") + ("_channels_last" if args.channels_last else ""))
     out = args.out or os.path.join(HERE, "results", f"train_throughput_{args.device}{suffix}.json")
     write_results(out, {"meta": meta, "rows": rows})
@@ -313,6 +316,8 @@ def _run_worker(args, fw, model, batch, steps):
            "--frameworks", *args.frameworks]
     if args.graph:
         cmd.append("--graph")
+    if args.gather:
+        cmd.append("--gather")
     if args.channels_last:
         cmd.append("--channels-last")
     if args.data_dir:
@@ -351,7 +356,7 @@ def _meta(args):
     meta = {"device": args.device, "amp": args.amp, "python": platform.python_version(), "machine": platform.machine(),
             "cpus": os.cpu_count(), "numpy": numpy.__version__, "date": time.strftime("%Y-%m-%d %H:%M:%S"),
             "method": "interleaved" if _interleave(args) else "separate processes", "graph": args.graph,
-            "channels_last": args.channels_last}
+            "gather": args.gather, "channels_last": args.channels_last}
     try:
         import torch
         meta["torch"] = torch.__version__
