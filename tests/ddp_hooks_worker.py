@@ -108,12 +108,12 @@ def run_exact(arrays, notes, rank, torch):
 
 # ---- training with hooks -------------------------------------------------------------------------
 def train(device, dtype, hook, steps=4, bucket_cap_mb=0.0001):
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     model = DDP(make_model(device, dtype), bucket_cap_mb=bucket_cap_mb)
     if hook is not None:
         model.register_comm_hook(None, hook)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    batches = shard_batches(data, dist.get_rank(), "pad", 0)
+    batches = shard_batches(data, dist.get_rank(), dist.get_world_size(), "pad", 0)
     for k in range(steps):
         x, y = data[batches[k]]
         opt.zero_grad()
@@ -143,8 +143,8 @@ def _error(call):
 
 
 def run_bad_hooks(notes):
-    data = dataset("cpu", tinynet.float64)
-    x, y = data[shard_batches(data, dist.get_rank(), "pad", 0)[0]]
+    data = dataset("cpu", tinynet.float64, dist.get_world_size())
+    x, y = data[shard_batches(data, dist.get_rank(), dist.get_world_size(), "pad", 0)[0]]
 
     def backward_with(hook):
         model = DDP(make_model("cpu", tinynet.float64))
@@ -268,8 +268,8 @@ def run_one_bad_hook(outdir):
     """Only rank 1's hook returns the wrong shape: rank 1 raises (uncaught), and rank 0, whose
     hook is fine, gets a DistributedError naming rank 1 and its error in its next collective."""
     rank = dist.get_rank()
-    data = dataset("cpu", tinynet.float64)
-    x, y = data[shard_batches(data, rank, "pad", 0)[0]]
+    data = dataset("cpu", tinynet.float64, dist.get_world_size())
+    x, y = data[shard_batches(data, rank, dist.get_world_size(), "pad", 0)[0]]
     model = DDP(make_model("cpu", tinynet.float64))
 
     def short(state, bucket):

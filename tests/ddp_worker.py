@@ -1,14 +1,21 @@
-"""What the distributed tests run under ``mpiexec -n 2`` (or torchrun), and the one-process
-references they compare with (the same code, imported by tests/test_distributed_training.py).
+"""What the distributed tests run under ``mpiexec -n N`` (or torchrun), and the one-process
+references they compare with (the same code, imported by tests/test_distributed_training.py
+and tests/test_ddp_gpu.py).
 
-    mpiexec -n 2 python tests/ddp_worker.py OUTDIR [--device cpu|cuda] [--backend mpi|nccl]
+    mpiexec -n N python tests/ddp_worker.py OUTDIR [--device cpu|cuda] [--backend mpi|nccl]
 
 runs every scenario in one process group and writes ``OUTDIR/rank<r>.npz`` (parameters,
 gradients and buffers after each step, collective results) and ``OUTDIR/rank<r>.json``
 (error messages). ``python tests/ddp_worker.py OUTDIR fail-exception|fail-kill|fail-hang``
 runs one failure scenario instead.
+
+The world size N (2 or more) is the launcher's: the worker takes it from the process group
+(``dist.get_world_size()``); the references take it as an argument ``world``, and the
+dataset has 13 samples per rank and one over, so that every N has the same steps and the
+same uneven last batches (N=2: 27 samples).
 """
 import json
+import math
 import os
 import signal
 import sys
@@ -24,9 +31,8 @@ from tinynet.errors import ArgumentError, DistributedError, ProcessGroupError
 from tinynet.nn.parallel import DistributedDataParallel as DDP
 from tinynet.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-WORLD = 2
-N_SAMPLES = 27   # odd: 14 per rank with padding, 13 with the sampler's drop_last; batch 4 leaves 2 or 1 at the end
-BATCH = 4        # per rank
+PER_RANK = 13    # samples per rank, plus one in all: 14 per rank with padding, 13 with the sampler's drop_last
+BATCH = 4        # per rank: the last batch of an epoch holds 2 (padding) or 1 (drop_last), or is dropped
 EPOCHS = 2
 LOADER_CASES = {"pad": (False, False), "sampler_drop": (True, False), "loader_drop": (False, True)}
 
@@ -60,10 +66,16 @@ class ConvNet(nn.Module):
         return out
 
 
-def dataset(device, dtype):
+def n_samples(world):
+    """13 per rank and one more (27 for two ranks): never a multiple of ``world``, so the
+    sampler pads (or drops) for every world size, and 14 and 13 per rank leave uneven last batches."""
+    return PER_RANK * world + 1
+
+
+def dataset(device, dtype, world):
     rng = numpy.random.default_rng(5)
-    x = tinynet.tensor(rng.standard_normal((N_SAMPLES, 1, 8, 8)), dtype=dtype, device=device)
-    y = tinynet.tensor(rng.integers(0, 3, N_SAMPLES), device=device)
+    x = tinynet.tensor(rng.standard_normal((n_samples(world), 1, 8, 8)), dtype=dtype, device=device)
+    y = tinynet.tensor(rng.integers(0, 3, n_samples(world)), device=device)
     return TensorDataset(x, y)
 
 
@@ -83,10 +95,10 @@ def snapshot(model):
     return out
 
 
-def shard_batches(data, rank, case, epoch, seed=11):
-    """The batches (index lists) rank ``rank`` reads in ``epoch`` for loader case ``case``."""
+def shard_batches(data, rank, world, case, epoch, seed=11):
+    """The batches (index lists) rank ``rank`` of ``world`` reads in ``epoch`` for loader case ``case``."""
     sampler_drop, loader_drop = LOADER_CASES[case]
-    sampler = DistributedSampler(data, num_replicas=WORLD, rank=rank, shuffle=True, seed=seed, drop_last=sampler_drop)
+    sampler = DistributedSampler(data, num_replicas=world, rank=rank, shuffle=True, seed=seed, drop_last=sampler_drop)
     sampler.set_epoch(epoch)
     idx = list(sampler)
     cut = len(idx) - len(idx) % BATCH if loader_drop else len(idx)
@@ -94,15 +106,15 @@ def shard_batches(data, rank, case, epoch, seed=11):
 
 
 # ---- one-process references --------------------------------------------------------------
-def reference_training(device, dtype, case):
-    """One process on the global batches: step k trains on rank 0's and rank 1's batch k together."""
-    data = dataset(device, dtype)
+def reference_training(device, dtype, case, world):
+    """One process on the global batches: step k trains on batch k of ranks 0 to world - 1 together."""
+    data = dataset(device, dtype, world)
     model = make_model(device, dtype)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     steps = []
     for epoch in range(EPOCHS):
-        for b0, b1 in zip(shard_batches(data, 0, case, epoch), shard_batches(data, 1, case, epoch)):
-            x, y = data[b0 + b1]
+        for batches in zip(*(shard_batches(data, r, world, case, epoch) for r in range(world))):
+            x, y = data[sum(batches, [])]
             opt.zero_grad()
             F.cross_entropy(model(x), y).backward()
             opt.step()
@@ -110,35 +122,35 @@ def reference_training(device, dtype, case):
     return steps
 
 
-def reference_no_sync(device, dtype, micro=3):
+def reference_no_sync(device, dtype, world, micro=3):
     """Gradient accumulation over ``micro`` global micro-batches, then one step."""
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, world)
     model = make_model(device, dtype)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    b0, b1 = shard_batches(data, 0, "pad", 0), shard_batches(data, 1, "pad", 0)
+    batches = [shard_batches(data, r, world, "pad", 0) for r in range(world)]
     opt.zero_grad()
     for k in range(micro):
-        x, y = data[b0[k] + b1[k]]
+        x, y = data[sum((b[k] for b in batches), [])]
         F.cross_entropy(model(x), y).backward()
     opt.step()
     return snapshot(model)
 
 
-def reference_batchnorm(device, dtype, steps=3, own_rank=None):
+def reference_batchnorm(device, dtype, world, steps=3, own_rank=None):
     """DDP with BatchNorm, emulated: each rank normalises its own shard with its batch
     statistics; gradients are averaged; the running statistics are rank 0's (broadcast before
     each forward). Returns, per step, the buffers every rank sees at forward time, the
     parameters after the step and (``own_rank``) the buffers that rank's forward left."""
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, world)
     model = make_model(device, dtype, bn=True)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    batches = [shard_batches(data, r, "pad", 0) for r in range(WORLD)]
+    batches = [shard_batches(data, r, world, "pad", 0) for r in range(world)]
     out = []
     for k in range(steps):
         start = {n: b.clone() for n, b in model.named_buffers()}
         seen = snapshot(model)
         grads, rank0_buffers = [], None
-        for r in range(WORLD):
+        for r in range(world):
             for n, b in model.named_buffers():
                 b.array[...] = start[n].array
             x, y = data[batches[r][k]]
@@ -150,7 +162,7 @@ def reference_batchnorm(device, dtype, steps=3, own_rank=None):
             if r == own_rank:
                 own = {f"b.{n}": b.numpy(force=True).copy() for n, b in model.named_buffers()}
         for i, p in enumerate(model.parameters()):
-            p.grad.array[...] = (grads[0][i] + grads[1][i]) / WORLD
+            p.grad.array[...] = sum(g[i] for g in grads) / world
         for n, b in model.named_buffers():
             b.array[...] = rank0_buffers[n].array
         opt.step()
@@ -159,23 +171,37 @@ def reference_batchnorm(device, dtype, steps=3, own_rank=None):
     return out
 
 
-def reference_unused(device, dtype):
-    """find_unused_parameters: only rank 1 uses ``extra``: its averaged gradient is rank 1's / 2."""
-    data = dataset(device, dtype)
+def reference_unused(device, dtype, world):
+    """find_unused_parameters: only rank 1 uses ``extra``: its averaged gradient is rank 1's / world."""
+    data = dataset(device, dtype, world)
     grads = []
-    for r in range(WORLD):
+    for r in range(world):
         model = make_model(device, dtype, extra=True)
         model.use_extra = r == 1
-        x, y = data[shard_batches(data, r, "pad", 0)[0]]
+        x, y = data[shard_batches(data, r, world, "pad", 0)[0]]
         F.cross_entropy(model(x), y).backward()
         grads.append({n: (p.grad.numpy(force=True).copy() if p.grad is not None else 0)
                       for n, p in model.named_parameters()})
-    return {n: (grads[0][n] + grads[1][n]) / WORLD for n in grads[0]}
+    return {n: sum(g[n] for g in grads) / world for n in grads[0]}
+
+
+def expected_collectives(world, rank):
+    """What run_all's collectives leave on ``rank`` of ``world``, worked out by hand: rank r
+    sends (r + 1) * [1, 2, 3], so the sum is s = world (world + 1) / 2 times that; [1, -2]
+    * (r + 2) gives a MAX of world + 1 and -4, a MIN of 2 and -2 (world + 1), and a PRODUCT
+    of (world + 1)! and (-2)^world (world + 1)!. Small integers (and halves): exact in float32."""
+    s, fact = world * (world + 1) // 2, math.factorial(world + 1)
+    return {"c.sum": [s, 2 * s, 3 * s], "c.avg": [s / world, 2 * s / world, 3 * s / world],
+            "c.max": [world + 1, -4], "c.min": [2, -2 * (world + 1)], "c.prod": [fact, (-2) ** world * fact],
+            "c.broadcast": [0, 6, 12, 18], "c.all_gather": [[[r + 1] * 2] * 2 for r in range(world)],
+            "c.all_gather_into_tensor": [r for r in range(world) for _ in range(2)],
+            "c.reduce_scatter": [s if rank == 0 else 10 * rank * world] * 3,
+            "c.noncontiguous_async": [[s] * 3] * 2, "c.cpu_tensor": [s, s], "c.debug_ok": [world] * 3}
 
 
 # ---- the distributed side ----------------------------------------------------------------------
 def train_ddp(device, dtype, case, **ddp_kw):
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     model = DDP(make_model(device, dtype), **ddp_kw)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     sampler_drop, loader_drop = LOADER_CASES[case]
@@ -198,7 +224,7 @@ def train_ddp(device, dtype, case, **ddp_kw):
 
 
 def run_all(outdir, device, dtype):
-    rank = dist.get_rank()
+    rank, world = dist.get_rank(), dist.get_world_size()
     arrays, notes = {}, {}
     # collectives on tensors
     t = tinynet.tensor([1.0, 2.0, 3.0], device=device) * (rank + 1)
@@ -214,13 +240,15 @@ def run_all(outdir, device, dtype):
     b = tinynet.arange(4, device=device) * (rank + 5)
     dist.broadcast(b, src=1)
     arrays["c.broadcast"] = b.numpy(force=True)
-    outs = [tinynet.zeros(2, 2, dtype=tinynet.int64, device=device) for _ in range(WORLD)]
+    outs = [tinynet.zeros(2, 2, dtype=tinynet.int64, device=device) for _ in range(world)]
     dist.all_gather(outs, tinynet.full((2, 2), rank + 1, dtype=tinynet.int64, device=device))
     arrays["c.all_gather"] = numpy.stack([o.numpy(force=True) for o in outs])
     o = tinynet.zeros(3, device=device)
-    dist.reduce_scatter(o, [tinynet.ones(3, device=device) * (rank + 1), tinynet.ones(3, device=device) * 10])
+    # to rank 0: rank + 1 from each rank; to rank j > 0: 10 * j from each rank
+    dist.reduce_scatter(o, [tinynet.ones(3, device=device) * (rank + 1)] +
+                        [tinynet.ones(3, device=device) * (10 * j) for j in range(1, world)])
     arrays["c.reduce_scatter"] = o.numpy(force=True)
-    big = tinynet.zeros(2 * WORLD, device=device)
+    big = tinynet.zeros(2 * world, device=device)
     dist.all_gather_into_tensor(big, tinynet.full((2,), float(rank), device=device))
     arrays["c.all_gather_into_tensor"] = big.numpy(force=True)
     nc = tinynet.zeros(3, 2, device=device).t()
@@ -235,7 +263,7 @@ def run_all(outdir, device, dtype):
     dist.barrier()
     # bad input
     for key, fn in (("init_twice", lambda: dist.init_process_group(dist.get_backend())),
-                    ("bad_src", lambda: dist.broadcast(tinynet.ones(2, device=device), src=5)),
+                    ("bad_src", lambda: dist.broadcast(tinynet.ones(2, device=device), src=world + 3)),
                     ("bad_list", lambda: dist.all_gather([tinynet.ones(2, device=device)], tinynet.ones(2)))):
         try:
             fn()
@@ -283,7 +311,7 @@ def train_ddp_graphed(device, dtype, **ddp_kw):
     """The "loader_drop" training (every batch full, so one input shape) with the whole DDP
     step -- forward, backward with the buckets' all-reduces, SGD -- captured by
     ``tinynet.compile(fullgraph=True)`` and replayed: NCCL inside the CUDA graph."""
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     model = DDP(make_model(device, dtype), **ddp_kw)
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
     sampler = DistributedSampler(data, shuffle=True, seed=11)
@@ -315,10 +343,10 @@ def run_graphed(device, dtype, arrays, notes):
 
 
 def run_no_sync(device, dtype, arrays, micro=3):
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     model = DDP(make_model(device, dtype))
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    batches = shard_batches(data, dist.get_rank(), "pad", 0)
+    batches = shard_batches(data, dist.get_rank(), dist.get_world_size(), "pad", 0)
     opt.zero_grad()
     with model.no_sync():
         for k in range(micro - 1):
@@ -333,10 +361,10 @@ def run_no_sync(device, dtype, arrays, micro=3):
 
 
 def run_batchnorm(device, dtype, arrays, steps=3):
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     model = DDP(make_model(device, dtype, bn=True))
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-    batches = shard_batches(data, dist.get_rank(), "pad", 0)
+    batches = shard_batches(data, dist.get_rank(), dist.get_world_size(), "pad", 0)
     seen = []
     hook = model.module.register_forward_pre_hook(lambda m, args: seen.append(snapshot(m)))
     for k in range(steps):
@@ -350,9 +378,9 @@ def run_batchnorm(device, dtype, arrays, steps=3):
 
 
 def run_unused(device, dtype, arrays, notes):
-    data = dataset(device, dtype)
+    data = dataset(device, dtype, dist.get_world_size())
     rank = dist.get_rank()
-    x, y = data[shard_batches(data, rank, "pad", 0)[0]]
+    x, y = data[shard_batches(data, rank, dist.get_world_size(), "pad", 0)[0]]
     model = DDP(make_model(device, dtype, extra=True), find_unused_parameters=True)
     model.module.use_extra = rank == 1
     F.cross_entropy(model(x), y).backward()
@@ -373,7 +401,7 @@ def run_failure(outdir, scenario, device):
     rank = dist.get_rank()
     model = DDP(make_model(device, tinynet.float32))
     opt = tinynet.optim.SGD(model.parameters(), lr=0.1)
-    data = dataset(device, tinynet.float32)
+    data = dataset(device, tinynet.float32, dist.get_world_size())
     x, y = data[list(range(4))]
 
     def train_step(x, y):
@@ -400,6 +428,12 @@ def run_failure(outdir, scenario, device):
         raise
 
 
+def launcher_size():
+    """The number of processes as MPICH, Open MPI or torchrun tell them before init_process_group."""
+    env = os.environ
+    return int(env.get("PMI_SIZE", env.get("OMPI_COMM_WORLD_SIZE", env.get("WORLD_SIZE", "1"))))
+
+
 def main(argv):
     outdir, rest = argv[0], argv[1:]
     device = rest[rest.index("--device") + 1] if "--device" in rest else "cpu"
@@ -408,7 +442,7 @@ def main(argv):
     dtype = tinynet.float64 if device == "cpu" else tinynet.float32
     tinynet.use_deterministic_algorithms(os.environ.get("DDP_TEST_DETERMINISTIC") == "1")
     try:
-        dist.init_process_group(name, world_size=WORLD + 1)  # disagrees with the launcher
+        dist.init_process_group(name, world_size=launcher_size() + 1)  # disagrees with the launcher
     except ProcessGroupError as exc:
         env = os.environ  # the rank as MPICH, Open MPI or torchrun names it
         rank = env.get("PMI_RANK", env.get("OMPI_COMM_WORLD_RANK", env.get("RANK", "0")))

@@ -1,6 +1,7 @@
-"""Data-parallel training in two processes under ``mpiexec -n 2`` (the ``mpi`` backend, CPU,
-float64), against one process on the same global batches (tests/ddp_worker.py runs both
-sides); failures of a rank; the examples' ``--distributed``; torchrun with the MPI backend.
+"""Data-parallel training in N processes under ``mpiexec -n N`` (the ``mpi`` backend, CPU,
+float64; N = 2, and 3 for a world size that is neither two nor a power of two), against one
+process on the same global batches (tests/ddp_worker.py runs both sides); failures of a rank;
+the examples' ``--distributed``; torchrun with the MPI backend.
 
 Needs mpi4py and mpiexec (``pip install 'tinynet[distributed]'``: mpi4py and the mpich
 wheel, whose mpiexec lands next to the Python executable); skipped without them.
@@ -49,19 +50,29 @@ def launch(args, timeout=120, n=2, env=None):
     return proc, time.monotonic() - start
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    """One mpiexec run of every scenario (collectives, training, buckets, no_sync, BatchNorm,
-    unused parameters, bad input); the tests below check its parts."""
-    out = tmp_path_factory.mktemp("ddp")
-    proc, _ = launch([os.path.join(HERE, "ddp_worker.py"), str(out)])
+WORLDS = [2, 3]  # a run of each takes a few seconds; DDP_TEST_WORLDS=2,3,4 (say) picks others
+
+
+def _worlds():
+    picked = os.environ.get("DDP_TEST_WORLDS")
+    return [int(n) for n in picked.split(",")] if picked else WORLDS
+
+
+@pytest.fixture(scope="module", params=_worlds(), ids=lambda n: f"world{n}")
+def run(request, tmp_path_factory):
+    """One ``mpiexec -n N`` run of every scenario (collectives, training, buckets, no_sync,
+    BatchNorm, unused parameters, bad input); the tests below check its parts, for each N."""
+    world = request.param
+    out = tmp_path_factory.mktemp(f"ddp{world}")
+    proc, _ = launch([os.path.join(HERE, "ddp_worker.py"), str(out)], n=world)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-5000:]
-    ranks = [dict(numpy.load(out / f"rank{r}.npz")) for r in range(W.WORLD)]
-    notes = [json.loads((out / f"rank{r}.json").read_text()) for r in range(W.WORLD)]
-    init_errors = [(out / f"init_error{r}.txt").read_text() for r in range(W.WORLD)]
-    for r in range(W.WORLD):  # after destroy_process_group, init_process_group again works
-        assert (out / f"reinit{r}.txt").read_text() == "[3.0, 3.0]"
-    return ranks, notes, init_errors
+    ranks = [dict(numpy.load(out / f"rank{r}.npz")) for r in range(world)]
+    notes = [json.loads((out / f"rank{r}.json").read_text()) for r in range(world)]
+    init_errors = [(out / f"init_error{r}.txt").read_text() for r in range(world)]
+    s = world * (world + 1) // 2  # sum of rank + 1
+    for r in range(world):  # after destroy_process_group, init_process_group again works
+        assert (out / f"reinit{r}.txt").read_text() == str([float(s)] * 2)
+    return world, ranks, notes, init_errors
 
 
 def _compare(ranks, prefix, snap, tol=TOL):
@@ -71,39 +82,49 @@ def _compare(ranks, prefix, snap, tol=TOL):
             assert numpy.abs(got - want).max() <= tol * max(1.0, numpy.abs(want).max()), (prefix, name, r)
 
 
+TWO_RANKS = {"c.sum": [3, 6, 9], "c.avg": [1.5, 3, 4.5], "c.max": [3, -4], "c.min": [2, -6], "c.prod": [6, 24],
+             "c.broadcast": [0, 6, 12, 18], "c.all_gather": [[[1, 1], [1, 1]], [[2, 2], [2, 2]]],
+             "c.all_gather_into_tensor": [0, 0, 1, 1], "c.noncontiguous_async": [[3] * 3] * 2,
+             "c.cpu_tensor": [3, 3], "c.debug_ok": [2, 2, 2]}
+
+
+def test_expected_collectives_for_two_ranks_are_the_values_by_hand():
+    """The closed forms of ddp_worker.expected_collectives, at N=2, are the numbers worked out by hand."""
+    for r, scattered in ((0, [3, 3, 3]), (1, [20, 20, 20])):
+        assert W.expected_collectives(2, r) == dict(TWO_RANKS, **{"c.reduce_scatter": scattered})
+    assert W.expected_collectives(3, 2)["c.prod"] == [24, -192]  # 2 * 3 * 4, (-4) * (-6) * (-8)
+    assert W.expected_collectives(3, 2)["c.reduce_scatter"] == [60] * 3  # 10 * 2 from each of 3 ranks
+
+
 def test_collectives(run):
-    ranks, notes, _ = run
-    want = {"c.sum": [3, 6, 9], "c.avg": [1.5, 3, 4.5], "c.max": [3, -4], "c.min": [2, -6], "c.prod": [6, 24],
-            "c.broadcast": [0, 6, 12, 18], "c.all_gather": [[[1, 1], [1, 1]], [[2, 2], [2, 2]]],
-            "c.all_gather_into_tensor": [0, 0, 1, 1], "c.noncontiguous_async": [[3] * 3] * 2,
-            "c.cpu_tensor": [3, 3], "c.debug_ok": [2, 2, 2]}
-    for r in range(W.WORLD):
-        for key, value in want.items():
+    world, ranks, notes, _ = run
+    for r in range(world):
+        for key, value in W.expected_collectives(world, r).items():
             numpy.testing.assert_array_equal(ranks[r][key], value, err_msg=f"{key} on rank {r}")
         assert notes[r]["completed"] is True
-    numpy.testing.assert_array_equal(ranks[0]["c.reduce_scatter"], [3, 3, 3])
-    numpy.testing.assert_array_equal(ranks[1]["c.reduce_scatter"], [20, 20, 20])
 
 
 def test_bad_input_gives_typed_errors_on_every_rank(run):
-    _, notes, init_errors = run
-    for r in range(W.WORLD):
-        assert f"world_size=3 disagrees with the launcher on rank {r}" in init_errors[r]
+    world, _, notes, init_errors = run
+    shapes = "; ".join(f"rank {r}: all_reduce op=SUM float32 ({3 + r},)" for r in range(world))
+    dtypes = "; ".join(f"rank {r}: all_reduce op=SUM {'float32' if r else 'float64'} (3,)" for r in range(world))
+    for r in range(world):
+        assert f"world_size={world + 1} disagrees with the launcher on rank {r}" in init_errors[r]
+        assert f"gives world_size {world});" in init_errors[r]
         assert notes[r]["init_twice"].startswith("ProcessGroupError: init_process_group: trying to initialize")
-        assert "invalid root rank src=5" in notes[r]["bad_src"]
-        assert "one tensor per rank (2), got 1" in notes[r]["bad_list"]
-        # TINYNET_DISTRIBUTED_DEBUG: the mismatch is found on both ranks, each rank's call listed
-        shape, dtype = notes[r]["debug_shape"], notes[r]["debug_dtype"]
-        assert "rank 0: all_reduce op=SUM float32 (3,); rank 1: all_reduce op=SUM float32 (4,)" in shape
-        assert "rank 0: all_reduce op=SUM float64 (3,); rank 1: all_reduce op=SUM float32 (3,)" in dtype
+        assert f"invalid root rank src={world + 3} (the group has ranks 0 to {world - 1})" in notes[r]["bad_src"]
+        assert f"one tensor per rank ({world}), got 1" in notes[r]["bad_list"]
+        # TINYNET_DISTRIBUTED_DEBUG: the mismatch is found on every rank, each rank's call listed
+        assert shapes in notes[r]["debug_shape"]
+        assert dtypes in notes[r]["debug_dtype"]
 
 
 @pytest.mark.parametrize("case", list(W.LOADER_CASES))
-def test_two_processes_equal_one_process_on_the_global_batch(run, case):
-    """Step by step (two epochs, uneven last batches), parameters and averaged gradients of both
-    ranks equal one process trained on the union of the two ranks' batches."""
-    ranks, _, _ = run
-    ref = W.reference_training("cpu", tinynet.float64, case)
+def test_n_processes_equal_one_process_on_the_global_batch(run, case):
+    """Step by step (two epochs, uneven last batches), parameters and averaged gradients of every
+    rank equal one process trained on the union of all ranks' batches."""
+    world, ranks, _, _ = run
+    ref = W.reference_training("cpu", tinynet.float64, case, world)
     steps = {k.split(".")[2] for k in ranks[0] if k.startswith(f"train.{case}.")}
     assert len(steps) == len(ref) == (6 if case == "loader_drop" else 8)
     for k, snap in enumerate(ref):
@@ -111,45 +132,46 @@ def test_two_processes_equal_one_process_on_the_global_batch(run, case):
 
 
 def test_small_buckets_overlap_backward_and_give_the_same_result(run):
-    ranks, _, _ = run
-    for k, snap in enumerate(W.reference_training("cpu", tinynet.float64, "pad")):
+    world, ranks, _, _ = run
+    for k, snap in enumerate(W.reference_training("cpu", tinynet.float64, "pad", world)):
         _compare(ranks, f"buckets.{k}.", snap)
-    for r in range(W.WORLD):
+    for r in range(world):
         assert int(ranks[r]["buckets.count"]) == 3  # (fc2.bias, fc2.weight), fc1's, conv's
         # when backward reached fc1's input, the buckets of fc2 and fc1 were already all-reducing
         assert ranks[r]["buckets.overlap"].tolist() == [2] * 8
 
 
 def test_no_sync_accumulates_locally_then_reduces_the_sums(run):
-    ranks, _, _ = run
-    _compare(ranks, "no_sync.", W.reference_no_sync("cpu", tinynet.float64))
-    assert numpy.abs(ranks[0]["no_sync.local_fc2_bias_grad"] - ranks[1]["no_sync.local_fc2_bias_grad"]).max() > 1e-3
+    world, ranks, _, _ = run
+    _compare(ranks, "no_sync.", W.reference_no_sync("cpu", tinynet.float64, world))
+    for r in range(1, world):
+        assert numpy.abs(ranks[0]["no_sync.local_fc2_bias_grad"] - ranks[r]["no_sync.local_fc2_bias_grad"]).max() > 1e-3
 
 
 def test_batchnorm_buffers_are_rank_0s(run):
     """Each rank normalises with its own batch statistics, gradients are averaged, and before
     each forward every rank gets rank 0's running statistics (PyTorch's broadcast_buffers)."""
-    ranks, _, _ = run
-    ref = W.reference_batchnorm("cpu", tinynet.float64)
+    world, ranks, _, _ = run
+    ref = W.reference_batchnorm("cpu", tinynet.float64, world)
     for k, step in enumerate(ref):
         _compare(ranks, f"bn.{k}.after.", {n: v for n, v in step["after"].items() if not n.startswith("b.")})
         _compare(ranks, f"bn.{k}.seen.", step["seen"])
     # the broadcast matters: without it rank 1 would have gone on with its own statistics
-    own = W.reference_batchnorm("cpu", tinynet.float64, steps=1, own_rank=1)[0]["own"]
+    own = W.reference_batchnorm("cpu", tinynet.float64, world, steps=1, own_rank=1)[0]["own"]
     assert numpy.abs(own["b.bn1.running_mean"] - ref[1]["seen"]["b.bn1.running_mean"]).max() > 1e-3
 
 
 def test_unused_parameters(run):
-    ranks, notes, _ = run
-    _compare(ranks, "unused.", W.reference_unused("cpu", tinynet.float64))
-    for r in range(W.WORLD):
+    world, ranks, notes, _ = run
+    _compare(ranks, "unused.", W.reference_unused("cpu", tinynet.float64, world))
+    for r in range(world):
         assert f"did not receive a gradient in this backward on rank {r}: extra.weight, extra.bias" in \
             notes[r]["unused_strict"]
         assert "find_unused_parameters=True" in notes[r]["unused_strict"]
 
 
 def test_state_dict_keys_are_prefixed(run):
-    _, notes, _ = run
+    _, _, notes, _ = run
     assert notes[0]["state_dict_keys"][:2] == ["module.conv.weight", "module.conv.bias"]
 
 
