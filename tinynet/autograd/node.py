@@ -238,7 +238,9 @@ class Op:
             return out
         self.inputs = args
         self._seq = next_seq()
-        if y.dtype.kind == "f" or is_floating(y.dtype) or y.dtype.kind == "c":  # integer and bool outputs: none
+        dt = y.dtype
+        kind = dt.kind
+        if kind == "f" or kind == "c" or dt == bfloat16:  # integer and bool outputs: none
             out.requires_grad = True
             out._grad_fn = self
         else:

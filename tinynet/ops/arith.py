@@ -31,7 +31,7 @@ from ..autograd.order import recorded_inputs
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .autocast import autocast_op
-from .util import array_of, check_tensor, operand
+from .util import array_of, check_tensor, operand, unbroadcast
 
 
 class _Binary(Op):
@@ -108,7 +108,6 @@ def _reduce(xp, g, shape):
     """The gradient summed to ``shape`` (None for a Python-number operand)."""
     if shape is None:
         return None
-    from .util import unbroadcast
     return unbroadcast(xp, g, shape)
 
 

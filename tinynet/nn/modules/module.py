@@ -242,14 +242,21 @@ class Module(HookMixin, StateMixin):
         unless ``remove_duplicate=False``), parents before children."""
         if memo is None:
             memo = set()
-        if self in memo:
-            return
-        if remove_duplicate:
-            memo.add(self)
-        yield prefix, self
-        for name, module in self._modules.items():
-            if module is not None:
-                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+        # depth first with an explicit stack: one generator for the whole tree, not one per level
+        # (parameters() walks it at every training step that clips gradients)
+        todo = [(prefix, self)]
+        while todo:
+            prefix, mod = todo.pop()
+            if mod is not self and type(mod).named_modules is not Module.named_modules:  # its own walk
+                yield from mod.named_modules(memo, prefix, remove_duplicate)
+                continue
+            if mod in memo:
+                continue
+            if remove_duplicate:
+                memo.add(mod)
+            yield prefix, mod
+            dot = prefix + "." if prefix else ""
+            todo.extend([(dot + name, m) for name, m in reversed(mod._modules.items()) if m is not None])
 
     def modules(self, remove_duplicate=True):
         for _, m in self.named_modules(remove_duplicate=remove_duplicate):
@@ -282,8 +289,22 @@ class Module(HookMixin, StateMixin):
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
+        if recurse and type(self).named_parameters is Module.named_parameters:
+            yield from self._members("_parameters")  # the same parameters, without their names
+            return
         for _, p in self.named_parameters(recurse=recurse):
             yield p
+
+    def _members(self, store):
+        """The values in ``store`` of this module and its descendants, each once, in the order
+        of ``named_parameters``/``named_buffers``."""
+        seen, out = set(), []
+        for _, mod in self.named_modules():
+            for v in mod.__dict__[store].values():
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+        return out
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yield ``(dotted_name, buffer)``, persistent or not."""
