@@ -103,7 +103,7 @@ def _target_shape(op, x, shape):
     known = -math.prod(shape)  # the product of the other sizes (one -1 among them)
     if known == 0 or n % known:
         raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} (shape {x.shape})")
-    return tuple(n // known if s == -1 else s for s in shape)
+    return tuple([n // known if s == -1 else s for s in shape])
 
 
 def reshape(input, *shape):

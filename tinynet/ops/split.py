@@ -52,7 +52,7 @@ class Split(Op):
         pre = (slice(None),) * self.axis
         if self.bounds is None:
             return tuple(x[pre + (i,)] for i in range(x.shape[self.axis]))
-        return tuple(x[pre + (slice(lo, hi),)] for lo, hi in self.bounds)
+        return tuple([x[pre + (slice(lo, hi),)] for lo, hi in self.bounds])
 
     def backward(self, xp, *gys):
         if self.bounds is None:

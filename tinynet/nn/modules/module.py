@@ -242,21 +242,14 @@ class Module(HookMixin, StateMixin):
         unless ``remove_duplicate=False``), parents before children."""
         if memo is None:
             memo = set()
-        # depth first with an explicit stack: one generator for the whole tree, not one per level
-        # (parameters() walks it at every training step that clips gradients)
-        todo = [(prefix, self)]
-        while todo:
-            prefix, mod = todo.pop()
-            if mod is not self and type(mod).named_modules is not Module.named_modules:  # its own walk
-                yield from mod.named_modules(memo, prefix, remove_duplicate)
-                continue
-            if mod in memo:
-                continue
-            if remove_duplicate:
-                memo.add(mod)
-            yield prefix, mod
-            dot = prefix + "." if prefix else ""
-            todo.extend([(dot + name, m) for name, m in reversed(mod._modules.items()) if m is not None])
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is not None:
+                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
 
     def modules(self, remove_duplicate=True):
         for _, m in self.named_modules(remove_duplicate=remove_duplicate):
@@ -297,9 +290,13 @@ class Module(HookMixin, StateMixin):
 
     def _members(self, store):
         """The values in ``store`` of this module and its descendants, each once, in the order
-        of ``named_parameters``/``named_buffers``."""
+        of ``named_parameters``/``named_buffers`` (the modules listed without their names:
+        ``parameters()`` runs at every step that clips gradients)."""
+        mods: list = []
+        if not _collect(self, set(), mods):  # a module with a walk of its own: take that walk
+            mods = [m for _, m in self.named_modules()]
         seen, out = set(), []
-        for _, mod in self.named_modules():
+        for mod in mods:
             for v in mod.__dict__[store].values():
                 if v is not None and id(v) not in seen:
                     seen.add(id(v))
@@ -387,6 +384,19 @@ class Module(HookMixin, StateMixin):
         keys = dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules) + \
             list(self._buffers)
         return sorted(k for k in keys if not k[0].isdigit())
+
+
+def _collect(mod, memo, out):
+    """Append ``mod`` and its descendants to ``out`` in ``named_modules``' order, each once;
+    False as soon as one of them has a ``named_modules`` of its own."""
+    if type(mod).named_modules is not Module.named_modules:
+        return False
+    memo.add(mod)
+    out.append(mod)
+    for child in mod.__dict__["_modules"].values():
+        if child is not None and child not in memo and not _collect(child, memo, out):
+            return False
+    return True
 
 
 def check_input(layer, x, ndims, layout):
