@@ -188,7 +188,10 @@ def main(argv=None):
     if args.worker:
         return worker(args)
     roots = [ROOT] + [os.path.abspath(a) for a in args.against]
-    jobs = [(f"tinynet {os.path.basename(r) or r}", "tinynet", r) for r in roots]
+    jobs = []
+    for i, r in enumerate(roots):  # named by folder (numbered when two folders share a name)
+        name = f"tinynet {os.path.basename(r) or r}"
+        jobs.append((name if all(name != j[0] for j in jobs) else f"{name} ({i + 1})", "tinynet", r))
     if not args.no_torch:
         jobs.append(("PyTorch", "torch", ROOT))
     result = {"config": {k: getattr(args, k) for k in ("precision", "n_layer", "n_head", "n_embd", "block_size",
