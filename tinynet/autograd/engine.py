@@ -165,8 +165,10 @@ def _general_backward(op, entry, capture, create_graph):
         gys = _visit_outputs(op, gys, capture is not None)
     if capture is not None and not capture.outputs(op, gys):
         return _SKIP
-    first = next((g for g in gys if g is not None), None)
-    if first is None:
+    for first in gys:  # the first gradient that arrived
+        if first is not None:
+            break
+    else:
         return _SKIP
     xp = backend.cupy if isinstance(first if not create_graph else first.array, backend._CUPY_NDARRAY) else numpy
     if len(gys) > 1:
@@ -192,7 +194,8 @@ def _accumulate(leaf, g, create_graph, stolen):
         g = backend.astype(g, dtype)
     cur = leaf.grad
     if cur is None:
-        graph_capture.grad_journal(leaf)  # a failed CUDA graph capture puts the old grad back
+        if graph_capture._active[0]:  # (no capture anywhere: nothing to journal)
+            graph_capture.grad_journal(leaf)  # a failed CUDA graph capture puts the old grad back
         flags, key = g.flags, id(g)
         # (CuPy arrays are always writeable and their flags have no such field)
         if (g.base is None and flags.c_contiguous and key not in stolen
@@ -207,7 +210,8 @@ def _accumulate(leaf, g, create_graph, stolen):
             and (type(acc) is backend._CUPY_NDARRAY or acc.flags.writeable)):
         acc += g  # in place, as PyTorch accumulates (what a graph replay relies on)
     else:
-        graph_capture.grad_journal(leaf)
+        if graph_capture._active[0]:
+            graph_capture.grad_journal(leaf)
         leaf.grad = node._wrap(acc + g)
 
 

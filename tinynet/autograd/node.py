@@ -238,7 +238,9 @@ class Op:
             return out
         self.inputs = args
         self._seq = next_seq()
-        if y.dtype.kind == "f" or is_floating(y.dtype) or y.dtype.kind == "c":  # integer and bool outputs: none
+        dt = y.dtype
+        kind = dt.kind
+        if kind == "f" or kind == "c" or dt == bfloat16:  # integer and bool outputs: none
             out.requires_grad = True
             out._grad_fn = self
         else:
@@ -255,11 +257,13 @@ class Op:
 
     def _apply_several(self, args, ys, record, low=False):
         """The end of :meth:`apply` for an op with several outputs (``ys``, a tuple of arrays)."""
-        outs = tuple(_wrap(a) for a in ys)
+        wrap = _wrap
+        outs = tuple([wrap(a) for a in ys])
         if self.is_view:  # views of the first argument, e.g. the pieces of split()
             src = args[0]
+            cell, base = src._vc, src._base if src._base is not None else src
             for o in outs:
-                o._vc, o._base = src._vc, src._base if src._base is not None else src
+                o._vc, o._base = cell, base
         if not record:
             return outs
         self.inputs = args
@@ -267,7 +271,8 @@ class Op:
         self.n_outputs = len(outs)
         self._out_meta = [(a.shape, a.dtype) for a in ys]
         for k, o in enumerate(outs):
-            if is_floating(ys[k].dtype) or ys[k].dtype.kind == "c":
+            dt = ys[k].dtype
+            if dt.kind == "f" or dt.kind == "c" or dt == bfloat16:  # float and complex outputs get a gradient
                 o.requires_grad = True
                 o._grad_fn = self
                 o._output_nr = k

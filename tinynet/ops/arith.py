@@ -31,7 +31,7 @@ from ..autograd.order import recorded_inputs
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError
 from ..tensor import Tensor
 from .autocast import autocast_op
-from .util import array_of, check_tensor, operand
+from .util import array_of, check_tensor, operand, unbroadcast
 
 
 class _Binary(Op):
@@ -55,8 +55,9 @@ class _Binary(Op):
 
     def shapes(self):
         """The shapes of the two inputs (None for a Python number), for unbroadcasting."""
-        a, b = recorded_inputs(self)
-        return getattr(a, "shape", None), getattr(b, "shape", None)
+        a, b = recorded_inputs(self)  # (a tensor's array shape: Tensor.shape would make a Size)
+        return (a.array.shape if isinstance(a, Tensor) else getattr(a, "shape", None),
+                b.array.shape if isinstance(b, Tensor) else getattr(b, "shape", None))
 
 
 class Add(_Binary):
@@ -108,7 +109,6 @@ def _reduce(xp, g, shape):
     """The gradient summed to ``shape`` (None for a Python-number operand)."""
     if shape is None:
         return None
-    from .util import unbroadcast
     return unbroadcast(xp, g, shape)
 
 
@@ -195,8 +195,11 @@ def _promote(op, a, b):
     if type(a) is Tensor:
         da = a.array.dtype
         if type(b) is Tensor:
-            if b.array.dtype == da:
+            db = b.array.dtype
+            if db == da:
                 return a, b, da, False
+            if a.array.ndim and b.array.ndim:  # two dimensioned tensors: PyTorch's promote_types of the two
+                return a, b, dtypes.promote_types(da, db), True
         elif type(b) is float and is_floating(da) or type(b) is int and da.kind in "fiu":
             return a, b, da, False  # a Python number of a kind NumPy keeps weak, like PyTorch
     a, b = operand(op, a), operand(op, b)

@@ -65,7 +65,7 @@ from .util import cast, check_float, check_tensor, is_graph, unbroadcast
 
 
 def _swap(xp, a):
-    return xp.swapaxes(a, -1, -2)
+    return a.swapaxes(-1, -2) if xp is numpy else xp.swapaxes(a, -1, -2)
 
 
 def _expand_heads(xp, a, g):
@@ -311,7 +311,7 @@ def _bias(xp, mask, q, keys):
 
 
 def _check_number(op, name, v):
-    if isinstance(v, bool) or not isinstance(v, numbers.Real):
+    if type(v) is not float and type(v) is not int and (isinstance(v, bool) or not isinstance(v, numbers.Real)):
         raise ArgumentTypeError(f"{op}: {name} must be a float, got {type(v).__name__}")
     return float(v)
 
@@ -366,20 +366,21 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     op = "scaled_dot_product_attention"
     for name, t in (("query", query), ("key", key), ("value", value)):
         check_float(op, name, t)
-        if t.ndim < 2:
+        if t.array.ndim < 2:
             raise ShapeError(f"{op}: expected query, key and value to be at least 2-D, got {name} of shape {t.shape}")
-    if not query.dtype == key.dtype == value.dtype:
+    qs, ks, vs = query.array.shape, key.array.shape, value.array.shape
+    if not query.array.dtype == key.array.dtype == value.array.dtype:
         raise DTypeError(f"{op}: expected query, key and value to have the same dtype, got {query.dtype}, "
                          f"{key.dtype} and {value.dtype}")
-    if key.shape[-1] != query.shape[-1]:
-        raise ShapeError(f"{op}: key's last dim must equal query's ({query.shape[-1]}), got key of shape {key.shape}")
-    if value.shape[-2] != key.shape[-2]:
-        raise ShapeError(f"{op}: value must have key's sequence length S={key.shape[-2]} in dim -2, "
+    if ks[-1] != qs[-1]:
+        raise ShapeError(f"{op}: key's last dim must equal query's ({qs[-1]}), got key of shape {key.shape}")
+    if vs[-2] != ks[-2]:
+        raise ShapeError(f"{op}: value must have key's sequence length S={ks[-2]} in dim -2, "
                          f"got value of shape {value.shape}")
     p = _check_number(op, "dropout_p", dropout_p)
     if not 0.0 <= p <= 1.0:
         raise ArgumentError(f"{op}: dropout_p must be in [0, 1], got {dropout_p}")
-    scale = 1.0 / math.sqrt(query.shape[-1]) if scale is None else _check_number(op, "scale", scale)
+    scale = 1.0 / math.sqrt(qs[-1]) if scale is None else _check_number(op, "scale", scale)
     groups = (1, 1)
     if enable_gqa:
         if min(query.ndim, key.ndim, value.ndim) < 3:
@@ -391,15 +392,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
                 raise ShapeError(f"{op}: with enable_gqa the number of {name} heads must divide the number of query "
                                  f"heads {hq}, got {t.shape[-3]}")
         groups = (hq // key.shape[-3], hq // value.shape[-3])
-    kb, vb = key.shape[:-2], value.shape[:-2]
+    kb, vb = ks[:-2], vs[:-2]
     if enable_gqa:  # the batch shapes once the key/value heads are repeated
-        kb, vb = kb[:-1] + (query.shape[-3],), vb[:-1] + (query.shape[-3],)
+        kb, vb = kb[:-1] + (qs[-3],), vb[:-1] + (qs[-3],)
     try:
-        batch = numpy.broadcast_shapes(query.shape[:-2], kb, vb)
+        batch = kb if qs[:-2] == kb == vb else numpy.broadcast_shapes(qs[:-2], kb, vb)
     except ValueError:
         raise ShapeError(f"{op}: the batch dims of query {query.shape}, key {key.shape} and value {value.shape} "
                          "do not broadcast") from None
-    scores = tuple(batch) + (query.shape[-2], key.shape[-2])
+    scores = tuple(batch) + (qs[-2], ks[-2])
     if attn_mask is not None:
         check_tensor(op, "attn_mask", attn_mask)
         if is_causal:

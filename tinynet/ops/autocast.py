@@ -27,6 +27,7 @@ from .conversion import Cast
 
 DEFAULT_DTYPES = {"cuda": dtypes.float16, "cpu": dtypes.bfloat16}  # torch.get_autocast_dtype's defaults
 OPEN = [0]  # autocast regions open in any thread: the wrappers' one test while there are none
+_FLOAT32, _FLOAT64, _BFLOAT16 = dtypes.float32, dtypes.float64, dtypes.bfloat16
 
 
 class _State:
@@ -78,13 +79,16 @@ def clear_cache():
 
 
 def _device_type(values):
+    """``"cuda"`` or ``"cpu"``: the device of the first tensor among ``values`` (or inside a
+    list or tuple among them), None when there is none."""
+    gpu_array = backend._CUPY_NDARRAY
     for v in values:
         if isinstance(v, Tensor):
-            return "cuda" if backend.is_gpu_array(v.array) else "cpu"
+            return "cuda" if isinstance(v.array, gpu_array) else "cpu"
         if isinstance(v, (list, tuple)):
             for t in v:
                 if isinstance(t, Tensor):
-                    return "cuda" if backend.is_gpu_array(t.array) else "cpu"
+                    return "cuda" if isinstance(t.array, gpu_array) else "cpu"
     return None
 
 
@@ -95,11 +99,16 @@ def _eligible(t):
 
 
 def _cast(t, dt, state, lower):
-    """``t`` as ``dt`` through the differentiable cast (cached for weights in the lower dtype)."""
-    if not isinstance(t, Tensor) or t.array.dtype == dt or not _eligible(t):
+    """``t`` as ``dt`` through the differentiable cast (cached for weights in the lower dtype).
+    Anything but a float tensor of another dtype (not float64) comes back as it is."""
+    if not isinstance(t, Tensor):
+        return t
+    have = t.array.dtype
+    # (the test of _eligible, written out: this runs for every tensor argument of a cast op)
+    if have == dt or not ((have.kind == "f" and have != _FLOAT64) or have == _BFLOAT16):
         return t
     if not (lower and state.cache_enabled and t.requires_grad and t._grad_fn is None and t._base is None
-            and t.array.dtype == dtypes.float32):
+            and have == _FLOAT32):
         return Cast(dt).apply(t)
     key = (id(t), dt, _grad_enabled.get())
     hit = state.cache.get(key)
@@ -111,8 +120,16 @@ def _cast(t, dt, state, lower):
 
 
 def _cast_all(values, dt, state, lower):
-    return [(type(v)(_cast(t, dt, state, lower) for t in v) if isinstance(v, (list, tuple)) else
-             _cast(v, dt, state, lower)) for v in values]
+    """``values`` with each tensor, and each tensor inside a list or tuple, through :func:`_cast`
+    (a list or tuple without tensors comes back as it is)."""
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            v = _cast(v, dt, state, lower)
+        elif isinstance(v, (list, tuple)) and any(isinstance(t, Tensor) for t in v):
+            v = type(v)(_cast(t, dt, state, lower) for t in v)
+        out.append(v)
+    return out
 
 
 def _widest(values):
@@ -124,12 +141,20 @@ def _widest(values):
     return dt
 
 
-def cast_arguments(name, args, kwargs):
-    """``args``, ``kwargs`` as op ``name`` gets them under the autocast region now open."""
-    state = _state.get()
-    values = list(args) + list(kwargs.values())
-    device_type = _device_type(values)
-    low = state.enabled.get(device_type) if device_type is not None else None
+def cast_arguments(name, args, kwargs, state=None):
+    """``args``, ``kwargs`` as op ``name`` gets them under the autocast region now open
+    (``state``: this thread's autocast state, read here when not given)."""
+    if state is None:
+        state = _state.get()
+    enabled = state.enabled
+    # the device type of the first tensor argument; nothing to do when that device type is not
+    # autocast or its table has no entry for this op (e.g. layer_norm under CPU autocast)
+    device_type = _device_type(args) if args else None
+    if device_type is None and kwargs:
+        device_type = _device_type(kwargs.values())
+    if device_type is None:
+        return args, kwargs
+    low = enabled.get(device_type)
     if low is None:
         return args, kwargs
     policy = TABLES[device_type].get(name)
@@ -140,12 +165,17 @@ def cast_arguments(name, args, kwargs):
             f"{name}: unsafe to autocast (float16 saturates its log terms); use binary_cross_entropy_with_logits "
             f"(BCEWithLogitsLoss), which is safe under autocast, or leave the region with "
             f"autocast(device_type={device_type!r}, enabled=False) and pass float32 inputs")
-    dt = low if policy == "lower" else dtypes.float32 if policy == "fp32" else _widest(values)
-    if dt is None:
-        return args, kwargs
-    cast = _cast_all(values, dt, state, policy == "lower")
-    n = len(args)
-    return tuple(cast[:n]), dict(zip(kwargs, cast[n:]))
+    if policy == "lower":
+        dt = low
+    elif policy == "fp32":
+        dt = dtypes.float32
+    else:
+        dt = _widest(list(args) + list(kwargs.values()))
+        if dt is None:
+            return args, kwargs
+    lower = policy == "lower"
+    cast = tuple(_cast_all(args, dt, state, lower))
+    return cast, (dict(zip(kwargs, _cast_all(kwargs.values(), dt, state, lower))) if kwargs else kwargs)
 
 
 def autocast_op(fn):
@@ -155,8 +185,10 @@ def autocast_op(fn):
 
     @functools.wraps(fn)
     def op(*args, **kwargs):
-        if OPEN[0] and _state.get().depth:
-            args, kwargs = cast_arguments(name, args, kwargs)
+        if OPEN[0]:
+            state = _state.get()
+            if state.depth:
+                args, kwargs = cast_arguments(name, args, kwargs, state)
         return fn(*args, **kwargs)
 
     op.autocast_name = name  # tests/test_amp.py finds the wrapped functions by it

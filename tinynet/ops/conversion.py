@@ -37,7 +37,7 @@ class Cast(Op):
             dtypes.BF16_SEEN[0] = True  # from now on Op.apply widens bfloat16 inputs (autograd.node)
         if x.dtype.kind == "c" and target.kind != "c":  # complex to real: the real part (PyTorch, NumPy)
             x = x.real
-        if is_floating(x.dtype) and target.kind in "iu" and target.itemsize < 8:
+        if target.kind in "iu" and target.itemsize < 8 and is_floating(x.dtype):
             # float -> narrow integer through int64, so that out-of-range values wrap on the GPU
             # as on the CPU and in PyTorch (a direct GPU conversion saturates: -2.7 -> uint8 gives
             # 0 there, 254 in PyTorch)

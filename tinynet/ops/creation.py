@@ -246,6 +246,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 
 def _number(op, name, v):
+    if type(v) is int or type(v) is float:  # (plain numbers skip the abstract-class check)
+        return v
     if isinstance(v, Tensor):
         v = v.item()
     if isinstance(v, bool) or not isinstance(v, numbers.Real):
@@ -270,7 +272,8 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     if (end - start) * step < 0:
         raise ArgumentError(f"arange: the bounds are inconsistent with the step's sign (start {start}, "
                             f"end {end}, step {step})")
-    ints = all(isinstance(v, (numbers.Integral, numpy.integer)) for v in (start, end, step))
+    ints = (type(start) is int and type(end) is int and type(step) is int
+            or all(isinstance(v, (numbers.Integral, numpy.integer)) for v in (start, end, step)))
     dt = dtypes.as_dtype(dtype, "arange") or (dtypes.int64 if ints else dtypes.get_default_dtype())
     n = max(0, math.ceil((end - start) / step))
     return _make("arange", lambda xp, s, d: (start + step * xp.arange(n, dtype=numpy.float64)).astype(d)

@@ -30,6 +30,8 @@ from ..tensor import Tensor
 from .indexing import IndexAddInto
 from .util import check_int, check_tensor, is_graph
 
+_INT64, _INT32 = numpy.dtype(numpy.int64), numpy.dtype(numpy.int32)
+
 
 # Vocabulary size times positions up to which the GPU backward is a one-hot product (64 M
 # one-hot entries: 256 MiB in float32; the character GPT's 65 x 16384 tokens and 256 x 16384
@@ -92,7 +94,10 @@ class Embedding(Op):
 
 def _check_index(op, input, dtypes_ok=("int64", "int32")):
     check_tensor(op, "input", input)
-    if str(input.array.dtype) not in dtypes_ok:
+    dt = input.array.dtype
+    # (the usual dtypes compared as dtypes first: str() of a dtype runs NumPy's Python code)
+    if not ((dt == _INT64 and "int64" in dtypes_ok) or (dt == _INT32 and "int32" in dtypes_ok)
+            or str(dt) in dtypes_ok):
         raise DTypeError(f"{op}: expected indices of dtype {' or '.join(dtypes_ok)}, got {input.dtype}")
 
 

@@ -211,6 +211,12 @@ def _shape_tuple(op, normalized_shape):
     if isinstance(normalized_shape, Tensor) or not isinstance(normalized_shape, (tuple, list)):
         raise ArgumentTypeError(f"{op}: normalized_shape must be a tuple or list of ints, got "
                                 f"{type(normalized_shape).__name__}")
+    for s in normalized_shape:  # plain ints >= 0 (the common case) need no conversion
+        if type(s) is not int or s < 0:
+            break
+    else:
+        if normalized_shape:
+            return tuple(normalized_shape)
     shape = tuple(check_int(op, "normalized_shape", s, 0) for s in normalized_shape)
     if not shape:
         raise ArgumentError(f"{op}: expected normalized_shape to have at least one element, got ()")
@@ -257,7 +263,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     check_float("layer_norm", "input", input)
     shape = _shape_tuple("layer_norm", normalized_shape)
     k = len(shape)
-    if input.ndim < k or tuple(input.shape[input.ndim - k:]) != shape:
+    have = input.array.shape
+    if len(have) < k or have[len(have) - k:] != shape:
         raise ShapeError(f"layer_norm: given normalized_shape={shape}, expected input with shape "
                          f"(*, {', '.join(map(str, shape))}), got {tuple(input.shape)}")
     _check_param("layer_norm", "weight", weight, shape, input)

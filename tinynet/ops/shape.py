@@ -40,7 +40,8 @@ class Reshape(Op):
 
     def backward(self, xp, gy):
         if self.layout is None or is_graph(xp):
-            return (xp.reshape(gy, self.in_shape),)
+            # (the array's own method outside a create_graph backward: numpy.reshape wraps it in Python)
+            return (gy.reshape(self.in_shape) if xp is numpy else xp.reshape(gy, self.in_shape),)
         g = xp.empty_like(self.layout, dtype=gy.dtype)  # order "K": the template's memory order
         g[...] = gy.reshape(self.in_shape)
         return (g,)
@@ -65,7 +66,10 @@ class Permute(Op):
         return x.transpose(self.dims)
 
     def backward(self, xp, gy):
-        return (xp.transpose(gy, tuple(int(i) for i in numpy.argsort(self.dims))),)
+        inverse = [0] * len(self.dims)  # the inverse permutation (what argsort of dims gives)
+        for i, d in enumerate(self.dims):
+            inverse[d] = i
+        return (gy.transpose(inverse) if xp is numpy else xp.transpose(gy, tuple(inverse)),)
 
 
 class Expand(Op):
@@ -90,16 +94,16 @@ class Expand(Op):
 def _target_shape(op, x, shape):
     shape = sizes(op, shape, "shape")
     n = x.array.size
-    if shape.count(-1) > 1 or any(s < -1 for s in shape):
-        raise ShapeError(f"{op}: invalid shape {shape} (at most one -1, other sizes >= 0)")
-    known = math.prod(s for s in shape if s != -1)
-    if -1 in shape:
-        if known == 0 or n % known:
+    if not shape or min(shape) >= 0:  # no -1 to fill in (the common case, one pass)
+        if math.prod(shape) != n:
             raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} (shape {x.shape})")
-        shape = tuple(n // known if s == -1 else s for s in shape)
-    elif known != n:
+        return shape
+    if shape.count(-1) > 1 or min(shape) < -1:
+        raise ShapeError(f"{op}: invalid shape {shape} (at most one -1, other sizes >= 0)")
+    known = -math.prod(shape)  # the product of the other sizes (one -1 among them)
+    if known == 0 or n % known:
         raise ShapeError(f"{op}: shape {shape} is invalid for input of size {n} (shape {x.shape})")
-    return shape
+    return tuple([n // known if s == -1 else s for s in shape])
 
 
 def reshape(input, *shape):
@@ -160,11 +164,12 @@ def permute(input, *dims):
 def transpose(input, dim0, dim1):
     """Swap two dimensions (a view)."""
     check_tensor("transpose", "input", input)
-    dims = list(range(input.ndim))
+    ndim = input.array.ndim
+    dims = list(range(ndim))
     if not dims:
         dim_index("transpose", dim0, 0), dim_index("transpose", dim1, 0)
         return Permute(()).apply(input)
-    a, b = dim_index("transpose", dim0, input.ndim), dim_index("transpose", dim1, input.ndim)
+    a, b = dim_index("transpose", dim0, ndim), dim_index("transpose", dim1, ndim)
     dims[a], dims[b] = dims[b], dims[a]
     return Permute(tuple(dims)).apply(input)
 

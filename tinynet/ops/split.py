@@ -52,7 +52,7 @@ class Split(Op):
         pre = (slice(None),) * self.axis
         if self.bounds is None:
             return tuple(x[pre + (i,)] for i in range(x.shape[self.axis]))
-        return tuple(x[pre + (slice(lo, hi),)] for lo, hi in self.bounds)
+        return tuple([x[pre + (slice(lo, hi),)] for lo, hi in self.bounds])
 
     def backward(self, xp, *gys):
         if self.bounds is None:
@@ -147,9 +147,10 @@ class UnfoldInto(Op):
 
 def _pieces(op, input, dim):
     check_tensor(op, "input" if op != "split" else "tensor", input)
-    if input.ndim == 0:
+    ndim = input.array.ndim
+    if ndim == 0:
         raise ShapeError(f"{op}: expects at least a 1-dimensional tensor, got a 0-dimensional one")
-    return dim_index(op, dim, input.ndim)
+    return dim_index(op, dim, ndim)
 
 
 def _by_sizes(op, input, d, sizes):
@@ -162,7 +163,7 @@ def _by_sizes(op, input, d, sizes):
 
 def _by_size(op, input, d, size):
     """Pieces of ``size`` along dim ``d`` (the last one smaller): PyTorch's split(int)."""
-    n = input.shape[d]
+    n = input.array.shape[d]
     if size < 0:
         raise ArgumentError(f"{op}: split_size must be non-negative, got {size}")
     if size == 0 and n != 0:

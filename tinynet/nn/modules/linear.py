@@ -71,9 +71,11 @@ class Linear(Module):
         init.default_layer_init_(self.weight, self.bias)
 
     def forward(self, input):
-        if isinstance(input, Tensor) and (input.ndim < 1 or input.shape[-1] != self.in_features):
-            raise ShapeError(f"{self!r}: expected input with {self.in_features} features in its last "
-                             f"dim, got shape {input.shape}")
+        if isinstance(input, Tensor):
+            shape = input.array.shape  # (the array's tuple: no Size made on every call)
+            if not shape or shape[-1] != self.in_features:
+                raise ShapeError(f"{self!r}: expected input with {self.in_features} features in its last "
+                                 f"dim, got shape {input.shape}")
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):

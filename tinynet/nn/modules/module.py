@@ -282,8 +282,26 @@ class Module(HookMixin, StateMixin):
         yield from self._named_members("_parameters", prefix, recurse, remove_duplicate)
 
     def parameters(self, recurse=True):
+        if recurse and type(self).named_parameters is Module.named_parameters:
+            yield from self._members("_parameters")  # the same parameters, without their names
+            return
         for _, p in self.named_parameters(recurse=recurse):
             yield p
+
+    def _members(self, store):
+        """The values in ``store`` of this module and its descendants, each once, in the order
+        of ``named_parameters``/``named_buffers`` (the modules listed without their names:
+        ``parameters()`` runs at every step that clips gradients)."""
+        mods: list = []
+        if not _collect(self, set(), mods):  # a module with a walk of its own: take that walk
+            mods = [m for _, m in self.named_modules()]
+        seen, out = set(), []
+        for mod in mods:
+            for v in mod.__dict__[store].values():
+                if v is not None and id(v) not in seen:
+                    seen.add(id(v))
+                    out.append(v)
+        return out
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
         """Yield ``(dotted_name, buffer)``, persistent or not."""
@@ -366,6 +384,19 @@ class Module(HookMixin, StateMixin):
         keys = dir(type(self)) + list(self.__dict__) + list(self._parameters) + list(self._modules) + \
             list(self._buffers)
         return sorted(k for k in keys if not k[0].isdigit())
+
+
+def _collect(mod, memo, out):
+    """Append ``mod`` and its descendants to ``out`` in ``named_modules``' order, each once;
+    False as soon as one of them has a ``named_modules`` of its own."""
+    if type(mod).named_modules is not Module.named_modules:
+        return False
+    memo.add(mod)
+    out.append(mod)
+    for child in mod.__dict__["_modules"].values():
+        if child is not None and child not in memo and not _collect(child, memo, out):
+            return False
+    return True
 
 
 def check_input(layer, x, ndims, layout):

@@ -8,6 +8,7 @@ import warnings
 
 from ... import ops
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
+from ...tensor import Tensor
 from ...ops.local_response_norm import cross_map_lrn2d
 from .. import functional as F, init
 from .module import Module, Parameter, check_input
@@ -81,11 +82,14 @@ class LayerNorm(Module):
             init.zeros_(self.bias)
 
     def forward(self, input):
-        check_input(self, input, range(len(self.normalized_shape), 64), f"(*, {self._trailing()})")
-        k = len(self.normalized_shape)
-        if tuple(input.shape[input.ndim - k:]) != self.normalized_shape:
+        shape = self.normalized_shape
+        k = len(shape)
+        if not isinstance(input, Tensor) or not k <= input.array.ndim < 64:  # check_input raises
+            check_input(self, input, range(k, 64), f"(*, {self._trailing()})")
+        have = input.array.shape
+        if have[len(have) - k:] != shape:
             raise ShapeError(f"{self!r}: expected input of shape (*, {self._trailing()}), got {tuple(input.shape)}")
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, shape, self.weight, self.bias, self.eps)
 
     def _trailing(self):
         return ", ".join(map(str, self.normalized_shape))

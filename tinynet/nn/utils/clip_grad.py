@@ -14,7 +14,7 @@ import warnings
 import numpy
 
 from ... import backend
-from ...autograd.node import bump_version
+from ...autograd.node import bump_version, bump_versions
 from ...errors import ArgumentTypeError, AutogradError
 from ...kernels import grad_norm
 from ...ops.creation import tensor as _tensor
@@ -63,8 +63,8 @@ def _vector_norm(xp, a, p):
         out = xp.count_nonzero(a)
     elif p == 1:
         out = xp.sum(xp.abs(a))
-    elif p == 2:
-        out = xp.sqrt(xp.sum(a * a))
+    elif p == 2:  # (NumPy: the array's sum method, the same reduction without numpy.sum's Python wrapper)
+        out = xp.sqrt((a * a).sum() if xp is numpy else xp.sum(a * a))
     else:
         out = xp.sum(xp.abs(a) ** p) ** (1.0 / p)
     return xp.asarray(out, dtype=dtype)
@@ -90,9 +90,14 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     p = _number("get_total_norm", "norm_type", norm_type)
     if not tensors:
         return _tensor(0.0)
-    first = tensors[0].device
-    xp = backend.module_for(first)
-    norms = [backend.to_device(_vector_norm(backend.array_module(t.array), t.array, p), first) for t in tensors]
+    arrays = [t.array for t in tensors]
+    if all(type(a) is numpy.ndarray for a in arrays):  # all on the CPU: no device to move the norms to
+        xp = numpy
+        norms = [_vector_norm(numpy, a, p) for a in arrays]
+    else:
+        first = tensors[0].device
+        xp = backend.module_for(first)
+        norms = [backend.to_device(_vector_norm(backend.array_module(a), a, p), first) for a in arrays]
     total = _vector_norm(xp, xp.stack(norms), p)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise AutogradError(f"clip_grad_norm_: the total norm of order {p} for gradients from `parameters` is "
@@ -117,6 +122,12 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     total = total_norm.array if isinstance(total_norm, Tensor) else numpy.asarray(total_norm)
     xp = backend.array_module(total)
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
+    if xp is numpy and all(type(g.array) is numpy.ndarray for g in grads):  # all on the CPU
+        coef = numpy.asarray(coef)  # (what backend.to_device gives on the CPU)
+        for g in grads:
+            g.array *= coef
+        bump_versions(grads)
+        return
     moved = {}
     for g in grads:
         key = str(g.device)
@@ -160,8 +171,7 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
         arrays = [g.array for g in grads]
         if grad_norm.usable(arrays):  # one multi-tensor reduction and scale, no host synchronisation
             total, _ = grad_norm.total_norm(arrays, max_norm)
-            for g in grads:
-                bump_version(g)
+            bump_versions(grads)
             return Tensor._wrap(total)
     total = get_total_norm([p.grad for p in params if p.grad is not None], norm_type, error_if_nonfinite, foreach)
     clip_grads_with_norm_(params, max_norm, total, foreach)

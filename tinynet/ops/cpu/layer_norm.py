@@ -24,8 +24,12 @@ BLAS_ROWS = 4096  # rows up to this length are summed by BLAS (blocked float32 s
 
 def takes(xp, x, *others):
     """True for float32/float64 NumPy arrays of one dtype (``others`` may hold None), not empty."""
-    return (xp is numpy and x.dtype in (numpy.float32, numpy.float64) and x.size > 0
-            and all(a is None or a.dtype == x.dtype for a in others))
+    if xp is not numpy or x.dtype not in (numpy.float32, numpy.float64) or x.size == 0:
+        return False
+    for a in others:
+        if a is not None and a.dtype != x.dtype:
+            return False
+    return True
 
 
 def _row_sums(a, n):
