@@ -1,0 +1,107 @@
+"""Products of gradients full of subnormal numbers (tinynet/ops/cpu/subnormal.py): the linear
+layer's backward multiplies such a gradient scaled by a power of two, with the same results."""
+import numpy
+import pytest
+
+import tinynet
+import tinynet.nn.functional as F
+from helpers import as_numpy, assert_close, torch
+from tinynet.ops.cpu import subnormal
+
+TINY32 = numpy.finfo(numpy.float32).tiny
+
+
+def saturated_nll_gradient(rows, classes, spread, seed=0):
+    """The gradient of ``nll_loss(log_softmax(z))`` for logits spread over ``spread``: the
+    softmax of the far-off classes is subnormal in float32 (see the module under test)."""
+    r = numpy.random.default_rng(seed)
+    z = r.standard_normal((rows, classes)) * spread
+    z -= z.max(axis=1, keepdims=True)
+    p = numpy.exp(z - numpy.log(numpy.exp(z).sum(axis=1, keepdims=True)))
+    p[numpy.arange(rows), r.integers(0, classes, rows)] -= 1.0
+    return (p / rows).astype(numpy.float32)
+
+
+def _subnormal_share(a):
+    return numpy.count_nonzero((numpy.abs(a) < TINY32) & (a != 0)) / a.size
+
+
+def test_lift_scales_only_a_subnormal_gradient():
+    r = numpy.random.default_rng(1)
+    w = r.uniform(-0.1, 0.1, (512, 64)).astype(numpy.float32)
+    g = saturated_nll_gradient(256, 512, 25)
+    assert _subnormal_share(g) > 0.15
+    k = subnormal.lift(g, 512, w)
+    assert numpy.finfo(numpy.float32).nmant + 1 < k <= 125
+    normal = r.standard_normal((256, 512)).astype(numpy.float32)
+    assert subnormal.lift(normal, 512, w) == 0
+    assert subnormal.lift(g.astype(numpy.float16), 512, w.astype(numpy.float16)) == 0  # float32/float64 only
+    assert subnormal.lift(g[:, :0], 512, w) == 0
+    bad = g.copy()
+    bad[0, 0] = numpy.inf
+    assert subnormal.lift(bad, 512, w) == 0  # not finite: left alone
+
+
+def test_lift_leaves_no_room_for_overflow():
+    """``k`` keeps ``inner * max|g| * max|other| * 2^k`` below the largest float; with a
+    huge value in the gradient no useful ``k`` is left and nothing is scaled."""
+    g = saturated_nll_gradient(128, 512, 30)
+    w = numpy.full((512, 32), 0.5, numpy.float32)
+    k = subnormal.lift(g, 512, w)
+    top = float(numpy.abs(g).max()) * 512 * 0.5 * 2.0 ** k
+    assert numpy.isfinite(numpy.float32(top)) and top < numpy.finfo(numpy.float32).max / 2
+    huge = g.copy()
+    huge[3, 3] = 1e30
+    assert subnormal.lift(huge, 512, w) == 0
+
+
+def test_lifted_products_equal_the_plain_ones_where_normal():
+    """Scaled by 2^k, multiplied, scaled back: bit for bit the plain product wherever that
+    one's result is far from the subnormal range; elsewhere no farther from the float64
+    product than the plain one."""
+    r = numpy.random.default_rng(2)
+    g = saturated_nll_gradient(300, 1000, 25)
+    assert _subnormal_share(g) > 0.15
+    w = r.uniform(-0.1, 0.1, (1000, 48)).astype(numpy.float32)
+    x = r.standard_normal((300, 48)).astype(numpy.float32)
+    k = subnormal.lift(g, 1000, w, x)
+    assert k > 0
+    gs = subnormal.scaled(g, k)
+    for plain, lifted, exact in ((g @ w, subnormal.unscale_(gs @ w, k), g.astype(float) @ w.astype(float)),
+                                 (g.T @ x, subnormal.unscale_(gs.T @ x, k), g.T.astype(float) @ x.astype(float))):
+        far = numpy.abs(exact) > 2.0 ** -100
+        assert far.any()
+        numpy.testing.assert_array_equal(lifted[far], plain[far])
+        err_plain, err_lifted = numpy.abs(plain - exact), numpy.abs(lifted - exact)
+        assert (err_lifted <= err_plain + 2.0 ** -149).all()
+
+
+@pytest.mark.parametrize("lead", [(256,), (16, 16)])
+def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, device, monkeypatch):
+    """The decoder layer of a language model whose log-softmax saturated: tinynet's gradients
+    (taken through the scaled products on the CPU) equal PyTorch's."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    r = numpy.random.default_rng(3)
+    out_f, in_f = 2048, 64
+    x = r.standard_normal(lead + (in_f,)).astype(numpy.float32)
+    w = r.uniform(-0.1, 0.1, (out_f, in_f)).astype(numpy.float32)
+    b = r.uniform(-0.1, 0.1, out_f).astype(numpy.float32)
+    gy = saturated_nll_gradient(256, out_f, 25, seed=4).reshape(lead + (out_f,))
+    assert _subnormal_share(gy) > 0.15
+    chosen = []
+    lift = subnormal.lift
+    monkeypatch.setattr(subnormal, "lift", lambda *a: chosen.append(lift(*a)) or chosen[-1])
+    ts = [tinynet.tensor(a, device=device, requires_grad=True) for a in (x, w, b)]
+    tt = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    F.linear(*ts).backward(tinynet.tensor(gy, device=device))
+    torch.nn.functional.linear(*tt).backward(torch.tensor(gy))
+    if device == "cpu":  # the scaled products were taken
+        assert len(chosen) == 1 and chosen[0] > 0
+    for name, ours, theirs in zip(("input", "weight", "bias"), ts, tt):
+        assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-9, what=name)
+        # the entries made of subnormal terms only: PyTorch's subnormal arithmetic against the
+        # scaled product, within a subnormal step per term
+        mine, ref = as_numpy(ours.grad), as_numpy(theirs.grad)
+        tiny_part = numpy.abs(ref) < 1e-30
+        assert_close(mine[tiny_part], ref[tiny_part], rtol=1e-2, atol=256 * 2.0 ** -149, what=f"{name}, tiny part")
