@@ -105,3 +105,65 @@ def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, device, mon
         mine, ref = as_numpy(ours.grad), as_numpy(theirs.grad)
         tiny_part = numpy.abs(ref) < 1e-30
         assert_close(mine[tiny_part], ref[tiny_part], rtol=1e-2, atol=256 * 2.0 ** -149, what=f"{name}, tiny part")
+
+
+@pytest.mark.parametrize("dtype,spread", [("float32", 20.0), ("float64", 160.0)])
+def test_saturated_log_softmax_sums_the_subnormal_terms_as_zero(dtype, spread, device, monkeypatch):
+    """Rows spread over more than exp's normal range: the CPU forward sums the subnormal
+    exp terms as zeros (ops/cpu/softmax.py), with the same outputs as summing them, bit for
+    bit, and PyTorch's values; -inf and nan entries behave as before; backward unchanged."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet.ops.cpu import softmax as cpu_softmax
+    r = numpy.random.default_rng(5)
+    x = (r.standard_normal((300, 2000)) * spread).astype(dtype)
+    x[3, 7] = -numpy.inf
+    x[4, :] = -numpy.inf
+    x[4, 9] = 1.0
+    x[5, 11] = numpy.nan
+    floor = cpu_softmax.FLOOR[numpy.dtype(dtype)]
+    ys = x - x.max(axis=1, keepdims=True)
+    assert numpy.count_nonzero(ys < floor) > 0.1 * x.size  # most blocks take the zeros
+    assert numpy.exp(floor) >= numpy.finfo(dtype).tiny > numpy.exp(numpy.nextafter(floor, -numpy.inf))
+    gy = r.standard_normal(x.shape).astype(dtype)
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    y = F.log_softmax(t, -1)
+    y.backward(tinynet.tensor(gy, device=device))
+    if device == "cpu":
+        monkeypatch.setattr(cpu_softmax, "BAND_SHARE", 2.0)  # never: every exp term summed
+        plain = cpu_softmax.log_softmax(x)
+        numpy.testing.assert_array_equal(as_numpy(y), plain)
+    p = torch.tensor(x, requires_grad=True)
+    ref = torch.log_softmax(p, -1)
+    ref.backward(torch.tensor(gy))
+    tol = (1e-5, 1e-4) if dtype == "float32" else (1e-12, 1e-9)
+    assert_close(y, ref, *tol, what="forward")
+    assert_close(t.grad, p.grad, tol[0], 1e-3 if dtype == "float32" else 1e-9, what="gradient")
+
+
+def test_linear_bias_added_per_block_and_bias_gradient_in_halves_keep_the_bits(device):
+    """A large linear layer: forward adds the bias inside each block of the split product
+    (parallel.matmul's ``bias``), backward sums the bias gradient's two column halves beside
+    the two products; both equal the plain sums bit for bit on the CPU, and PyTorch's values."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet import parallel
+    r = numpy.random.default_rng(6)
+    x = r.standard_normal((35, 20, 200)).astype(numpy.float32)
+    w = r.uniform(-0.1, 0.1, (2001, 200)).astype(numpy.float32)
+    b = r.standard_normal(2001).astype(numpy.float32)
+    gy = r.standard_normal((35, 20, 2001)).astype(numpy.float32)
+    ts = [tinynet.tensor(a, device=device, requires_grad=True) for a in (x, w, b)]
+    y = F.linear(*ts)
+    y.backward(tinynet.tensor(gy, device=device))
+    if device == "cpu":
+        ref = parallel.matmul(x.reshape(700, 200), w.T)
+        ref += b
+        numpy.testing.assert_array_equal(as_numpy(y).reshape(700, 2001), ref)
+        numpy.testing.assert_array_equal(as_numpy(ts[2].grad), gy.reshape(700, 2001).sum(axis=0))
+    tt = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    out = torch.nn.functional.linear(*tt)
+    out.backward(torch.tensor(gy))
+    assert_close(y, out, 1e-5, 1e-5)
+    for ours, theirs in zip(ts, tt):
+        assert_close(ours.grad, theirs.grad, 1e-5, 1e-4)

@@ -279,8 +279,8 @@ def parallel_for(count, fn, xp=numpy):
     return job.results
 
 
-def matmul(a, b, out=None):
-    """``a @ b``, with a 2-D NumPy product of at least two items' work split over the pool's threads.
+def matmul(a, b, out=None, bias=None):
+    """``a @ b`` (``+ bias``), with a 2-D NumPy product of at least two items' work split over the pool's threads.
 
     The longer of the output's two axes is cut into up to two blocks per thread, each of at
     least ``ITEM_MIN_MACS`` multiply-adds (~140 us on one core of the 2-core machine, where
@@ -296,6 +296,9 @@ def matmul(a, b, out=None):
     Args:
         a: (M, K) array. b: (K, N) array.
         out: optional C-contiguous (M, N) NumPy array of their dtype to write into.
+        bias: optional (N,) array added to every row in place after the product (``y += bias``,
+            the same sums), by each block to its own part while that is still in cache: a
+            linear layer's (700, 7141) output took 1.2 ms to add its bias to on one thread.
 
     Returns:
         (M, N) array (C-ordered when split; ``out`` when given).
@@ -305,7 +308,7 @@ def matmul(a, b, out=None):
     """
     if (_num_threads == 1 or type(a) is not numpy.ndarray or type(b) is not numpy.ndarray
             or a.ndim != 2 or b.ndim != 2):
-        return a @ b if out is None else numpy.matmul(a, b, out=out)
+        return _plus(a @ b if out is None else numpy.matmul(a, b, out=out), bias)
     (m, k), n = a.shape, b.shape[1]
     work = m * k * n
     parts = 1
@@ -314,19 +317,25 @@ def matmul(a, b, out=None):
         count = m if along_rows else n
         parts = max(1, min(count, 2 * _num_threads, work // ITEM_MIN_MACS))
     if parts == 1:
-        return a @ b if out is None else numpy.matmul(a, b, out=out)
+        return _plus(a @ b if out is None else numpy.matmul(a, b, out=out), bias)
     blocks = [(count * i // parts, count * (i + 1) // parts) for i in range(parts)]
     out = numpy.empty((m, n), dtype=a.dtype) if out is None else out
 
     def block(i):
         lo, hi = blocks[i]
         if along_rows:
-            numpy.matmul(a[lo:hi], b, out=out[lo:hi])
+            _plus(numpy.matmul(a[lo:hi], b, out=out[lo:hi]), bias)
         else:
-            numpy.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+            _plus(numpy.matmul(a, b[:, lo:hi], out=out[:, lo:hi]), None if bias is None else bias[lo:hi])
 
     parallel_for(parts, block)
     return out
+
+
+def _plus(y, bias):
+    if bias is not None:
+        y += bias
+    return y
 
 
 def pair_worth(g, w):
