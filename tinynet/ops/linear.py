@@ -67,7 +67,8 @@ class Linear(Op):
         g2 = gy.reshape(_rows(gy))
         x2 = x.reshape(_rows(x)) if need_w else None
         k = 0  # a gradient full of subnormal numbers is multiplied scaled by 2^k (ops/cpu/subnormal.py)
-        if type(g2) is numpy.ndarray and (need_x or need_w) and g2.size * w.shape[1] >= parallel.ITEM_MIN_MACS:
+        in_f = w.shape[1] if w is not None else (x2.shape[1] if x2 is not None else 0)  # (None: not needed)
+        if type(g2) is numpy.ndarray and g2.size * in_f >= parallel.ITEM_MIN_MACS:
             k = subnormal.lift(g2, max(g2.shape), *[a for a, n in ((w, need_x), (x2, need_w)) if n])
         gp = subnormal.scaled(g2, k) if k else g2
         if need_x and need_w and parallel.pair_worth(gp, w):

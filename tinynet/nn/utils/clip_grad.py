@@ -13,7 +13,7 @@ import warnings
 
 import numpy
 
-from ... import backend
+from ... import backend, parallel
 from ...autograd.node import bump_version
 from ...errors import ArgumentTypeError, AutogradError
 from ...kernels import grad_norm
@@ -70,6 +70,30 @@ def _vector_norm(xp, a, p):
     return xp.asarray(out, dtype=dtype)
 
 
+SPREAD_BYTES = 1 << 20  # CPU gradients this large get a thread each (the rest go together)
+
+
+def _each(fn, arrays):
+    """``[fn(i) for i in range(len(arrays))]``; on the CPU the calls for arrays of at least
+    ``SPREAD_BYTES`` are spread over tinynet's threads, largest first, the others made as one
+    last item: the same calls, so the same results (a language model's 1.4M-entry embedding
+    and decoder gradients took 0.8 ms each to square and sum, 0.4 ms to scale, on one thread)."""
+    big = sorted((i for i, a in enumerate(arrays) if type(a) is numpy.ndarray and a.nbytes >= SPREAD_BYTES),
+                 key=lambda i: -arrays[i].nbytes)
+    if len(big) < 2 or parallel.get_num_threads() == 1:
+        return [fn(i) for i in range(len(arrays))]
+    taken = set(big)
+    rest = [i for i in range(len(arrays)) if i not in taken]
+    out = [None] * len(arrays)
+
+    def item(j):
+        for i in ([big[j]] if j < len(big) else rest):
+            out[i] = fn(i)
+
+    parallel.parallel_for(len(big) + (1 if rest else 0), item)
+    return out
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of all ``tensors`` together (the norm of their norms).
 
@@ -92,7 +116,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         return _tensor(0.0)
     first = tensors[0].device
     xp = backend.module_for(first)
-    norms = [backend.to_device(_vector_norm(backend.array_module(t.array), t.array, p), first) for t in tensors]
+    arrays = [t.array for t in tensors]
+    norms = [backend.to_device(n, first)
+             for n in _each(lambda i: _vector_norm(backend.array_module(arrays[i]), arrays[i], p), arrays)]
     total = _vector_norm(xp, xp.stack(norms), p)
     if error_if_nonfinite and not bool(xp.isfinite(total)):
         raise AutogradError(f"clip_grad_norm_: the total norm of order {p} for gradients from `parameters` is "
@@ -122,7 +148,14 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         key = str(g.device)
         if key not in moved:
             moved[key] = backend.to_device(coef, g.device)
-        g.array *= moved[key]
+    arrays = [g.array for g in grads]
+
+    def scale(i):
+        a = arrays[i]
+        a *= moved[str(grads[i].device)]
+
+    _each(scale, arrays)
+    for g in grads:
         bump_version(g)
 
 

@@ -1,5 +1,6 @@
-"""Products of gradients full of subnormal numbers (tinynet/ops/cpu/subnormal.py): the linear
-layer's backward multiplies such a gradient scaled by a power of two, with the same results."""
+"""The CPU paths behind the official word-language model's speed (issue 34): products of gradients
+full of subnormal numbers (ops/cpu/subnormal.py), the saturated log-softmax, a linear layer's bias
+per block and its gradient in halves, gradient clipping over threads, tensors from lists."""
 import numpy
 import pytest
 
@@ -76,8 +77,9 @@ def test_lifted_products_equal_the_plain_ones_where_normal():
         assert (err_lifted <= err_plain + 2.0 ** -149).all()
 
 
-@pytest.mark.parametrize("lead", [(256,), (16, 16)])
-def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, device, monkeypatch):
+@pytest.mark.parametrize("lead,needs", [((256,), (True, True, True)), ((16, 16), (True, True, True)),
+                                        ((256,), (False, True, True)), ((16, 16), (True, False, False))])
+def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, needs, device, monkeypatch):
     """The decoder layer of a language model whose log-softmax saturated: tinynet's gradients
     (taken through the scaled products on the CPU) equal PyTorch's."""
     if torch is None:
@@ -92,13 +94,16 @@ def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, device, mon
     chosen = []
     lift = subnormal.lift
     monkeypatch.setattr(subnormal, "lift", lambda *a: chosen.append(lift(*a)) or chosen[-1])
-    ts = [tinynet.tensor(a, device=device, requires_grad=True) for a in (x, w, b)]
-    tt = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ts = [tinynet.tensor(a, device=device, requires_grad=n) for a, n in zip((x, w, b), needs)]
+    tt = [torch.tensor(a, requires_grad=n) for a, n in zip((x, w, b), needs)]
     F.linear(*ts).backward(tinynet.tensor(gy, device=device))
     torch.nn.functional.linear(*tt).backward(torch.tensor(gy))
     if device == "cpu":  # the scaled products were taken
         assert len(chosen) == 1 and chosen[0] > 0
-    for name, ours, theirs in zip(("input", "weight", "bias"), ts, tt):
+    for name, ours, theirs, n in zip(("input", "weight", "bias"), ts, tt, needs):
+        if not n:
+            assert ours.grad is None
+            continue
         assert_close(ours.grad, theirs.grad, rtol=1e-5, atol=1e-9, what=name)
         # the entries made of subnormal terms only: PyTorch's subnormal arithmetic against the
         # scaled product, within a subnormal step per term
@@ -167,3 +172,55 @@ def test_linear_bias_added_per_block_and_bias_gradient_in_halves_keep_the_bits(d
     assert_close(y, out, 1e-5, 1e-5)
     for ours, theirs in zip(ts, tt):
         assert_close(ours.grad, theirs.grad, 1e-5, 1e-4)
+
+
+def test_clip_grad_norm_spreads_large_gradients_with_the_same_bits(device, monkeypatch):
+    """clip_grad_norm_ squares and scales gradients of at least SPREAD_BYTES on tinynet's
+    threads: the same total norm and clipped gradients, bit for bit, as one thread, and
+    PyTorch's values."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet import parallel
+    from tinynet.nn.utils import clip_grad
+    r = numpy.random.default_rng(8)
+    shapes = [(700, 600), (3,), (600, 500), (200,), (2, 2), (400, 700)]  # three of at least 1 MiB
+    grads = [r.standard_normal(s).astype(numpy.float32) for s in shapes]
+    results = []
+    for threads in (1, parallel.get_num_threads()):
+        monkeypatch.setattr(parallel, "_num_threads", threads)
+        params = [tinynet.zeros(*s, device=device, requires_grad=True) for s in shapes]
+        for p, g in zip(params, grads):
+            p.grad = tinynet.tensor(g, device=device)
+        total = tinynet.nn.utils.clip_grad_norm_(params, 0.5)
+        results.append((as_numpy(total), [as_numpy(p.grad) for p in params]))
+    assert sum(g.nbytes >= clip_grad.SPREAD_BYTES for g in grads) == 3
+    numpy.testing.assert_array_equal(results[0][0], results[1][0])
+    for a, b in zip(results[0][1], results[1][1]):
+        numpy.testing.assert_array_equal(a, b)
+    tp = [torch.zeros(s, requires_grad=True) for s in shapes]
+    for p, g in zip(tp, grads):
+        p.grad = torch.tensor(g)
+    ref = torch.nn.utils.clip_grad_norm_(tp, 0.5)
+    assert_close(results[1][0], ref, 1e-5, 1e-6)
+    for ours, p in zip(results[1][1], tp):
+        assert_close(ours, p.grad, 1e-5, 1e-7)
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], [1, 2.5], [True, False], [True, 2], [1 + 2j, 1], (3, 4), [0.5],
+                                  [2 ** 62, -1]])
+def test_tensor_from_a_flat_list_of_python_numbers_matches_torch(data, device):
+    """The flat-list fast path of ``tensor`` (one pass over the element types) gives PyTorch's
+    dtype and values; NumPy scalars and nested lists still take the general walk."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet.ops import creation
+    assert creation._plain_kinds(data) is not None
+    ours, ref = tinynet.tensor(data, device=device), torch.tensor(data)
+    assert str(ours.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
+    assert as_numpy(ours).tolist() == ref.tolist()
+    assert creation._plain_kinds([numpy.float64(1.5), 2.0]) is None
+    assert creation._plain_kinds([[1, 2], [3, 4]]) is None
+    assert creation._plain_kinds([]) is None
+    assert tinynet.tensor([numpy.float64(1.5), 2.0]).dtype == tinynet.float64  # the walk: NumPy's dtype kept
+    with pytest.raises(tinynet.errors.ArgumentError):  # as before: too large for int64
+        tinynet.tensor([2 ** 70])
