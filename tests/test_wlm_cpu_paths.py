@@ -224,3 +224,35 @@ def test_tensor_from_a_flat_list_of_python_numbers_matches_torch(data, device):
     assert tinynet.tensor([numpy.float64(1.5), 2.0]).dtype == tinynet.float64  # the walk: NumPy's dtype kept
     with pytest.raises(tinynet.errors.ArgumentError):  # as before: too large for int64
         tinynet.tensor([2 ** 70])
+
+
+@pytest.mark.parametrize("method", ["add_", "sub_"])
+@pytest.mark.parametrize("shape", [(7, 5), (700, 2001)])  # the second in pieces over the threads on the CPU
+def test_add_with_alpha_in_pieces_matches_the_product_first(method, shape, device):
+    """``p.data.add_(g, alpha=-lr)`` (an optimizer loop written by hand): the product and the
+    update per piece equal ``g * alpha`` made first, bit for bit, and PyTorch's result; an
+    overlapping operand, a bool alpha and mixed dtypes keep the general path."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    r = numpy.random.default_rng(9)
+    p0, g0 = r.standard_normal(shape).astype(numpy.float32), r.standard_normal(shape).astype(numpy.float32)
+    p, g = tinynet.tensor(p0, device=device), tinynet.tensor(g0, device=device)
+    d = p.data
+    before = d._version
+    assert getattr(d, method)(g, alpha=-20) is d
+    assert d._version > before
+    expected = tinynet.tensor(p0, device=device)
+    other = g * -20
+    expected = expected + other if method == "add_" else expected - other
+    numpy.testing.assert_array_equal(as_numpy(p), as_numpy(expected))
+    tp = torch.tensor(p0)
+    getattr(tp, method)(torch.tensor(g0), alpha=-20)
+    assert_close(p, tp, 1e-6, 1e-5)
+    q = tinynet.tensor(numpy.arange(12.0, dtype=numpy.float32), device=device)
+    q[1:].add_(q[:-1], alpha=2.0)  # overlapping: the general path, as PyTorch's result
+    tq = torch.arange(12.0)
+    tq[1:].add_(tq[:-1].clone(), alpha=2.0)
+    assert_close(q, tq)
+    h = tinynet.tensor(p0.astype(numpy.float64), device=device)
+    h.add_(g, alpha=0.5)  # float32 into float64: the general path
+    assert_close(h, torch.tensor(p0.astype(numpy.float64)).add_(torch.tensor(g0), alpha=0.5), 1e-6, 1e-6)
