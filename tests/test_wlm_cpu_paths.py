@@ -77,6 +77,21 @@ def test_lifted_products_equal_the_plain_ones_where_normal():
         assert (err_lifted <= err_plain + 2.0 ** -149).all()
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_scaling_by_powers_of_two_equals_the_plain_multiply(dtype):
+    """scaled/unscale_ (float32 multiplied through float64) give the plain multiply's bits,
+    subnormal, normal, overflowing, infinite and nan entries alike."""
+    r = numpy.random.default_rng(10)
+    info = numpy.finfo(dtype)
+    a = (r.standard_normal(4000) * numpy.float64(info.tiny) * 10.0 ** r.uniform(-6, 0, 4000)).astype(dtype)
+    a[:1000] = r.standard_normal(1000).astype(dtype) * 10.0 ** r.integers(-30, 30, 1000)
+    a[1000:1004] = [numpy.inf, -numpy.inf, numpy.nan, 0.0]
+    a[1004] = info.max / 4
+    for k in (1, 24, 60, 125):
+        numpy.testing.assert_array_equal(subnormal.scaled(a, k), a * a.dtype.type(2.0 ** k))
+        numpy.testing.assert_array_equal(subnormal.unscale_(a.copy(), k), a * a.dtype.type(2.0 ** -k))
+
+
 @pytest.mark.parametrize("lead,needs", [((256,), (True, True, True)), ((16, 16), (True, True, True)),
                                         ((256,), (False, True, True)), ((16, 16), (True, False, False))])
 def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, needs, device, monkeypatch):

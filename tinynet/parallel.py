@@ -294,7 +294,8 @@ def matmul(a, b, out=None, bias=None):
     other operand again, and a column block writes strided rows: on the idle 2-core machine
     a (700, 200) x (200, 600) product took 0.56 ms in two row blocks, 0.61 ms in the four
     column blocks of the earlier longer-axis rule and 0.85 ms whole; a (350, 200) x (200, 7141)
-    one 2.9 ms in two column blocks against 3.5 ms in two row blocks. A product is compute-bound, so its work, not its bytes, decides
+    one 2.9 ms in two column blocks against 3.5 ms in two row blocks. A product is
+    compute-bound, so its work, not its bytes, decides
     (a GPT's (1024, 128) x (128, 384) layer moves 2.3 MB but takes 0.6 ms on one core; an
     LSTM step's (20, 200) x (200, 800) takes 55 us, and split in two took 115 us). Everything
     else (CuPy arrays, batched or 1-D operands, mixed dtypes, products too small to split,

@@ -57,12 +57,21 @@ def lift(g, inner, *others):
     return k if k > info.nmant + 1 else 0  # lifting by fewer bits would leave subnormal products
 
 
+def _times(a, factor, out):
+    """``a * factor`` (a power of two) into ``out``. A float32 array is multiplied in float64,
+    in NumPy's buffered chunks: the float64 product is exact and rounds to float32 once, so
+    every bit equals the float32 product's, without the assist a float32 multiply takes on
+    each subnormal operand or result (on (700, 7141) mostly subnormal: 3.2 ms against 15 ms)."""
+    if a.dtype == numpy.float32:
+        return numpy.multiply(a, factor, out=out, dtype=numpy.float64, casting="same_kind")
+    return numpy.multiply(a, a.dtype.type(factor), out=out)
+
+
 def scaled(a, k):
     """``a * 2**k`` as a new array of ``a``'s dtype (exact while the result is normal)."""
-    return numpy.multiply(a, a.dtype.type(2.0 ** k))
+    return _times(a, 2.0 ** k, numpy.empty_like(a))
 
 
 def unscale_(a, k):
     """Multiply ``a`` in place by ``2**-k`` and return it."""
-    a *= a.dtype.type(2.0 ** -k)
-    return a
+    return _times(a, 2.0 ** -k, a)
