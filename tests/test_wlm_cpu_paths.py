@@ -130,8 +130,9 @@ def test_linear_backward_of_a_subnormal_gradient_matches_torch(lead, needs, devi
 @pytest.mark.parametrize("dtype,spread", [("float32", 20.0), ("float64", 160.0)])
 def test_saturated_log_softmax_sums_the_subnormal_terms_as_zero(dtype, spread, device, monkeypatch):
     """Rows spread over more than exp's normal range: the CPU forward sums the subnormal
-    exp terms as zeros (ops/cpu/softmax.py), with the same outputs as summing them, bit for
-    bit, and PyTorch's values; -inf and nan entries behave as before; backward unchanged."""
+    exp terms as zeros (ops/cpu/softmax.py) and backward multiplies them through float64,
+    with the same outputs and gradients as the plain float32 code, bit for bit, and PyTorch's
+    values; -inf and nan entries behave as before."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
     from tinynet.ops.cpu import softmax as cpu_softmax
@@ -150,9 +151,10 @@ def test_saturated_log_softmax_sums_the_subnormal_terms_as_zero(dtype, spread, d
     y = F.log_softmax(t, -1)
     y.backward(tinynet.tensor(gy, device=device))
     if device == "cpu":
-        monkeypatch.setattr(cpu_softmax, "BAND_SHARE", 2.0)  # never: every exp term summed
+        monkeypatch.setattr(cpu_softmax, "BAND_SHARE", 2.0)  # never: every exp term summed, float32 products
         plain = cpu_softmax.log_softmax(x)
         numpy.testing.assert_array_equal(as_numpy(y), plain)
+        numpy.testing.assert_array_equal(as_numpy(t.grad), cpu_softmax.log_softmax_backward(plain, gy))
     p = torch.tensor(x, requires_grad=True)
     ref = torch.log_softmax(p, -1)
     ref.backward(torch.tensor(gy))

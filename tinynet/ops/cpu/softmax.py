@@ -28,7 +28,8 @@ row's sum, which is at least 1 (the maximum contributes ``exp(0)``): a term belo
 a block whose strided sample has at least ``BAND_SHARE`` of its values in the band maps them
 below ``exp``'s underflow first (``y + BIG * min(y - T, 0)``, exact for ``y >= T``) and sums
 zeros instead. The output ``y`` itself is never changed; the backward pass, whose results are
-those subnormal numbers, keeps them.
+those subnormal numbers, keeps them, and multiplies them by the row sums through float64
+(exact, then rounded once: the float32 product's bits, without the assists).
 """
 import numpy
 
@@ -53,12 +54,18 @@ def _band_floor(dtype):
 FLOOR = {dt: _band_floor(dt) for dt in (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))}
 
 
+def _saturated(ys):
+    """Whether a strided sample of the block ``ys`` has ``BAND_SHARE`` of its values below
+    ``FLOOR`` (where ``exp`` is subnormal or 0)."""
+    sample = ys[::8, ::32]
+    return numpy.count_nonzero(sample < FLOOR[ys.dtype]) >= BAND_SHARE * sample.size
+
+
 def _exp_of_sum(ys, ts):
     """``exp(ys)`` into ``ts`` for a row sum: where many ``exp`` values would be subnormal
     (a strided sample decides), those are computed as 0 (see the module docstring)."""
     floor = FLOOR[ys.dtype]
-    sample = ys[::8, ::32]
-    if numpy.count_nonzero(sample < floor) >= BAND_SHARE * sample.size:
+    if _saturated(ys):
         numpy.subtract(ys, floor, out=ts)
         numpy.minimum(ts, 0, out=ts)
         ts *= ys.dtype.type(BIG)  # 0 from y >= T on; at least BIG * ulp(T) below
@@ -113,7 +120,12 @@ def log_softmax_backward(y, gy):
             out, gys = gx[a:b], gs_all[a:b]
             s = gys.sum(axis=1, keepdims=True)
             numpy.exp(ys_all[a:b], out=out)
-            out *= s
+            if out.dtype == numpy.float32 and _saturated(ys_all[a:b]):
+                # exp(y) * s through float64: exact there, one rounding to float32 as the float32
+                # multiply's, without its assist on each subnormal factor (1.1 -> 0.3 ms a block)
+                numpy.multiply(out, s, out=out, dtype=numpy.float64, casting="same_kind")
+            else:
+                out *= s
             numpy.subtract(gys, out, out=out)
 
     parallel.parallel_for(len(parts), piece)
