@@ -24,7 +24,7 @@ import numbers
 
 import numpy
 
-from .. import backend, dtypes
+from .. import backend, dtypes, parallel
 from ..autograd import grad_mode
 from ..autograd.node import bump_version, next_seq
 from ..autograd.order import note_rebase, place_rebase
@@ -149,6 +149,30 @@ def _direct(op, t, ufunc, other):
     return t
 
 
+def _alpha_direct(op, t, ufunc, other, alpha):
+    """``ufunc(t, other * alpha, out=t)`` for C-ordered float NumPy tensors of one dtype and shape
+    (not overlapping) and a Python number ``alpha``: product and update per piece, large tensors
+    over tinynet's threads: the same elementwise operations as the whole product first, so the
+    same bits (an optimizer loop's ``p.data.add_(p.grad, alpha=-lr)`` on 1.4M-entry gradients).
+    Returns None where it does not apply."""
+    a, o = t.array, other.array if type(other) is Tensor else None
+    if (o is None or type(alpha) not in (int, float) or type(a) is not numpy.ndarray or type(o) is not numpy.ndarray
+            or a.dtype != o.dtype or a.dtype.kind != "f" or a.shape != o.shape or not a.flags.c_contiguous
+            or not o.flags.c_contiguous or (o is not a and numpy.may_share_memory(a, o))):
+        return None
+    check_inplace(op, t)
+    af, of = a.reshape(-1), o.reshape(-1)
+    parts = parallel.ranges(af.size, 3 * a.nbytes)
+
+    def piece(i):
+        lo, hi = parts[i]
+        ufunc(af[lo:hi], numpy.multiply(of[lo:hi], alpha), out=af[lo:hi])
+
+    parallel.parallel_for(len(parts), piece)
+    bump_version(t)
+    return t
+
+
 def _recording(*ts):
     return grad_mode._grad_enabled.get() and any(isinstance(x, Tensor) and x.requires_grad for x in ts)
 
@@ -160,6 +184,9 @@ def add_(self, other, *, alpha=1):
     _number("add_", "alpha", alpha)
     if not _recording(self, other):
         if alpha != 1:
+            done = _alpha_direct("add_", self, numpy.add, other, alpha)
+            if done is not None:
+                return done
             other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
         return _direct("add_", self, "add", other)
     return inplace_apply("add_", self, lambda s: add(s, other, alpha=alpha))
@@ -171,6 +198,9 @@ def sub_(self, other, *, alpha=1):
     _number("sub_", "alpha", alpha)
     if not _recording(self, other):
         if alpha != 1:
+            done = _alpha_direct("sub_", self, numpy.subtract, other, alpha)
+            if done is not None:
+                return done
             other = (other * alpha) if isinstance(other, (Tensor, numbers.Number)) else other
         return _direct("sub_", self, "subtract", other)
     return inplace_apply("sub_", self, lambda s: sub(s, other, alpha=alpha))

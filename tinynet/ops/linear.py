@@ -18,6 +18,7 @@ from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, gemm, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
+from .cpu import subnormal
 from .util import check_float, check_tensor, is_graph
 
 
@@ -44,13 +45,11 @@ class Linear(Op):
     def forward(self, xp, x, w, b):
         need = self.needs_input_grad
         self.save_for_backward(x if need[1] else None, w if need[0] else None)
+        # split over tinynet's CPU threads when large, each block adding its part of the bias
         if x.ndim == 2:
-            y = parallel.matmul(x, w.T)  # split over tinynet's CPU threads when large
-        else:  # one (rows, in) product, not a batch of per-sample ones (NumPy's N-D @ 2-D loops)
-            y = parallel.matmul(x.reshape(_rows(x)), w.T).reshape(x.shape[:-1] + (w.shape[0],))
-        if b is not None:
-            y += b
-        return y
+            return parallel.matmul(x, w.T, bias=b)
+        # one (rows, in) product, not a batch of per-sample ones (NumPy's N-D @ 2-D loops)
+        return parallel.matmul(x.reshape(_rows(x)), w.T, bias=b).reshape(x.shape[:-1] + (w.shape[0],))
 
     def backward(self, xp, gy):
         x, w = self.saved
@@ -66,16 +65,37 @@ class Linear(Op):
                 gb = xp.sum(g2, axis=0)
             return gx, gw, gb
         g2 = gy.reshape(_rows(gy))
-        if need_x and need_w and parallel.pair_worth(g2, w):
+        x2 = x.reshape(_rows(x)) if need_w else None
+        k = 0  # a gradient full of subnormal numbers is multiplied scaled by 2^k (ops/cpu/subnormal.py)
+        in_f = w.shape[1] if w is not None else (x2.shape[1] if x2 is not None else 0)  # (None: not needed)
+        if type(g2) is numpy.ndarray and g2.size * in_f >= parallel.ITEM_MIN_MACS:
+            k = subnormal.lift(g2, max(g2.shape), *[a for a, n in ((w, need_x), (x2, need_w)) if n])
+        gp = subnormal.scaled(g2, k) if k else g2
+        if need_x and need_w and parallel.pair_worth(gp, w):
             # the two products side by side, one per thread (on the 2-core machine the GPT's pair
-            # took 0.80 ms so against 1.29 ms one after the other, each split over both threads)
-            gx, gw = parallel.parallel_for(2, lambda i: g2 @ w if i == 0 else g2.T @ x.reshape(_rows(x)))
+            # took 0.80 ms so against 1.29 ms one after the other, each split over both threads),
+            # each thread then summing half of the bias gradient's columns (NumPy sums a column
+            # block row after row, as the whole: the same bits; (700, 7141): 1.5 ms on one thread)
+            cut = g2.shape[1] // 2 if need_b and g2.dtype.itemsize > 2 and g2.shape[1] >= 4 else 0
+            gb = numpy.empty(g2.shape[1], g2.dtype) if cut else None
+
+            def item(i):
+                product = gp @ w if i == 0 else gp.T @ x2
+                if cut:
+                    cols = slice(0, cut) if i == 0 else slice(cut, None)
+                    g2[:, cols].sum(axis=0, out=gb[cols])
+                return product
+
+            gx, gw = parallel.parallel_for(2, item)
         else:
-            gx = parallel.matmul(g2, w) if need_x else None
-            gw = parallel.matmul(g2.T, x.reshape(_rows(x))) if need_w else None
+            gx = parallel.matmul(gp, w) if need_x else None
+            gw = parallel.matmul(gp.T, x2) if need_w else None
+        if k:
+            gx = None if gx is None else subnormal.unscale_(gx, k)
+            gw = None if gw is None else subnormal.unscale_(gw, k)
         if need_x and gy.ndim != 2:
             gx = gx.reshape(gy.shape[:-1] + (w.shape[1],))
-        if need_b:  # half types (float16, bfloat16) summed in float32, as PyTorch accumulates
+        if need_b and gb is None:  # half types (float16, bfloat16) summed in float32, as PyTorch accumulates
             gb = g2.sum(axis=0) if g2.dtype.itemsize > 2 else g2.sum(axis=0, dtype=numpy.float32).astype(g2.dtype)
         return gx, gw, gb
 

@@ -13,7 +13,7 @@ import warnings
 
 import numpy
 
-from ... import backend
+from ... import backend, parallel
 from ...autograd.node import bump_version, bump_versions
 from ...errors import ArgumentTypeError, AutogradError
 from ...kernels import grad_norm
@@ -70,6 +70,30 @@ def _vector_norm(xp, a, p):
     return xp.asarray(out, dtype=dtype)
 
 
+SPREAD_BYTES = 1 << 20  # CPU gradients this large get a thread each (the rest go together)
+
+
+def _each(fn, arrays):
+    """``[fn(i) for i in range(len(arrays))]``; on the CPU the calls for arrays of at least
+    ``SPREAD_BYTES`` are spread over tinynet's threads, largest first, the others made as one
+    last item: the same calls, so the same results (a language model's 1.4M-entry embedding
+    and decoder gradients took 0.8 ms each to square and sum, 0.4 ms to scale, on one thread)."""
+    big = sorted((i for i, a in enumerate(arrays) if type(a) is numpy.ndarray and a.nbytes >= SPREAD_BYTES),
+                 key=lambda i: -arrays[i].nbytes)
+    if len(big) < 2 or parallel.get_num_threads() == 1:
+        return [fn(i) for i in range(len(arrays))]
+    taken = set(big)
+    rest = [i for i in range(len(arrays)) if i not in taken]
+    out = [None] * len(arrays)
+
+    def item(j):
+        for i in ([big[j]] if j < len(big) else rest):
+            out[i] = fn(i)
+
+    parallel.parallel_for(len(big) + (1 if rest else 0), item)
+    return out
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """The ``norm_type``-norm of all ``tensors`` together (the norm of their norms).
 
@@ -93,7 +117,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     arrays = [t.array for t in tensors]
     if all(type(a) is numpy.ndarray for a in arrays):  # all on the CPU: no device to move the norms to
         xp = numpy
-        norms = [_vector_norm(numpy, a, p) for a in arrays]
+        norms = _each(lambda i: _vector_norm(numpy, arrays[i], p), arrays)
     else:
         first = tensors[0].device
         xp = backend.module_for(first)
@@ -124,8 +148,12 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     coef = xp.minimum(max_norm / (total + 1e-6), 1.0)
     if xp is numpy and all(type(g.array) is numpy.ndarray for g in grads):  # all on the CPU
         coef = numpy.asarray(coef)  # (what backend.to_device gives on the CPU)
-        for g in grads:
-            g.array *= coef
+        cpu_arrays = [g.array for g in grads]
+
+        def scale_cpu(i):
+            cpu_arrays[i] *= coef  # in place (the list's item is the same array)
+
+        _each(scale_cpu, cpu_arrays)
         bump_versions(grads)
         return
     moved = {}
@@ -133,7 +161,14 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         key = str(g.device)
         if key not in moved:
             moved[key] = backend.to_device(coef, g.device)
-        g.array *= moved[key]
+    arrays = [g.array for g in grads]
+
+    def scale(i):
+        a = arrays[i]
+        a *= moved[str(grads[i].device)]
+
+    _each(scale, arrays)
+    for g in grads:
         bump_version(g)
 
 
