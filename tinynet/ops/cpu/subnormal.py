@@ -27,6 +27,7 @@ import math
 
 import numpy
 
+MIN_SIZE = 1 << 16  # gradients of fewer entries are not sampled (ops/linear.py): their products are short anyway
 SAMPLE = 64  # the sample is about SAMPLE x SAMPLE entries, evenly strided over the matrix
 MIN_FRACTION = 1 / 1024  # scale when at least this share of the sample is subnormal
 
