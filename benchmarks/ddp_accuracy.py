@@ -54,10 +54,10 @@ def epochs_of(text):
                  seconds=float(m[4])) for m in LINE.findall(text)]
 
 
-def run(name, prefix, args, batch, hook="none"):
+def run(name, prefix, args, batch, hook=None):
     cmd = [*prefix, EXAMPLE, "--data-dir", args.data_dir, "--epochs", str(args.epochs), "--batch-size", str(batch),
            "--no-download"]
-    if prefix[0] != sys.executable:
+    if hook is not None:  # a data-parallel run
         cmd += ["--distributed", "--comm-hook", hook]
     print(f"== {name}: {' '.join(cmd)}", flush=True)
     start = time.monotonic()

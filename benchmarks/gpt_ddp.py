@@ -56,30 +56,31 @@ def parse(argv=None):
 
 
 def _setup(lib, framework, device):
-    """Process group (N > 1) and this rank's device; returns (rank, size, device, barrier)."""
+    """Process group (N > 1) and this rank's device; returns (rank, size, device, dist or None)."""
     size = int(os.environ.get("WORLD_SIZE", "1"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
     if device == "cpu":
         if size > 1:
             raise SystemExit("gpt_ddp.py: --device cpu runs one process only")
-        return 0, 1, lib.device("cpu"), (lambda: None)
+        return 0, 1, lib.device("cpu"), None
     lib.cuda.set_device(local)
     if size == 1:
-        return 0, 1, lib.device("cuda", local), (lambda: None)
+        return 0, 1, lib.device("cuda", local), None
     if framework == "tinynet":
         import tinynet.distributed as dist
         dist.init_process_group("nccl")
     else:
         import torch.distributed as dist
         dist.init_process_group("nccl", device_id=lib.device("cuda", local))
-    return dist.get_rank(), size, lib.device("cuda", local), dist.barrier
+    return dist.get_rank(), size, lib.device("cuda", local), dist
 
 
 def worker(args):
     from transformer import load_example
     framework, mode = args.worker.split(":")
     lib = __import__(framework)
-    rank, size, dev, barrier = _setup(lib, framework, args.device)
+    rank, size, dev, dist = _setup(lib, framework, args.device)
+    barrier = dist.barrier if dist is not None else (lambda: None)
     sync = lib.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     ex = load_example(framework)
     lib.manual_seed(1337)
@@ -123,9 +124,8 @@ def worker(args):
                              if framework == "torch" and dev.type == "cuda" else None))
         with open(args.result, "w") as f:
             json.dump(out, f)
-    if size > 1:
-        (lib.distributed if framework == "torch" else __import__("tinynet.distributed").distributed
-         ).destroy_process_group()
+    if dist is not None:
+        dist.destroy_process_group()
 
 
 def launch(args, spec, n, result):

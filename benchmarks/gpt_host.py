@@ -33,27 +33,14 @@ import statistics
 import subprocess
 import sys
 import time
-import types
 
 import numpy
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-EXAMPLE = os.path.join(ROOT, "examples", "char_transformer.py")
-IMPORTS = {"import tinynet as torch": "import torch", "import tinynet.nn as nn": "import torch.nn as nn",
-           "import tinynet.nn.functional as F": "import torch.nn.functional as F"}
+sys.path.insert(0, HERE)
+from transformer import load_example  # noqa: E402  (benchmarks/, on the path just above)
 PHASES = ("forward", "zero_grad", "backward", "clip", "step", "total")
-
-
-def _example(framework):
-    source = open(EXAMPLE, encoding="utf-8").read()
-    if framework == "torch":
-        for ours, theirs in IMPORTS.items():
-            source = source.replace(ours, theirs)
-    module = types.ModuleType(f"char_transformer_{framework}")
-    module.__file__ = EXAMPLE
-    exec(compile(source, EXAMPLE, "exec"), module.__dict__)
-    return module
 
 
 def build(framework, args):
@@ -64,7 +51,7 @@ def build(framework, args):
         lib.set_num_threads(1)  # tiny tensors: one thread, as tinynet's ops run them
     else:
         import tinynet as lib
-    ex = _example(framework)
+    ex = load_example(framework)
     rng = numpy.random.default_rng(0)
     model = ex.CharGPT(args.vocab, args.block_size, args.n_layer, args.n_head, args.n_embd, 0.0)
     init = {k: (rng.standard_normal(v.shape) * 0.02).astype(numpy.float32) for k, v in model.state_dict().items()}

@@ -9,7 +9,7 @@ Run: TINYNET_BACKEND=cupy python -m pytest tests/test_cudnn_rnn_gpu.py -q
 """
 import numpy
 import pytest
-from helpers import rng
+from helpers import graph_ops, rng
 
 import tinynet
 from tinynet import errors, nn
@@ -124,15 +124,7 @@ def test_matches_pytorch_and_tinynets_own_path(cudnn_on, monkeypatch, name, kw, 
 
 
 def _op_types(t):
-    seen, stack, out = set(), [t.grad_fn], []
-    while stack:
-        op = stack.pop()
-        if op is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        out.append(type(op).__name__)
-        stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
-    return out
+    return [type(op).__name__ for op in graph_ops(t)]
 
 
 def test_switch_routes_through_cudnn(cudnn_on, monkeypatch):
