@@ -1,10 +1,9 @@
-"""Activation functions and (log-)softmax, forward and backward.
+"""Activation functions, forward and backward ((log-)softmax: ops/softmax.py).
 
 Formulas: ReLU ``max(x, 0)``; LeakyReLU ``max(x, 0) + slope * min(x, 0)``; sigmoid
 ``1 / (1 + e^-x)``, SciPy's (CuPy's) ``special.expit`` (no overflow); GELU (Hendrycks &
 Gimpel, 2016, arXiv:1606.08415) exact ``x * Phi(x)`` with the normal CDF
-``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation; softmax with the
-max-subtraction trick, and log-softmax ``x - max - log(sum(exp(x - max)))``.
+``Phi(x) = (1 + erf(x / sqrt 2)) / 2``, or its tanh approximation.
 """
 from typing import Any
 import math
@@ -18,23 +17,15 @@ from ..autograd import Op
 from ..errors import DTypeError, ShapeError
 from ..kernels import cuda, elementwise as ew, gpu_ops
 from ..tensor import Tensor
-from .autocast import autocast_op
 from .cpu.gelu import gelu as cpu_gelu
-from .cpu.softmax import log_softmax as cpu_log_softmax
-from .cpu.softmax import log_softmax_backward as cpu_log_softmax_backward
 from .inplace import inplace_apply
 from .unary import _erf
-from .util import check_choice, check_float, check_number, check_tensor, dim_index, is_graph
+from .softmax import LogSoftmax, Softmax, log_softmax, softmax  # noqa: F401  (moved to ops/softmax.py; importable here as before)
+from .util import check_choice, check_float, check_number, check_tensor, is_graph
 
 
 def _check(op, x):
     check_float(op, "input", x)
-
-
-def _sum_kept(xp, a, axis):
-    """``xp.sum(a, axis=axis, keepdims=True)``; on arrays the method, which skips
-    ``numpy.sum``'s Python wrapper (a microsecond, a share of a small model's step)."""
-    return xp.sum(a, axis=axis, keepdims=True) if is_graph(xp) else a.sum(axis=axis, keepdims=True)
 
 
 class _Activation(Op):
@@ -221,77 +212,6 @@ class GELU(_ParamPointwise):
 
 
 
-class Softmax(_Activation):
-    name = "softmax"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def forward(self, xp, x):
-        if x.size == 0:  # nothing to normalise (and no max to take out)
-            y = x.copy()
-        else:
-            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
-            e = xp.exp(x - x.max(axis=ax, keepdims=True))
-            y = e / e.sum(axis=ax, keepdims=True)
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, xp, gy):
-        (y,) = self.saved
-        return (y * (gy - _sum_kept(xp, gy * y, self.axis if y.ndim else None)),)
-
-
-_CPU_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
-
-
-class LogSoftmax(_Activation):
-    name = "log_softmax"
-
-    def __init__(self, axis):
-        self.axis = axis
-
-    def _blocked(self, xp, a):  # the CPU's row-blocked kernels (ops/cpu/softmax.py) take it
-        return bool(xp is numpy and a.ndim and a.size and self.axis == a.ndim - 1 and a.dtype in _CPU_FLOATS)
-
-    def forward(self, xp, x):
-        if x.size == 0:  # nothing to normalise (and no max to take out)
-            y = x.copy()
-        elif self._blocked(xp, x):
-            y = cpu_log_softmax(x)
-        else:
-            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
-            shifted = x - x.max(axis=ax, keepdims=True)
-            y = shifted - xp.log(xp.exp(shifted).sum(axis=ax, keepdims=True))
-        self.save_for_backward(y)
-        return y
-
-    def backward(self, xp, gy):
-        (y,) = self.saved
-        if self._blocked(xp, y):
-            return (cpu_log_softmax_backward(y, gy),)
-        return (gy - xp.exp(y) * _sum_kept(xp, gy, self.axis if y.ndim else None),)
-
-    def forward_gpu(self, xp, x):
-        if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1 and x.size):
-            return self.forward(xp, x)
-        y = gpu_ops.log_softmax_fwd(x)
-        self.save_for_backward(y)
-        return y
-
-    def backward_gpu(self, xp, gy):
-        (y,) = self.saved
-        if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1 and y.size):
-            return self.backward(xp, gy)
-        return (gpu_ops.log_softmax_bwd(y, gy),)
-
-
-def _axis(op, dim, ndim):
-    if dim is None:  # PyTorch's implicit choice (deprecated there): dim 0 for 0-, 1- and 3-D, else 1
-        return 0 if ndim in (0, 1, 3) else 1
-    return dim_index(op, dim, ndim)
-
-
 def bias_relu(input, bias):
     """Fused ``relu(input + bias)`` with ``bias`` (C,) broadcast along dim 1 of a
     (N, C, *) input: one kernel forward, one mask kernel + one reduction backward on the GPU.
@@ -371,31 +291,6 @@ def gelu(input, approximate="none"):
     _check("gelu", input)
     check_choice("gelu", "approximate", approximate, ("none", "tanh"))
     return GELU(approximate).apply(input)
-
-
-@autocast_op
-def softmax(input, dim=None, dtype=None):
-    """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape.
-
-    Args:
-        dim (int): the dimension summing to 1 (PyTorch's deprecated implicit choice when None).
-        dtype: cast the input to it first.
-    """
-    check_tensor("softmax", "input", input)
-    if dtype is not None:
-        input = input.to(dtype)
-    _check("softmax", input)
-    return Softmax(_axis("softmax", dim, input.ndim)).apply(input)
-
-
-@autocast_op
-def log_softmax(input, dim=None, dtype=None):
-    """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
-    check_tensor("log_softmax", "input", input)
-    if dtype is not None:
-        input = input.to(dtype)
-    _check("log_softmax", input)
-    return LogSoftmax(_axis("log_softmax", dim, input.ndim)).apply(input)
 
 
 def relu_(input):

@@ -1,0 +1,114 @@
+"""Softmax and log-softmax along one dim, forward and backward: softmax with the
+max-subtraction trick, ``exp(x - max) / sum(exp(x - max))``, and log-softmax
+``x - max - log(sum(exp(x - max)))``; on the CPU the row-blocked kernels of
+``ops/cpu/softmax.py``, on the GPU tinynet's fused kernels (``kernels/gpu_ops.py``) for 2-D
+rows.
+"""
+import numpy
+
+from ..autograd import Op
+from ..kernels import cuda, gpu_ops
+from .autocast import autocast_op
+from .cpu.softmax import log_softmax as cpu_log_softmax
+from .cpu.softmax import log_softmax_backward as cpu_log_softmax_backward
+from .util import check_float, check_tensor, dim_index, sum_kept
+
+
+class Softmax(Op):
+    name = "softmax"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def forward(self, xp, x):
+        if x.size == 0:  # nothing to normalise (and no max to take out)
+            y = x.copy()
+        else:
+            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
+            e = xp.exp(x - x.max(axis=ax, keepdims=True))
+            y = e / e.sum(axis=ax, keepdims=True)
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, xp, gy):
+        (y,) = self.saved
+        return (y * (gy - sum_kept(xp, gy * y, self.axis if y.ndim else None)),)
+
+
+_CPU_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
+
+
+class LogSoftmax(Op):
+    name = "log_softmax"
+    twice_differentiable = True
+    gpu_saves_generic = True
+
+    def __init__(self, axis):
+        self.axis = axis
+
+    def _blocked(self, xp, a):  # the CPU's row-blocked kernels (ops/cpu/softmax.py) take it
+        return bool(xp is numpy and a.ndim and a.size and self.axis == a.ndim - 1 and a.dtype in _CPU_FLOATS)
+
+    def forward(self, xp, x):
+        if x.size == 0:  # nothing to normalise (and no max to take out)
+            y = x.copy()
+        elif self._blocked(xp, x):
+            y = cpu_log_softmax(x)
+        else:
+            ax = self.axis if x.ndim else None  # a 0-d input: CuPy refuses axis 0 there
+            shifted = x - x.max(axis=ax, keepdims=True)
+            y = shifted - xp.log(xp.exp(shifted).sum(axis=ax, keepdims=True))
+        self.save_for_backward(y)
+        return y
+
+    def backward(self, xp, gy):
+        (y,) = self.saved
+        if self._blocked(xp, y):
+            return (cpu_log_softmax_backward(y, gy),)
+        return (gy - xp.exp(y) * sum_kept(xp, gy, self.axis if y.ndim else None),)
+
+    def forward_gpu(self, xp, x):
+        if not (cuda.supported(x) and x.ndim == 2 and self.axis == 1 and x.size):
+            return self.forward(xp, x)
+        y = gpu_ops.log_softmax_fwd(x)
+        self.save_for_backward(y)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        (y,) = self.saved
+        if not (cuda.supported(gy) and y.ndim == 2 and self.axis == 1 and y.size):
+            return self.backward(xp, gy)
+        return (gpu_ops.log_softmax_bwd(y, gy),)
+
+
+def _axis(op, dim, ndim):
+    if dim is None:  # PyTorch's implicit choice (deprecated there): dim 0 for 0-, 1- and 3-D, else 1
+        return 0 if ndim in (0, 1, 3) else 1
+    return dim_index(op, dim, ndim)
+
+
+@autocast_op
+def softmax(input, dim=None, dtype=None):
+    """``exp(x) / sum(exp(x))`` along ``dim``; output has the input's shape.
+
+    Args:
+        dim (int): the dimension summing to 1 (PyTorch's deprecated implicit choice when None).
+        dtype: cast the input to it first.
+    """
+    check_tensor("softmax", "input", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    check_float("softmax", "input", input)
+    return Softmax(_axis("softmax", dim, input.ndim)).apply(input)
+
+
+@autocast_op
+def log_softmax(input, dim=None, dtype=None):
+    """``log(softmax(x))`` along ``dim``, computed stably; output has the input's shape."""
+    check_tensor("log_softmax", "input", input)
+    if dtype is not None:
+        input = input.to(dtype)
+    check_float("log_softmax", "input", input)
+    return LogSoftmax(_axis("log_softmax", dim, input.ndim)).apply(input)
