@@ -18,6 +18,7 @@ for tinynet, the ratio to PyTorch eager DDP on the same N GPUs. ``--worker`` is 
 entry that the launches use.
 """
 import argparse
+import faulthandler
 import json
 import os
 import platform
@@ -77,6 +78,9 @@ def _setup(lib, framework, device):
 
 def worker(args):
     from transformer import load_example
+    # a launch that hangs (a collective one rank never joins) prints every rank's stack before
+    # the orchestrator's limit, then exits
+    faulthandler.dump_traceback_later(max(20.0, args.timeout - 30), exit=True)
     framework, mode = args.worker.split(":")
     lib = __import__(framework)
     rank, size, dev, dist = _setup(lib, framework, args.device)
@@ -134,7 +138,7 @@ def launch(args, spec, n, result):
            "--result", result, "--steps", str(args.steps), "--warm-up", str(args.warm_up),
            "--batch-size", str(args.batch_size), "--block-size", str(args.block_size), "--n-layer", str(args.n_layer),
            "--n-head", str(args.n_head), "--n-embd", str(args.n_embd), "--vocab", str(args.vocab),
-           "--precision", args.precision, "--device", args.device]
+           "--precision", args.precision, "--device", args.device, "--timeout", str(args.timeout)]
     print(f"== {spec} on {n} GPU{'s' if n > 1 else ''}", flush=True)
     start = time.monotonic()
     try:

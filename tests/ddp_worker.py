@@ -331,7 +331,27 @@ def train_ddp_graphed(device, dtype, **ddp_kw):
         for x, y in loader:
             step(x, y)
             steps.append(snapshot(model.module))
+    ALIVE.append((step, x, y))  # still held at destroy_process_group, as a user's script holds it
     return steps, step.captures
+
+
+ALIVE = []  # graphed steps kept past destroy_process_group (main checks what a call does then)
+
+
+def call_after_destroy(outdir, rank):
+    """Call each kept graphed step after destroy_process_group: it must raise
+    GraphCaptureError (its graph was dropped so that the communicator could be destroyed)."""
+    seen = []
+    for step, x, y in ALIVE:
+        try:
+            step(x, y)
+            seen.append("no error")
+        except Exception as exc:  # noqa: BLE001 (recorded for the test to check)
+            seen.append(f"{type(exc).__name__}: {exc}")
+    ALIVE.clear()
+    if seen:
+        with open(os.path.join(outdir, f"after_destroy{rank}.json"), "w") as f:
+            json.dump(seen, f)
 
 
 def run_graphed(device, dtype, arrays, notes):
@@ -453,7 +473,9 @@ def main(argv):
         run_all(outdir, device, dtype)
     else:
         run_failure(outdir, scenario, device)
+    rank = dist.get_rank()
     dist.destroy_process_group()
+    call_after_destroy(outdir, rank)
     # destroy_process_group freed the communicators; a new group works
     dist.init_process_group(name)
     t = tinynet.ones(2, device=device) * (dist.get_rank() + 1)

@@ -65,7 +65,8 @@ def runs(tmp_path_factory):
         proc = subprocess.run([*prefix, os.path.join(HERE, "ddp_worker.py"), str(out), "--device", "cuda",
                                "--backend", "nccl"], env=_env(), capture_output=True, text=True, timeout=600, cwd=ROOT)
         assert proc.returncode == 0, name + proc.stdout[-3000:] + proc.stderr[-5000:]
-        results[name] = [dict(numpy.load(out / f"rank{r}.npz"), notes=json.loads((out / f"rank{r}.json").read_text()))
+        results[name] = [dict(numpy.load(out / f"rank{r}.npz"), notes=json.loads((out / f"rank{r}.json").read_text()),
+                              after_destroy=json.loads((out / f"after_destroy{r}.json").read_text()))
                          for r in range(world)]
     if not results:
         pytest.skip("neither mpiexec (with mpi4py) nor torchrun found")
@@ -134,6 +135,11 @@ def test_graphed_ddp_step_equals_eager_ddp(runs, deterministic):
         for r in range(world):
             notes = ranks[r]["notes"]
             assert notes["graphed.captures"] == 1 and notes["graphed_buckets.captures"] == 1, (name, notes)
+            # the steps were still held at destroy_process_group, which dropped their graphs (NCCL's
+            # destroy waits for every graph holding its collectives: it hung before) and exited
+            after = ranks[r]["after_destroy"]
+            assert len(after) == 2 and all(a.startswith("GraphCaptureError") and "destroy_process_group" in a
+                                           for a in after), (name, r, after)
         for prefix in ("graphed.", "graphed_buckets."):
             for k, snap in enumerate(ref):
                 _compare(ranks, f"{prefix}{k}.", snap)

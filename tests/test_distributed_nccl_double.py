@@ -84,6 +84,9 @@ class FakeCuPy:
             def use(self):
                 pass
 
+            def synchronize(self):
+                pass
+
             def __enter__(self):
                 return self
 
@@ -260,3 +263,33 @@ def test_destroy_frees_the_communicator(nccl_group):
     comm = nccl_group.comm
     dist.destroy_process_group()
     assert comm.destroyed and not nccl_group.watchdog.thread.is_alive()
+
+
+class _HeldGraph:
+    """Stands for a CUDAGraph whose capture holds some keys (``capture.track``)."""
+
+    def __init__(self, keys, log, comm):
+        self.keys, self.log, self.comm, self.released = set(keys), log, comm, None
+
+    def held_keys(self):
+        return self.keys
+
+    def release(self, reason):
+        self.log.append(("release", self.comm.destroyed))
+        self.released = reason
+
+
+def test_destroy_drops_the_graphs_holding_its_collectives_before_destroying_the_communicator(nccl_group):
+    """NCCL's destroy waits until every CUDA graph that captured one of the communicator's
+    collectives is destroyed; a compiled DDP step still held by the script made
+    destroy_process_group hang (seen on two H200s). The group now drops those graphs first."""
+    from tinynet import capture
+    log, comm = [], nccl_group.comm
+    mine = _HeldGraph([("nccl", id(nccl_group))], log, comm)
+    other = _HeldGraph([("nccl", 12345)], log, comm)
+    for g in (mine, other):
+        capture.track(g, types.SimpleNamespace(held=g.keys))
+    dist.destroy_process_group()
+    assert log == [("release", False)] and comm.destroyed  # released first, then destroyed
+    assert "destroy_process_group" in mine.released and other.released is None
+    assert capture.release_graphs(("nccl", 12345), "gone") == 1 and other.released == "gone"

@@ -1,6 +1,7 @@
 """The GPU kernels of a transformer training step beside attention, on the GPU: half-precision
 batched products through cuBLAS, the TF32 switch, the multi-tensor clip_grad_norm_, the
-float32 <-> float16/bfloat16 casts, GELU's half kernels and the bias gradient's column sums,
+float32 <-> float16/bfloat16 casts, the float32 add of a float32 and a half tensor,
+GELU's half kernels and the bias gradient's column sums,
 each against the generic code or a float64 reference on the same inputs."""
 import numpy
 import pytest
@@ -101,6 +102,42 @@ def test_backend_astype_takes_the_cast_kernel_with_astypes_bits(pair):
         got, want = backend.astype(a, dst), a.astype(dst)
         assert got.dtype == dst and got.shape == want.shape
         assert backend.cupy.asnumpy(got).tobytes() == backend.cupy.asnumpy(want).tobytes()
+
+
+@pytest.mark.parametrize("second", ["float32", "bfloat16", "float16"])
+def test_float32_add_kernel_has_the_widened_sums_bits_and_gradients(second, monkeypatch):
+    """A float32 tensor plus a float32/bfloat16/float16 tensor (autocast's residual add) in one
+    kernel (kernels/add.cu): the bits of widening the second to float32 and adding, in either
+    order, odd sizes and views (which take the generic path) included; the gradients reach each
+    input in its own dtype, and the engine's float32 gradient sums use the same kernel."""
+    from tinynet.kernels import add as add_kernel
+    r = numpy.random.default_rng(9)
+    launches = []
+    real = add_kernel.add
+    monkeypatch.setattr(add_kernel, "add", lambda a, b: launches.append(b.dtype) or real(a, b))
+    for shape in ((64, 384), (7, 13), (5,)):
+        a = tinynet.tensor(r.standard_normal(shape) * 30, dtype=tinynet.float32, device="cuda", requires_grad=True)
+        b = tinynet.tensor(r.standard_normal(shape) * 30, dtype=getattr(tinynet, second), device="cuda",
+                           requires_grad=True)
+        want = backend.cupy.asnumpy(a.array + b.array.astype(numpy.float32))
+        for y in (a + b, b + a, tinynet.add(a, b)):
+            assert y.dtype == tinynet.float32
+            assert backend.cupy.asnumpy(y.array).tobytes() == want.tobytes()
+        (a + b).sum().backward()
+        assert a.grad.dtype == tinynet.float32 and b.grad.dtype == b.dtype
+        assert (a.grad.numpy(force=True) == 1).all() and (b.grad.float().numpy(force=True) == 1).all()
+    assert len(launches) >= 9
+    view = tinynet.tensor(r.standard_normal((8, 16)), dtype=tinynet.float32, device="cuda")[:, ::2]
+    other = tinynet.tensor(r.standard_normal((8, 8)), dtype=getattr(tinynet, second), device="cuda")
+    before = len(launches)
+    got = (view + other).numpy(force=True)
+    assert len(launches) == before  # a strided view: CuPy's add on the widened operand
+    numpy.testing.assert_array_equal(got, view.numpy(force=True) + other.float().numpy(force=True))
+    # the engine: x feeds two products, so its gradient is a sum of two float32 arrays
+    x = tinynet.tensor(r.standard_normal((32, 32)), dtype=tinynet.float32, device="cuda", requires_grad=True)
+    before = len(launches)
+    ((x * 2).sum() + (x * 3).sum()).backward()
+    assert len(launches) > before and (x.grad.numpy(force=True) == 5).all()
 
 
 @pytest.mark.parametrize("approximate", ["none", "tanh"])

@@ -106,6 +106,27 @@ def register_cast(fn):
     _fast_cast[0] = fn
 
 
+_fast_add = [None]  # tinynet.kernels.add registers its one-launch float32 sum here (see add)
+
+
+def register_add(fn):
+    """Set the GPU sum :func:`add` tries first: ``fn(a, b)`` returns ``a + b`` or None for a
+    pair it does not take (``tinynet.kernels.add``: same-shape contiguous float32 arrays, or
+    float32 with a half type). The engine's gradient sums reach it through here."""
+    _fast_add[0] = fn
+
+
+def add(a, b):
+    """``a + b`` of two arrays, through the registered GPU sum where it takes the pair and
+    tinynet's kernels are on (the same bits)."""
+    fn = _fast_add[0]
+    if fn is not None and kernels_enabled and type(a) is _CUPY_NDARRAY and type(b) is _CUPY_NDARRAY:
+        y = fn(a, b)
+        if y is not None:
+            return y
+    return a + b
+
+
 def astype(a, dtype):
     """``a.astype(dtype)`` (a new array), through the registered GPU cast where it takes the pair
     and tinynet's kernels are on (the same values; CuPy's own cast of a large array took about

@@ -24,6 +24,7 @@ caller's array module (``tinynet.cuda.graphs`` owns the capture and the replay).
 import os
 import threading
 import traceback
+import weakref
 
 import numpy
 
@@ -87,6 +88,7 @@ class Capture:
         self.undo = []
         self.shared = {}      # per-capture records keyed by their owner (the dropout generator)
         self.replay_hooks = {}  # owner key -> fn(stream, launched), run around each replay
+        self.held = set()       # keys of outside resources the graph keeps alive (see hold)
         self._rows = None       # the host copy of every chunk's cells, as last uploaded
         self._last = []         # each slot's values at the last upload
 
@@ -121,6 +123,12 @@ class Capture:
         and with ``launched=True`` right after (e.g. to record an event the NCCL watchdog
         waits on)."""
         self.replay_hooks.setdefault(key, fn)
+
+    def hold(self, key):
+        """Mark that the graph of this capture keeps an outside resource alive (an NCCL
+        communicator counts every graph that captured one of its collectives and waits, on
+        destruction, until each such graph is destroyed): :func:`release_graphs` drops it."""
+        self.held.add(key)
 
     def on_abort(self, fn):
         """Run ``fn()`` when the capture fails (journal entries run newest first)."""
@@ -229,3 +237,25 @@ def concatenate(xp, arrays, axis=0):
         out[tuple(index)] = a
         lo += a.shape[axis]
     return out
+
+
+_holders: "weakref.WeakSet" = weakref.WeakSet()  # graphs whose capture holds an outside resource
+
+
+def track(graph, cap):
+    """Remember ``graph`` (an object with ``release(reason)``) when its finished capture
+    ``cap`` holds an outside resource (:meth:`Capture.hold`)."""
+    if cap.held:
+        _holders.add(graph)
+
+
+def release_graphs(key, reason):
+    """Drop every live graph whose capture holds ``key`` (its replays then raise
+    ``GraphCaptureError`` with ``reason``); returns how many were dropped. The NCCL group
+    calls it before destroying its communicator, which would otherwise wait for ever on the
+    graphs a user still holds (a ``tinynet.compile`` step alive at ``destroy_process_group``)."""
+    dropped = [g for g in list(_holders) if key in g.held_keys()]
+    for g in dropped:
+        g.release(reason)
+        _holders.discard(g)
+    return len(dropped)

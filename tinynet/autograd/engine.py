@@ -21,6 +21,7 @@ from heapq import heappop, heappush
 import numpy
 
 from .. import backend, capture as graph_capture
+from ..backend import add
 from ..errors import AutogradError, ArgumentTypeError
 from . import anomaly, node, post_hooks
 from .anomaly import STATE as _anomaly
@@ -112,14 +113,14 @@ def _execute(roots, root_grads, targets, retain_graph, create_graph):
             fn = inp._grad_fn
             if fn is None:  # a leaf
                 prev = leaf_get(inp)
-                leaves[inp] = g if prev is None else prev + g
+                leaves[inp] = g if prev is None else add(prev, g)
             elif fn.n_outputs == 1:  # the gradient itself
                 prev = get(fn)
                 if prev is None:
                     grads[fn] = g
                     heappush(heap, (-fn._seq, fn))
                 else:
-                    grads[fn] = prev + g
+                    grads[fn] = add(prev, g)
             else:
                 _route(inp, g, grads, heap, leaves)
         if not retain_graph:
@@ -241,13 +242,13 @@ def _route(t, g, grads, heap, leaves):
     fn = t._grad_fn
     if fn is None:
         prev = leaves.get(t)
-        leaves[t] = g if prev is None else prev + g
+        leaves[t] = g if prev is None else add(prev, g)
         return
     pending = grads.get(fn)
     if pending is None:
         heappush(heap, (-fn._seq, fn))
     if fn.n_outputs == 1:
-        grads[fn] = g if pending is None else pending + g
+        grads[fn] = g if pending is None else add(pending, g)
         return
     if pending is None:
         pending = grads[fn] = [None] * fn.n_outputs

@@ -21,10 +21,11 @@ import weakref
 
 import numpy
 
-from ..dtypes import BF16_SEEN, COMPLEX_SEEN, bfloat16, float32, is_floating
+from ..dtypes import BF16_SEEN, COMPLEX_SEEN, bfloat16, float32
 from .. import backend
 from ..errors import AutogradError, DTypeError
 from . import anomaly
+from .widening import _bf16_in, _bf16_out
 from .anomaly import STATE as _anomaly
 from .grad_mode import _grad_enabled
 
@@ -97,6 +98,10 @@ class Op:
             ``forward_gpu``/``backward_gpu`` launch bfloat16 kernels (float32 arithmetic
             inside, one rounding) on every bfloat16 input; with the kernels off the generic
             code runs on widened inputs as for any op.
+        bf16_mixed_gpu (bool): on CuPy arrays with tinynet's kernels on, bfloat16 inputs
+            that meet a float32 input reach ``forward`` unwidened (the result is float32
+            either way): ``add`` widens them inside its kernel (kernels/add.py). All-bfloat16
+            inputs are widened as for any op.
         complex_ok (bool): the op takes complex inputs and its backward follows PyTorch's
             convention for them (conjugate Wirtinger derivatives). Every other op refuses a
             complex input with a DTypeError naming it (checked once complex data exists,
@@ -115,6 +120,7 @@ class Op:
     bf16_native = False
     bf16_native_gpu = False
     bf16_kernel_gpu = False
+    bf16_mixed_gpu = False
     complex_ok = False
     n_outputs = 1
     # Set by apply when it records:
@@ -204,7 +210,7 @@ class Op:
         low = False  # bfloat16 inputs computed in float32: the outputs go back to bfloat16
         if BF16_SEEN[0] and not self.bf16_native and not (on_gpu and (
                 self.bf16_native_gpu or (self.bf16_kernel_gpu and backend.kernels_enabled))):
-            arrays, low = _bf16_in(arrays)
+            arrays, low = _bf16_in(arrays, on_gpu and self.bf16_mixed_gpu and backend.kernels_enabled)
         # the path is recorded so backward takes the same one, whatever the switch says later
         self.gpu_path = gpu = on_gpu and backend.kernels_enabled and hasattr(self, "forward_gpu")
         y = self.forward_gpu(xp, *arrays) if gpu else self.forward(xp, *arrays)
@@ -391,27 +397,3 @@ def _refuse_complex(name, arrays, what="inputs"):
 def _generic_backward(self, xp, *grads):
     """``backward_gpu`` of an op that has ``forward_gpu`` only: the generic backward."""
     return self.backward(xp, *grads)
-
-
-def _bf16_in(arrays):
-    """``arrays`` with bfloat16 arrays widened to float32, and whether the outputs go back to
-    bfloat16: True when bfloat16 arrays were the only float arrays (bfloat16 with float16
-    or float32 promotes to float32 in PyTorch, which the float32 computation already gives)."""
-    low = other = False
-    out = []
-    for a in arrays:
-        dt = getattr(a, "dtype", None)
-        if dt is not None and hasattr(a, "shape"):
-            if dt == bfloat16:
-                a, low = backend.astype(a, float32), True
-            elif is_floating(dt):
-                other = True
-        out.append(a)
-    return (out, True) if low and not other else (out if low else arrays, False)
-
-
-def _bf16_out(y):
-    """Float32 outputs of an op run on widened bfloat16 inputs, rounded back to bfloat16."""
-    if type(y) is tuple:
-        return tuple(_bf16_out(a) for a in y)
-    return backend.astype(y, bfloat16) if getattr(y, "dtype", None) == float32 else y

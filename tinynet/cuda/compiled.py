@@ -153,6 +153,8 @@ class GraphedStep:
                 entry.graph.replay()
                 return entry.out
             except GraphCaptureError:  # a frozen setting changed: capture again below
+                if entry.graph.released:  # its process group was destroyed: no recapture either
+                    raise
                 entry.graph.reset()
                 entry.graph = None
         return self._capture(entry, args, kwargs)

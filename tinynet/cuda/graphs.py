@@ -91,6 +91,7 @@ class CUDAGraph:
         self._pool = None
         self._first = True
         self._stream = None
+        self.released = None  # why the graph was dropped by release(), if it was
 
     # ---- capture --------------------------------------------------------------------------
     def capture_begin(self, pool=None, capture_error_mode="global"):
@@ -127,6 +128,8 @@ class CUDAGraph:
             self._allocator.__exit__(None, None, None)
         self._exec = g
         self._first = True
+        self.released = None
+        capture.track(self, self._capture)
 
     def _capture_failed(self):
         """End a capture that raised: discard it and undo what it changed on the host."""
@@ -152,6 +155,8 @@ class CUDAGraph:
             GraphCaptureError: nothing captured, or a guarded setting changed.
         """
         if self._exec is None:
+            if self.released:
+                raise GraphCaptureError(f"CUDAGraph.replay: {self.released}")
             raise GraphCaptureError("CUDAGraph.replay: nothing captured (capture with `tinynet.cuda.graph(g)`)")
         cap = self._capture
         cap.check_guards()
@@ -170,6 +175,16 @@ class CUDAGraph:
         self._exec = None
         self._capture = None
         self._release_pool()
+
+    def held_keys(self):
+        """The outside resources this graph keeps alive (``capture.Capture.hold``)."""
+        return self._capture.held if self._capture is not None else set()
+
+    def release(self, reason):
+        """Drop the graph because a resource it holds goes away (see ``capture.release_graphs``);
+        a later :meth:`replay` raises ``GraphCaptureError`` with ``reason``."""
+        self.reset()
+        self.released = reason
 
     def _release_pool(self):
         if self._pool is not None:

@@ -148,6 +148,7 @@ class NCCLGroup(_group.ProcessGroup):
         except self.nccl.NcclError as exc:
             self.fail(what, f"NCCL error during capture: {exc}")
         capture.current().around_replay(("nccl", id(self)), self._watch_replay)
+        capture.current().hold(("nccl", id(self)))
         return work or CapturedWork(self, what, finish)
 
     def _watch_replay(self, stream, launched):
@@ -219,6 +220,13 @@ class NCCLGroup(_group.ProcessGroup):
         self.destroyed = True
         _group.remove_failure_hooks(self)
         self.watchdog.stop()
+        # NCCL's destroy (and abort) waits until every CUDA graph holding one of this
+        # communicator's collectives is destroyed: drop those graphs first, after the GPU
+        # has finished their replays
+        self.cp.cuda.Device(self.device).synchronize()
+        capture.release_graphs(("nccl", id(self)), "its NCCL collectives belong to a process group that was "
+                                                   "destroyed (destroy_process_group); capture the step again "
+                                                   "in a new group")
         if self.error is None:
             self.stream.synchronize()
             self.comm.destroy()
