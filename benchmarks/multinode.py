@@ -171,9 +171,9 @@ def fault(args, tmp):
             "--checkpoint", ck, "--checkpoint-every", "2", "--resume", ck]
         rcs, texts, seconds = launch([cmd], [env], args.timeout)
         out[name] = dict(command=" ".join(cmd), rc=rcs[0], seconds=round(seconds, 1), epochs=LINE.findall(texts[0]),
-                         restarted="will restart" in texts[0].lower(),
                          resumed=re.findall(r"resumed from \S+ at epoch \d+", texts[0]), tail=texts[0][-2500:],
                          weights=save)
+        out[name]["restarted"] = bool(out[name]["resumed"])  # the second attempt resumed from the checkpoint
         print(f"fault/{name}: rc {rcs[0]}, {seconds:.1f} s, restarted {out[name]['restarted']}, "
               f"{out[name]['resumed']}", flush=True)
     out["bit_identical"] = same_weights(weights(out["clean"]["weights"]), weights(out["faulty"]["weights"]))

@@ -206,6 +206,22 @@ def test_second_derivative_raises(cudnn_on):
         gx.sum().backward()
 
 
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_repeated_backward_through_one_graph_gives_the_same_gradients(cudnn_on, name):
+    """cuDNN's backward writes into the reserve space; a second backward through the same graph
+    (retain_graph=True, as gradcheck does once per Jacobian row) gave zeros in dx before each
+    backward got its own copy (tests/test_functional_torch.py on an H200, 2026-11-28)."""
+    rnn = getattr(nn, name)(I, H, num_layers=2).to("cuda").double()
+    x = tinynet.tensor(rng(7).standard_normal((T, N, I)), dtype=tinynet.float64, device="cuda", requires_grad=True)
+    out, _ = rnn(x)
+    assert "CudnnRNN" in _op_types(out)
+    w = tinynet.tensor(rng(8).standard_normal(out.shape), dtype=tinynet.float64, device="cuda")
+    grads = [tinynet.autograd.grad((out * w).sum(), [x], retain_graph=True)[0].numpy(force=True) for _ in range(3)]
+    assert numpy.abs(grads[0]).max() > 0
+    numpy.testing.assert_array_equal(grads[1], grads[0])
+    numpy.testing.assert_array_equal(grads[2], grads[0])
+
+
 @pytest.mark.parametrize("use_cudnn", [True, False])
 def test_language_model_step_is_captured_in_a_cuda_graph(monkeypatch, use_cudnn):
     """A whole training step of an Embedding -> 2-layer LSTM -> Linear model, compiled with

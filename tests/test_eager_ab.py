@@ -21,7 +21,11 @@ def test_eager_ab_times_both_libraries_in_one_process(tmp_path):
              "--rounds", "3", "--profile", "5", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "mlp b4: old" in r.stdout and "host time per step: old" in r.stdout
-    assert "nn/modules/linear.py:forward" in r.stdout  # module paths below either package line up
+    # module paths below either package line up: the engine's apply is in both columns of one row
+    # (a function such as Linear.forward can fall out of the printed top list where the products
+    # take longer, as on the GPU machine's CPUs)
+    assert any(line.count("autograd/node.py:apply") == 2 or line.count("autograd/engine.py:_execute") == 2
+               for line in r.stdout.splitlines()) or (r.stdout.count("autograd/node.py:apply") == 2)
     row = json.loads(out.read_text())["rows"][0]
     assert row["model"] == "mlp" and set(row["ms_per_step_median"]) == {"old", "new"}
     assert all(len(v) == 2 and min(v) > 0 for v in row["ms_per_step_all"].values())  # first round dropped

@@ -70,6 +70,10 @@ class CudnnRNN(Op):
         dhy = None if ghy is None else xp.ascontiguousarray(ghy, dtype=y.dtype)
         dcy = None if gcy is None else xp.ascontiguousarray(gcy, dtype=y.dtype)
         need_w = True in need[3:]
+        # cuDNN's backward writes into the reserve space: a second backward through the same
+        # graph (retain_graph=True, gradcheck's one Jacobian row per call) read the first one's
+        # leftovers and got wrong dx (zeros, seen on an H200), so each backward works on a copy
+        reserve = reserve.copy()
         dx, dhx, dcx, dspace = cudnn_rnn.backward(self.net, self.shape, x, hx, cx, space, y, reserve, dy, dhy, dcy,
                                                   need[0], need[1], need[2], need_w)
         grads = self.net.unpack_grads(xp, dspace) if need_w else [None] * (len(need) - 3)
