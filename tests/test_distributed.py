@@ -179,6 +179,38 @@ def test_store_set_get_add_and_timeouts():
         _store.TCPStore("127.0.0.1", _free_port(), False, timeout=0.2)
 
 
+def test_store_takes_the_next_free_port_and_clients_find_this_jobs_store():
+    """Under torchrun the port after MASTER_PORT can be held by something else (an outgoing
+    connection's port, or a listener of another kind): rank 0 serves on the next free port of
+    the range, and clients greet each listener, keeping the one with this job's token."""
+    port = _free_port()
+    with socket.create_server(("", port)) as foreign:  # a listener that never answers a greeting
+        foreign.settimeout(5)
+        other_job = _store.TCPStore("127.0.0.1", port + 1, True, timeout=2, token="job-b/0/1") \
+            if _port_is_free(port + 1) else None
+        master = _store.TCPStore("127.0.0.1", port, True, timeout=5, tries=6, token="job-a/0/1")
+        assert master.server.port not in (port, port + 1 if other_job else port)
+        client = _store.TCPStore("127.0.0.1", port, False, timeout=10, tries=6, token="job-a/0/1")
+        master.set("k", "v")
+        assert client.get_nowait("k") == "v" and client.port == master.server.port
+        with pytest.raises(ProcessGroupError, match="no store at"):
+            _store.TCPStore("127.0.0.1", port, False, timeout=0.5, tries=6, token="job-c/0/1")
+        for s in (client, master) + ((other_job,) if other_job else ()):
+            s.close()
+    assert _launch.store_range({"TORCHELASTIC_USE_AGENT_STORE": "True", "TORCHELASTIC_RUN_ID": "r",
+                                "TORCHELASTIC_RESTART_COUNT": "1", "MASTER_PORT": "29500"}) == (16, "r/1/29500")
+    assert _launch.store_range({"MASTER_PORT": "29500"})[0] == 1
+
+
+def _port_is_free(port):
+    with socket.socket() as s:
+        try:
+            s.bind(("", port))
+            return True
+        except OSError:
+            return False
+
+
 RENDEZVOUS = """
 import json, os, sys
 sys.path.insert(0, {root!r})

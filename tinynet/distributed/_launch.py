@@ -132,6 +132,20 @@ def store_address(op, env=None):
     return host, port + 1 if env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true" else port
 
 
+STORE_TRIES = 16  # ports after MASTER_PORT that rank 0 may serve the store on under torchrun
+
+
+def store_range(env=None):
+    """``(tries, token)`` of the store's port range: under torchrun (its agent store on
+    ``MASTER_PORT``) without ``TINYNET_STORE_PORT``, :data:`STORE_TRIES` ports from
+    :func:`store_address`'s and a token naming the run, attempt and ``MASTER_PORT`` (see
+    ``_store``); else the one port, and a token naming ``MASTER_PORT``."""
+    env = os.environ if env is None else env
+    token = "/".join(env.get(k, "") for k in ("TORCHELASTIC_RUN_ID", "TORCHELASTIC_RESTART_COUNT", "MASTER_PORT"))
+    agent = env.get("TORCHELASTIC_USE_AGENT_STORE", "").lower() == "true"
+    return (STORE_TRIES if agent and "TINYNET_STORE_PORT" not in env else 1), token
+
+
 def agree(op, what, given, found, source, rank=None):
     """Check an explicit ``rank``/``world_size`` argument (-1: not given) against the launcher's;
     ``rank`` (the launcher's rank of this process, when known) goes into the message."""

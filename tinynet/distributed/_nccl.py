@@ -351,7 +351,8 @@ def rendezvous(host, port, size, rank, timeout, make_id):
         ProcessGroupError: the store cannot be served or reached, or not every rank checked
             in within ``timeout`` seconds.
     """
-    store = TCPStore(host, port, rank == 0, timeout)
+    tries, token = _launch.store_range()
+    store = TCPStore(host, port, rank == 0, timeout, tries, token)
     store.add("joined", 1)
     store.wait_for("joined", f"all {size} ranks to join", done=lambda v: int(v) >= size)
     if rank == 0:

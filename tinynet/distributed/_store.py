@@ -7,6 +7,13 @@ client. It carries the NCCL unique id from rank 0 to the others, counts the rank
 start-up (so a rank that never starts gives a clear timeout instead of a hang inside NCCL),
 and holds the note of a rank that failed, which the other ranks' watchdogs read. One
 request or answer is one line of JSON.
+
+Under torchrun the port next to ``MASTER_PORT`` can be taken: the agent picks a free
+``MASTER_PORT``, and the ports after it are the ones the kernel hands out next to outgoing
+connections (seen on two H200s: a restarted group's rank 0 could not bind it for 5 s). So the
+server takes the first free port of a short range (``tries``), and a client walks the same
+range, greeting each listener and keeping the one that answers with this job's ``token``
+(torchrun's run id, restart count and ``MASTER_PORT``), never another job's or attempt's store.
 """
 import json
 import socket
@@ -29,12 +36,25 @@ def _retry(attempt, timeout, message):
                 raise ProcessGroupError(message(exc)) from None
             time.sleep(0.05)
 
+def _ports(port, tries):
+    return f"port {port}" if tries == 1 else f"ports {port}-{port + tries - 1}"
+
+
 class _Server:
-    def __init__(self, port):
+    def __init__(self, port, tries=1, token=""):
+        def bind():  # the first free port of the range
+            last = OSError("empty range")
+            for p in range(port, port + tries):
+                try:
+                    return socket.create_server(("", p), reuse_port=False)
+                except OSError as exc:
+                    last = exc
+            raise last
         # a store closed a moment ago may still hold the port for a few milliseconds
-        self.sock = _retry(lambda: socket.create_server(("", port), reuse_port=False), 5.0, lambda exc: (
-            f"init_process_group: rank 0 cannot serve the store on port {port} ({exc}); set MASTER_PORT "
+        self.sock = _retry(bind, 5.0, lambda exc: (
+            f"init_process_group: rank 0 cannot serve the store on {_ports(port, tries)} ({exc}); set MASTER_PORT "
             "(or TINYNET_STORE_PORT) to a free port"))
+        self.port, self.token = self.sock.getsockname()[1], token
         self.sock.settimeout(0.2)
         self.data, self.lock, self.closed, self.conns, self.threads = {}, threading.Lock(), False, [], []
         self.acceptor = threading.Thread(target=self._accept, name="tinynet-store", daemon=True)
@@ -65,7 +85,9 @@ class _Server:
                 req = json.loads(line)
                 with self.lock:
                     key = req["key"]
-                    if req["op"] == "set":
+                    if req["op"] == "hello":  # which job's store is this?
+                        answer = self.token
+                    elif req["op"] == "set":
                         self.data[key] = req["value"]
                         answer = None
                     elif req["op"] == "add":
@@ -103,15 +125,40 @@ class TCPStore:
         ProcessGroupError: rank 0 cannot listen, or the store cannot be reached within ``timeout``.
     """
 
-    def __init__(self, host, port, is_master, timeout):
-        self.host, self.port, self.timeout = host, port, timeout
-        self.server = _Server(port) if is_master else None
-        self.sock = _retry(lambda: socket.create_connection((host, port), timeout=min(timeout, 60.0)), timeout,
-                           lambda exc: (f"init_process_group: no store at MASTER_ADDR:MASTER_PORT = {host}:{port} "
-                                        f"within {timeout:g} s ({exc}); is rank 0 running, and are MASTER_ADDR and "
-                                        "MASTER_PORT the same on every rank?"))
-        self.file = self.sock.makefile("rwb")
+    def __init__(self, host, port, is_master, timeout, tries=1, token=""):
+        self.host, self.port, self.timeout, self.token = host, port, timeout, token
+        self.server = _Server(port, tries, token) if is_master else None
+        first = self.server.port if self.server is not None else port  # rank 0 knows where it serves
+        self.sock, self.file, self.port = _retry(
+            lambda: self._connect(first, port + tries - first), timeout,
+            lambda exc: (f"init_process_group: no store at MASTER_ADDR:MASTER_PORT = {host}:{_ports(port, tries)} "
+                         f"within {timeout:g} s ({exc}); is rank 0 running, and are MASTER_ADDR and MASTER_PORT the "
+                         "same on every rank?"))
         self.lock = threading.Lock()
+
+    def _connect(self, port, tries):
+        """(socket, file, port) of the first listener in the range that answers with our token."""
+        last = OSError("nothing listens")
+        for p in range(port, port + tries):
+            try:
+                sock = socket.create_connection((self.host, p), timeout=min(self.timeout, 60.0))
+            except OSError as exc:
+                last = exc
+                continue
+            file = sock.makefile("rwb")
+            try:
+                sock.settimeout(min(self.timeout, 2.0))  # a foreign listener may never answer
+                file.write(json.dumps({"op": "hello", "key": ""}).encode() + b"\n")
+                file.flush()
+                if json.loads(file.readline())["value"] == self.token:
+                    sock.settimeout(min(self.timeout, 60.0))
+                    return sock, file, p
+                last = OSError(f"port {p} serves another job's store")
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                last = OSError(f"port {p} is not a tinynet store ({exc})")
+            file.close()
+            sock.close()
+        raise last
 
     def _request(self, op, key, value=None):
         with self.lock:
