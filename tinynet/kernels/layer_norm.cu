@@ -13,7 +13,10 @@
 // the blockDim.x threads of a row stride along it. Rows of up to 256 values take one warp
 // each (8 rows a block), longer ones several warps, combined through shared memory.
 // The variance takes two passes (mean, then centred squares) in the dtype's precision, as
-// the generic code does; the row is re-read from L1/L2, not from DRAM.
+// the generic code does. A thread keeps its values of the row in registers between the
+// passes when the row has at most CACHE values a thread (every row up to 4,096 values with
+// the launch of tinynet/ops/layer_norm.py), so the row is read from memory once; the sums
+// run in the same order as the uncached loops, which take longer rows (same bits either way).
 //
 // Parameter gradients (dw, db), deterministic without atomics: a (column tiles, parts)
 // grid, block (32, 8): block (t, p) sums the rows of chunk p for 32 adjacent columns
@@ -23,6 +26,7 @@
 #define WARP 32
 #define MAX_ROWS 8    // blockDim.y of the row kernels is at most this
 #define PARAM_ROWS 8  // blockDim.y of the parameter-gradient kernel
+#define CACHE 8       // values of its row a thread of the row kernels keeps in registers
 
 template <typename T>
 __device__ __forceinline__ T warp_sum(T v) {
@@ -52,20 +56,53 @@ __device__ void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean, T*
     long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     int n = row < M ? N : 0;  // threads past the last row still join the reductions
     long long base = row * N;
+    const int step = blockDim.x;
+    T v[CACHE];  // the thread's values of the row, read once from memory (rows of <= CACHE * step)
+    bool cached = N <= CACHE * step;
     T s = 0;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) s += x[base + j];
+    if (cached) {
+#pragma unroll
+        for (int k = 0; k < CACHE; ++k) {
+            int j = threadIdx.x + k * step;
+            v[k] = j < n ? x[base + j] : (T)0;
+            if (j < n) s += v[k];
+        }
+    } else {
+        for (int j = threadIdx.x; j < n; j += step) s += x[base + j];
+    }
     T mu = row_sum(s, sh) / (T)N;
     T q = 0;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        T d = x[base + j] - mu;
-        q += d * d;
+    if (cached) {
+#pragma unroll
+        for (int k = 0; k < CACHE; ++k) {
+            T d = v[k] - mu;
+            if (threadIdx.x + k * step < n) q += d * d;
+        }
+    } else {
+        for (int j = threadIdx.x; j < n; j += step) {
+            T d = x[base + j] - mu;
+            q += d * d;
+        }
     }
     T r = (T)1 / sqrt(row_sum(q, sh) / (T)N + eps);
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        T v = (x[base + j] - mu) * r;
-        if (w) v *= w[j];
-        if (b) v += b[j];
-        y[base + j] = v;
+#pragma unroll
+    for (int k = 0; k < CACHE; ++k) {
+        if (!cached) break;
+        int j = threadIdx.x + k * step;
+        if (j < n) {
+            T o = (v[k] - mu) * r;
+            if (w) o *= w[j];
+            if (b) o += b[j];
+            y[base + j] = o;
+        }
+    }
+    if (!cached) {
+        for (int j = threadIdx.x; j < n; j += step) {
+            T o = (x[base + j] - mu) * r;
+            if (w) o *= w[j];
+            if (b) o += b[j];
+            y[base + j] = o;
+        }
     }
     if (n && threadIdx.x == 0) {
         mean[row] = mu;
@@ -73,7 +110,8 @@ __device__ void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean, T*
     }
 }
 
-// dx of each row: two sums (g, g * xhat) in one pass, then the formula above.
+// dx of each row: two sums (g, g * xhat) in one pass, then the formula above; rows of up to
+// CACHE values a thread keep x and dy in registers between the passes.
 template <typename T>
 __device__ void ln_backward_input(const T* x, const T* gy, const T* w, const T* mean, const T* rstd,
                                   T* gx, long long M, int N) {
@@ -81,16 +119,43 @@ __device__ void ln_backward_input(const T* x, const T* gy, const T* w, const T* 
     long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     int n = row < M ? N : 0;
     long long base = row * N;
+    const int step = blockDim.x;
     T mu = n ? mean[row] : (T)0, r = n ? rstd[row] : (T)0;
+    T gs[CACHE], xs[CACHE];
+    bool cached = N <= CACHE * step;
     T sg = 0, sgx = 0;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
-        T g = w ? gy[base + j] * w[j] : gy[base + j];
-        sg += g;
-        sgx += g * (x[base + j] - mu) * r;
+    if (cached) {
+#pragma unroll
+        for (int k = 0; k < CACHE; ++k) {
+            int j = threadIdx.x + k * step;
+            gs[k] = j < n ? (w ? gy[base + j] * w[j] : gy[base + j]) : (T)0;
+            xs[k] = j < n ? x[base + j] : (T)0;
+            if (j < n) {
+                sg += gs[k];
+                sgx += gs[k] * (xs[k] - mu) * r;
+            }
+        }
+    } else {
+        for (int j = threadIdx.x; j < n; j += step) {
+            T g = w ? gy[base + j] * w[j] : gy[base + j];
+            sg += g;
+            sgx += g * (x[base + j] - mu) * r;
+        }
     }
     T mean_g = row_sum(sg, sh) / (T)N;
     T mean_gx = row_sum(sgx, sh) / (T)N;
-    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+    if (cached) {
+#pragma unroll
+        for (int k = 0; k < CACHE; ++k) {
+            int j = threadIdx.x + k * step;
+            if (j < n) {
+                T xhat = (xs[k] - mu) * r;
+                gx[base + j] = (gs[k] - mean_g - xhat * mean_gx) * r;
+            }
+        }
+        return;
+    }
+    for (int j = threadIdx.x; j < n; j += step) {
         T g = w ? gy[base + j] * w[j] : gy[base + j];
         T xhat = (x[base + j] - mu) * r;
         gx[base + j] = (g - mean_g - xhat * mean_gx) * r;
