@@ -218,6 +218,39 @@ def test_split_linear_matches_torch(lead, split_everything):
     _check_against_torch(F.linear, TF.linear, [x, w, b])
 
 
+@pytest.mark.parametrize("fn,tfn", [("mm", "mm"), ("matmul", "matmul"), ("addmm", "addmm")])
+def test_split_matrix_products_match_torch(fn, tfn, split_everything, monkeypatch):
+    """``torch.mm``/``matmul``/``addmm`` of NumPy operands split over the pool (in
+    ``kernels.cublas.product``), forward and both gradients, row and column blocks."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    calls = []
+    real = parallel.parallel_for
+    monkeypatch.setattr(parallel, "parallel_for", lambda n, f, *a: calls.append(n) or real(n, f, *a))
+    for m, k, n in [(11, 7, 5), (3, 4, 40)]:  # more rows than columns; over 3x as many columns
+        a, b = R.standard_normal((m, k)), R.standard_normal((k, n))
+        if fn == "addmm":
+            c = R.standard_normal(n)
+            _check_against_torch(lambda *t: tinynet.addmm(*t), lambda *t: torch.addmm(*t), [c, a, b])
+        else:
+            _check_against_torch(getattr(tinynet, fn), getattr(torch, tfn), [a, b])
+    assert calls and min(calls) > 1
+
+
+def test_split_float32_product_keeps_the_bits(threads, monkeypatch):
+    """A large float32 ``mm`` split in row or column blocks gives the one-call product's bits."""
+    parallel.set_num_threads(2)
+    calls = []
+    real = parallel.parallel_for
+    monkeypatch.setattr(parallel, "parallel_for", lambda n, f, *a: calls.append(n) or real(n, f, *a))
+    for m, k, n in [(512, 300, 200), (60, 400, 900)]:
+        a = R.standard_normal((m, k)).astype(numpy.float32)
+        b = R.standard_normal((k, n)).astype(numpy.float32)
+        got = tinynet.mm(tinynet.tensor(a), tinynet.tensor(b).T.T).numpy()
+        assert numpy.array_equal(got, a @ b)
+    assert calls == [2, 2]
+
+
 def test_reference_convnet_step_is_the_same_with_one_and_two_threads(threads):
     """One training step of the reference convnet at batch 128 (whose passes are large
     enough to split) gives the same loss and gradients, to float32 rounding, on one
