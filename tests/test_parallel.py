@@ -218,6 +218,64 @@ def test_split_linear_matches_torch(lead, split_everything):
     _check_against_torch(F.linear, TF.linear, [x, w, b])
 
 
+@pytest.mark.parametrize("fn,tfn", [("mm", "mm"), ("matmul", "matmul"), ("addmm", "addmm")])
+def test_split_matrix_products_match_torch(fn, tfn, split_everything, monkeypatch):
+    """``torch.mm``/``matmul``/``addmm`` of NumPy operands split over the pool (in
+    ``kernels.cublas.product``), forward and both gradients, row and column blocks."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    calls = []
+    real = parallel.parallel_for
+    monkeypatch.setattr(parallel, "parallel_for", lambda n, f, *a: calls.append(n) or real(n, f, *a))
+    for m, k, n in [(11, 7, 5), (3, 4, 40)]:  # more rows than columns; over 3x as many columns
+        a, b = R.standard_normal((m, k)), R.standard_normal((k, n))
+        if fn == "addmm":
+            c = R.standard_normal(n)
+            _check_against_torch(lambda *t: tinynet.addmm(*t), lambda *t: torch.addmm(*t), [c, a, b])
+        else:
+            _check_against_torch(getattr(tinynet, fn), getattr(torch, tfn), [a, b])
+    assert calls and min(calls) > 1
+
+
+@pytest.mark.parametrize("split", [False, True])
+@pytest.mark.parametrize("cfg", [dict(x=(3, 6, 4, 5), w=(6, 17, 4, 4), kw=dict(stride=2, padding=1)),
+                                 dict(x=(2, 5, 3, 3), w=(5, 22, 3, 4), kw=dict(stride=(2, 1), padding=(0, 2),
+                                                                            dilation=(1, 2), output_padding=1)),
+                                 dict(x=(2, 4, 1, 1), w=(4, 20, 4, 4), kw={})])  # 1x1 input: the per-sample path
+def test_conv_transpose2d_batch_last_forward_matches_torch(cfg, split, request, threads):
+    """conv_transpose2d's NumPy forward with at least ``BATCH_LAST_MIN_TAPS`` output taps (one
+    product over (C_in, H*W*N), adds over channel groups): values and gradients against PyTorch,
+    and the same bits as the per-sample code it replaces."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    from tinynet.ops import conv_transpose
+    if split:
+        request.getfixturevalue("split_everything")
+    assert cfg["w"][1] * cfg["w"][2] * cfg["w"][3] >= conv_transpose.BATCH_LAST_MIN_TAPS
+    x, w, b = R.standard_normal(cfg["x"]), R.standard_normal(cfg["w"]), R.standard_normal(cfg["w"][1])
+    _check_against_torch(lambda *t: F.conv_transpose2d(*t, **cfg["kw"]),
+                         lambda *t: TF.conv_transpose2d(*t, **cfg["kw"]), [x, w, b])
+    xf, wf = x.astype(numpy.float32), w.astype(numpy.float32)
+    fast = F.conv_transpose2d(tinynet.tensor(xf), tinynet.tensor(wf), **cfg["kw"]).numpy()
+    request.getfixturevalue("monkeypatch").setattr(conv_transpose, "BATCH_LAST_MIN_TAPS", 10**9)
+    plain = F.conv_transpose2d(tinynet.tensor(xf), tinynet.tensor(wf), **cfg["kw"]).numpy()
+    assert numpy.array_equal(fast, plain)
+
+
+def test_split_float32_product_keeps_the_bits(threads, monkeypatch):
+    """A large float32 ``mm`` split in row or column blocks gives the one-call product's bits."""
+    parallel.set_num_threads(2)
+    calls = []
+    real = parallel.parallel_for
+    monkeypatch.setattr(parallel, "parallel_for", lambda n, f, *a: calls.append(n) or real(n, f, *a))
+    for m, k, n in [(512, 300, 200), (60, 400, 900)]:
+        a = R.standard_normal((m, k)).astype(numpy.float32)
+        b = R.standard_normal((k, n)).astype(numpy.float32)
+        got = tinynet.mm(tinynet.tensor(a), tinynet.tensor(b).T.T).numpy()
+        assert numpy.array_equal(got, a @ b)
+    assert calls == [2, 2]
+
+
 def test_reference_convnet_step_is_the_same_with_one_and_two_threads(threads):
     """One training step of the reference convnet at batch 128 (whose passes are large
     enough to split) gives the same loss and gradients, to float32 rounding, on one

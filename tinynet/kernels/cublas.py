@@ -31,7 +31,7 @@ import ctypes.util
 
 import numpy
 
-from .. import backend
+from .. import backend, parallel
 from ..dtypes import bfloat16
 from ..errors import BackendError
 from . import gpu_ops
@@ -226,8 +226,12 @@ _DIRECT = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64), numpy.dtype(n
 def product(xp, a, b):
     """``xp.matmul(a, b)``, with float32/float64/float16/bfloat16 GPU operands of at least two
     dims each taking :func:`matmul` (capturable in CUDA graphs, same kernels eager and graphed,
-    tensor cores for the half types)."""
+    tensor cores for the half types), and NumPy operands taking :func:`tinynet.parallel.matmul`
+    (a large 2-D product split over tinynet's CPU threads in row or column blocks, each one BLAS
+    call: the same sums; BLAS itself is held to one thread while the pool has more)."""
     if (backend.is_gpu_array(a) and backend.is_gpu_array(b) and a.ndim >= 2 and b.ndim >= 2
             and a.dtype == b.dtype and a.dtype in _DIRECT):
         return matmul(a, b)
+    if type(a) is numpy.ndarray and type(b) is numpy.ndarray:
+        return parallel.matmul(a, b)
     return xp.matmul(a, b)

@@ -160,7 +160,9 @@ class Pow(_Binary):
             if hasattr(b, "shape"):
                 ga = _reduce(xp, xp.where(b == 0, xp.zeros_like(gy), gy * b * a ** (b - 1)), sa)
             else:
-                ga = _reduce(xp, xp.zeros_like(gy) if b == 0 else gy * b * a ** (b - 1), sa)
+                # NumPy's real a ** 1 is a, bit for bit: the square's gradient skips that pass
+                same = b == 2 and xp is numpy and getattr(a, "dtype", None) is not None and a.dtype.kind in "fiu"
+                ga = _reduce(xp, xp.zeros_like(gy) if b == 0 else gy * b * (a if same else a ** (b - 1)), sa)
         if self.needs_input_grad[1]:
             gb = _reduce(xp, _exponent_grad(xp, gy, a, b, y), sb)
         return ga, gb

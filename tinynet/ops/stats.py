@@ -102,19 +102,19 @@ class Norm(_SavesOutput):
         self.axes, self.keepdim, self.p = axes, keepdim, p
 
     def forward(self, xp, x):
-        a, p = xp.abs(x), self.p
-        if p == math.inf:
-            y = a.max(axis=self.axes, keepdims=True)
-        elif p == -math.inf:
-            y = a.min(axis=self.axes, keepdims=True)
+        p = self.p
+        if p == 2:  # no |x| pass: x * x is the same
+            y = xp.sqrt((x * x).sum(axis=self.axes, keepdims=True))
         elif p == 0:
             y = (x != 0).sum(axis=self.axes, keepdims=True).astype(x.dtype)
+        elif p == math.inf:
+            y = xp.abs(x).max(axis=self.axes, keepdims=True)
+        elif p == -math.inf:
+            y = xp.abs(x).min(axis=self.axes, keepdims=True)
         elif p == 1:
-            y = a.sum(axis=self.axes, keepdims=True)
-        elif p == 2:
-            y = xp.sqrt((x * x).sum(axis=self.axes, keepdims=True))
+            y = xp.abs(x).sum(axis=self.axes, keepdims=True)
         else:
-            y = (a ** p).sum(axis=self.axes, keepdims=True) ** (1.0 / p)
+            y = (xp.abs(x) ** p).sum(axis=self.axes, keepdims=True) ** (1.0 / p)
         return self._output(xp, x, xp.asarray(y).astype(x.dtype, copy=False))
 
     def backward(self, xp, gy):
