@@ -13,10 +13,11 @@
 // the blockDim.x threads of a row stride along it. Rows of up to 256 values take one warp
 // each (8 rows a block), longer ones several warps, combined through shared memory.
 // The variance takes two passes (mean, then centred squares) in the dtype's precision, as
-// the generic code does. A thread keeps its values of the row in registers between the
-// passes when the row has at most CACHE values a thread (every row up to 4,096 values with
-// the launch of tinynet/ops/layer_norm.py), so the row is read from memory once; the sums
-// run in the same order as the uncached loops, which take longer rows (same bits either way).
+// the generic code does. The forward keeps a thread's values of the row in registers between
+// the passes when the row has at most CACHE values a thread (every row up to 4,096 values
+// with the launch of tinynet/ops/layer_norm.py), so the row is read from memory once (GPT
+// rows of 384 on an H200: 27.5 -> 19.3 us a call, the same bits); the dx kernel re-reads
+// the row from L1/L2 (the register version was slower there, 30 -> 33 us, 2026-11-28).
 //
 // Parameter gradients (dw, db), deterministic without atomics: a (column tiles, parts)
 // grid, block (32, 8): block (t, p) sums the rows of chunk p for 32 adjacent columns
@@ -110,8 +111,7 @@ __device__ void ln_forward(const T* x, const T* w, const T* b, T* y, T* mean, T*
     }
 }
 
-// dx of each row: two sums (g, g * xhat) in one pass, then the formula above; rows of up to
-// CACHE values a thread keep x and dy in registers between the passes.
+// dx of each row: two sums (g, g * xhat) in one pass, then the formula above.
 template <typename T>
 __device__ void ln_backward_input(const T* x, const T* gy, const T* w, const T* mean, const T* rstd,
                                   T* gx, long long M, int N) {
@@ -119,43 +119,16 @@ __device__ void ln_backward_input(const T* x, const T* gy, const T* w, const T* 
     long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     int n = row < M ? N : 0;
     long long base = row * N;
-    const int step = blockDim.x;
     T mu = n ? mean[row] : (T)0, r = n ? rstd[row] : (T)0;
-    T gs[CACHE], xs[CACHE];
-    bool cached = N <= CACHE * step;
     T sg = 0, sgx = 0;
-    if (cached) {
-#pragma unroll
-        for (int k = 0; k < CACHE; ++k) {
-            int j = threadIdx.x + k * step;
-            gs[k] = j < n ? (w ? gy[base + j] * w[j] : gy[base + j]) : (T)0;
-            xs[k] = j < n ? x[base + j] : (T)0;
-            if (j < n) {
-                sg += gs[k];
-                sgx += gs[k] * (xs[k] - mu) * r;
-            }
-        }
-    } else {
-        for (int j = threadIdx.x; j < n; j += step) {
-            T g = w ? gy[base + j] * w[j] : gy[base + j];
-            sg += g;
-            sgx += g * (x[base + j] - mu) * r;
-        }
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
+        T g = w ? gy[base + j] * w[j] : gy[base + j];
+        sg += g;
+        sgx += g * (x[base + j] - mu) * r;
     }
     T mean_g = row_sum(sg, sh) / (T)N;
     T mean_gx = row_sum(sgx, sh) / (T)N;
-    if (cached) {
-#pragma unroll
-        for (int k = 0; k < CACHE; ++k) {
-            int j = threadIdx.x + k * step;
-            if (j < n) {
-                T xhat = (xs[k] - mu) * r;
-                gx[base + j] = (gs[k] - mean_g - xhat * mean_gx) * r;
-            }
-        }
-        return;
-    }
-    for (int j = threadIdx.x; j < n; j += step) {
+    for (int j = threadIdx.x; j < n; j += blockDim.x) {
         T g = w ? gy[base + j] * w[j] : gy[base + j];
         T xhat = (x[base + j] - mu) * r;
         gx[base + j] = (g - mean_g - xhat * mean_gx) * r;
