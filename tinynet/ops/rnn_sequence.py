@@ -143,20 +143,35 @@ class LSTMSequence(Op):
         order = list(self._order(T))
         h_prev, c_prev = self._previous_states(numpy, out, cs, h0, c0)
         i, f, g, o = (acts[..., k * H:(k + 1) * H] for k in range(4))
-        # factors of dG that do not depend on the gradient: dG = [dc, dc, dc, dh] * fac
+        # factors of dG that do not depend on the gradient: dG = [dc, dc, dc, dh] * fac, and k_c
         fac = numpy.empty_like(acts)
-        numpy.multiply(i, 1 - i, out=fac[..., :H])
-        fac[..., :H] *= g
-        numpy.multiply(f, 1 - f, out=fac[..., H:2 * H])
-        fac[..., H:2 * H] *= c_prev
-        numpy.multiply(g, g, out=fac[..., 2 * H:3 * H])
-        numpy.subtract(1, fac[..., 2 * H:3 * H], out=fac[..., 2 * H:3 * H])
-        fac[..., 2 * H:3 * H] *= i
-        numpy.multiply(o, 1 - o, out=fac[..., 3 * H:])
-        fac[..., 3 * H:] *= tcs
-        k_c = numpy.multiply(tcs, tcs)  # o (1 - tanh(c)^2): how dh reaches dc
-        numpy.subtract(1, k_c, out=k_c)
-        k_c *= o
+        k_c = numpy.empty_like(tcs)
+        every = max(1, -(-T // WEIGHT_BLOCKS))
+        blocks = [(lo, min(T, lo + every)) for lo in range(0, T, every)]  # position ranges, in the walk's order
+        if not self.reverse:
+            blocks.reverse()
+
+        def factors(lo, hi):  # elementwise, so a block gives the bits of the whole
+            s = slice(lo, hi)
+            ib, fb, gg, ob, fc = i[s], f[s], g[s], o[s], fac[s]
+            numpy.multiply(ib, 1 - ib, out=fc[..., :H])
+            fc[..., :H] *= gg
+            numpy.multiply(fb, 1 - fb, out=fc[..., H:2 * H])
+            fc[..., H:2 * H] *= c_prev[s]
+            numpy.multiply(gg, gg, out=fc[..., 2 * H:3 * H])
+            numpy.subtract(1, fc[..., 2 * H:3 * H], out=fc[..., 2 * H:3 * H])
+            fc[..., 2 * H:3 * H] *= ib
+            numpy.multiply(ob, 1 - ob, out=fc[..., 3 * H:])
+            fc[..., 3 * H:] *= tcs[s]
+            kc = k_c[s]
+            numpy.multiply(tcs[s], tcs[s], out=kc)  # o (1 - tanh(c)^2): how dh reaches dc
+            numpy.subtract(1, kc, out=kc)
+            kc *= ob
+
+        # the caller takes the first block; a worker the next ones, ahead of the walk
+        factors(*blocks[0])
+        ready = {lo if self.reverse else hi - 1: parallel.submit(lambda lo=lo, hi=hi: factors(lo, hi))
+                 for lo, hi in blocks[1:]}  # keyed by the block's first position in the walk
         dgates = fac  # overwritten step by step with dG
         dc = numpy.zeros((N, H), dtype=acts.dtype) if g_cn is None else g_cn.copy()
         dh = numpy.zeros((N, H), dtype=acts.dtype) if g_hn is None else g_hn.copy()
@@ -164,12 +179,13 @@ class LSTMSequence(Op):
         need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
         gw = numpy.zeros((G, H), dtype=acts.dtype) if need_w else None
         tasks, done = [], order[-1]  # done: the last position whose dG is not yet in gw
-        every = max(1, -(-T // WEIGHT_BLOCKS))
 
         def add_weight_grad(lo, hi):  # gw += dG^T H_prev over positions [lo, hi), on a worker
             gw[...] += dgates[lo:hi].reshape(-1, G).T @ h_prev[lo:hi].reshape(-1, H)
 
         for j, t in enumerate(reversed(order)):
+            if t in ready:  # the first position of a block a worker prepares
+                ready.pop(t).wait()
             if g_out is not None:
                 dh += g_out[t]
             numpy.multiply(dh, k_c[t], out=tmp)
