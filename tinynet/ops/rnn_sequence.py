@@ -125,7 +125,7 @@ class LSTMSequence(Op):
                 acts[lo:hi] = xg[lo:hi]
 
         # the caller takes the first block of steps, a worker the next ones ahead of the walk
-        blocks = self._blocks(T)
+        blocks = self._blocks(T) if parallel.get_num_threads() > 1 else [(0, T)]
         with_bias(*blocks[0])
         ready = {hi - 1 if self.reverse else lo: parallel.submit(lambda lo=lo, hi=hi: with_bias(lo, hi))
                  for lo, hi in blocks[1:]}  # keyed by the block's first position in the walk
