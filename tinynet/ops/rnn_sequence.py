@@ -27,9 +27,11 @@ and backward, with ``dh`` the gradient reaching ``h'`` (from the output and from
     dc_prev = dc * f           dh_prev = dG W_hh
 
 The per-step factors that do not depend on the gradient (``g i (1 - i)``, ``c f (1 - f)``,
-``i (1 - g^2)``, ``tanh(c') o (1 - o)`` and ``o (1 - tanh(c')^2)``) are computed for all the
-steps at once before the backward loop, so the loop itself is a few small NumPy calls and
-one product per step.
+``i (1 - g^2)``, ``tanh(c') o (1 - o)`` and ``o (1 - tanh(c')^2)``) are computed outside the
+backward loop, in ``WEIGHT_BLOCKS`` blocks of steps: the caller computes the first block the
+loop walks, the pool's worker the others ahead of the loop (elementwise, so the same bits as
+one pass), and the loop itself is a few small NumPy calls and one product per step. Forward
+likewise adds ``b_hh`` to the input gates block by block on the worker ahead of the steps.
 
 On the GPU each step is two launches forward (the recurrent product through cuBLAS into a
 preallocated buffer, then ``rnn_cell.cu``'s LSTM cell kernel writing the step's slices of the
