@@ -27,9 +27,11 @@ and backward, with ``dh`` the gradient reaching ``h'`` (from the output and from
     dc_prev = dc * f           dh_prev = dG W_hh
 
 The per-step factors that do not depend on the gradient (``g i (1 - i)``, ``c f (1 - f)``,
-``i (1 - g^2)``, ``tanh(c') o (1 - o)`` and ``o (1 - tanh(c')^2)``) are computed for all the
-steps at once before the backward loop, so the loop itself is a few small NumPy calls and
-one product per step.
+``i (1 - g^2)``, ``tanh(c') o (1 - o)`` and ``o (1 - tanh(c')^2)``) are computed outside the
+backward loop, in ``WEIGHT_BLOCKS`` blocks of steps: the caller computes the first block the
+loop walks, the pool's worker the others ahead of the loop (elementwise, so the same bits as
+one pass), and the loop itself is a few small NumPy calls and one product per step. Forward
+likewise adds ``b_hh`` to the input gates block by block on the worker ahead of the steps.
 
 On the GPU each step is two launches forward (the recurrent product through cuBLAS into a
 preallocated buffer, then ``rnn_cell.cu``'s LSTM cell kernel writing the step's slices of the
@@ -102,6 +104,12 @@ class LSTMSequence(Op):
     def _order(self, steps):
         return range(steps - 1, -1, -1) if self.reverse else range(steps)
 
+    def _blocks(self, steps):
+        """``WEIGHT_BLOCKS`` ranges ``(lo, hi)`` of positions, in the forward walk's order."""
+        every = max(1, -(-steps // WEIGHT_BLOCKS))
+        blocks = [(lo, min(steps, lo + every)) for lo in range(0, steps, every)]
+        return blocks[::-1] if self.reverse else blocks
+
     def forward(self, xp, xg, h0, c0, w_hh, b_hh):
         T, N, G = xg.shape
         H = G // 4
@@ -112,12 +120,21 @@ class LSTMSequence(Op):
         tg = numpy.empty((N, H), dtype=xg.dtype)
         hw = numpy.empty((N, G), dtype=xg.dtype)
         w_t = numpy.ascontiguousarray(w_hh.T)  # OpenBLAS: (N, H) x (H, 4H) 1.8x faster than through the transposed view
-        if b_hh is not None:  # one pass over the sequence instead of an add per step
-            numpy.add(xg, b_hh, out=acts)
-        else:
-            acts[...] = xg
+        def with_bias(lo, hi):  # one pass over the sequence instead of an add per step
+            if b_hh is not None:
+                numpy.add(xg[lo:hi], b_hh, out=acts[lo:hi])
+            else:
+                acts[lo:hi] = xg[lo:hi]
+
+        # the caller takes the first block of steps, a worker the next ones ahead of the walk
+        blocks = self._blocks(T) if parallel.get_num_threads() > 1 else [(0, T)]
+        with_bias(*blocks[0])
+        ready = {hi - 1 if self.reverse else lo: parallel.submit(lambda lo=lo, hi=hi: with_bias(lo, hi))
+                 for lo, hi in blocks[1:]}  # keyed by the block's first position in the walk
         h, c = h0, c0
         for t in self._order(T):
+            if t in ready:
+                ready.pop(t).wait()
             a = acts[t]
             a += parallel.matmul(h, w_t, out=hw)  # split over the threads when large (H ~ 650)
             numpy.tanh(a[:, 2 * H:3 * H], out=tg)  # g, before the sigmoid pass over all four gates
@@ -143,20 +160,33 @@ class LSTMSequence(Op):
         order = list(self._order(T))
         h_prev, c_prev = self._previous_states(numpy, out, cs, h0, c0)
         i, f, g, o = (acts[..., k * H:(k + 1) * H] for k in range(4))
-        # factors of dG that do not depend on the gradient: dG = [dc, dc, dc, dh] * fac
+        # factors of dG that do not depend on the gradient: dG = [dc, dc, dc, dh] * fac, and k_c
         fac = numpy.empty_like(acts)
-        numpy.multiply(i, 1 - i, out=fac[..., :H])
-        fac[..., :H] *= g
-        numpy.multiply(f, 1 - f, out=fac[..., H:2 * H])
-        fac[..., H:2 * H] *= c_prev
-        numpy.multiply(g, g, out=fac[..., 2 * H:3 * H])
-        numpy.subtract(1, fac[..., 2 * H:3 * H], out=fac[..., 2 * H:3 * H])
-        fac[..., 2 * H:3 * H] *= i
-        numpy.multiply(o, 1 - o, out=fac[..., 3 * H:])
-        fac[..., 3 * H:] *= tcs
-        k_c = numpy.multiply(tcs, tcs)  # o (1 - tanh(c)^2): how dh reaches dc
-        numpy.subtract(1, k_c, out=k_c)
-        k_c *= o
+        k_c = numpy.empty_like(tcs)
+        every = max(1, -(-T // WEIGHT_BLOCKS))
+        blocks = self._blocks(T)[::-1]  # in the backward walk's order
+
+        def factors(lo, hi):  # elementwise, so a block gives the bits of the whole
+            s = slice(lo, hi)
+            ib, fb, gg, ob, fc = i[s], f[s], g[s], o[s], fac[s]
+            numpy.multiply(ib, 1 - ib, out=fc[..., :H])
+            fc[..., :H] *= gg
+            numpy.multiply(fb, 1 - fb, out=fc[..., H:2 * H])
+            fc[..., H:2 * H] *= c_prev[s]
+            numpy.multiply(gg, gg, out=fc[..., 2 * H:3 * H])
+            numpy.subtract(1, fc[..., 2 * H:3 * H], out=fc[..., 2 * H:3 * H])
+            fc[..., 2 * H:3 * H] *= ib
+            numpy.multiply(ob, 1 - ob, out=fc[..., 3 * H:])
+            fc[..., 3 * H:] *= tcs[s]
+            kc = k_c[s]
+            numpy.multiply(tcs[s], tcs[s], out=kc)  # o (1 - tanh(c)^2): how dh reaches dc
+            numpy.subtract(1, kc, out=kc)
+            kc *= ob
+
+        # the caller takes the first block; a worker the next ones, ahead of the walk
+        factors(*blocks[0])
+        ready = {lo if self.reverse else hi - 1: parallel.submit(lambda lo=lo, hi=hi: factors(lo, hi))
+                 for lo, hi in blocks[1:]}  # keyed by the block's first position in the walk
         dgates = fac  # overwritten step by step with dG
         dc = numpy.zeros((N, H), dtype=acts.dtype) if g_cn is None else g_cn.copy()
         dh = numpy.zeros((N, H), dtype=acts.dtype) if g_hn is None else g_hn.copy()
@@ -164,12 +194,13 @@ class LSTMSequence(Op):
         need_x, need_h, need_c, need_w, need_b = self.needs_input_grad
         gw = numpy.zeros((G, H), dtype=acts.dtype) if need_w else None
         tasks, done = [], order[-1]  # done: the last position whose dG is not yet in gw
-        every = max(1, -(-T // WEIGHT_BLOCKS))
 
         def add_weight_grad(lo, hi):  # gw += dG^T H_prev over positions [lo, hi), on a worker
             gw[...] += dgates[lo:hi].reshape(-1, G).T @ h_prev[lo:hi].reshape(-1, H)
 
         for j, t in enumerate(reversed(order)):
+            if t in ready:  # the first position of a block a worker prepares
+                ready.pop(t).wait()
             if g_out is not None:
                 dh += g_out[t]
             numpy.multiply(dh, k_c[t], out=tmp)
