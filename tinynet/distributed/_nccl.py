@@ -16,7 +16,6 @@ on another rank's failure note, it aborts the communicator (which ends the stuck
 and the next collective raises :class:`~tinynet.errors.DistributedError`.
 """
 import atexit
-import json
 import os
 import threading
 import time
@@ -26,7 +25,7 @@ from ..errors import (DeviceError, DistributedError, DTypeError, GraphCaptureErr
                       ProcessGroupError)
 from . import _group, _launch, _nccl_capture
 from ._group import ReduceOp
-from ._store import StoreNotes, TCPStore
+from ._store import StoreNotes, rendezvous
 
 
 class NCCLWork(_group.Work):
@@ -339,29 +338,6 @@ def create(op, method, world_size, rank, timeout, device_id):
     uid, store = rendezvous(host, port, size, me, timeout, nccl.get_unique_id)
     comm = nccl.NcclCommunicator(size, uid, me)
     return NCCLGroup(cp, nccl, comm, me, size, timeout, local, StoreNotes(store, me), lambda: None, store)
-
-
-def rendezvous(host, port, size, rank, timeout, make_id):
-    """Meet at the TCP store on ``host:port`` (rank 0 serves it): every rank checks in, then
-    rank 0's ``make_id()`` (the NCCL unique id: 128 bytes, which CuPy 14 returns as ``bytes``
-    and older CuPy as a tuple of ints) reaches all, in the type ``make_id`` returned. Returns
-    ``(unique_id, store)``.
-
-    Raises:
-        ProcessGroupError: the store cannot be served or reached, or not every rank checked
-            in within ``timeout`` seconds.
-    """
-    tries, token = _launch.store_range()
-    store = TCPStore(host, port, rank == 0, timeout, tries, token)
-    store.add("joined", 1)
-    store.wait_for("joined", f"all {size} ranks to join", done=lambda v: int(v) >= size)
-    if rank == 0:
-        uid = make_id()
-        store.set("nccl_unique_id", json.dumps({"bytes": isinstance(uid, (bytes, bytearray)), "id": list(uid)}))
-    else:
-        sent = json.loads(store.wait_for("nccl_unique_id", "rank 0's NCCL unique id"))
-        uid = bytes(sent["id"]) if sent["bytes"] else tuple(sent["id"])
-    return uid, store
 
 
 def _create_mpi(op, cp, nccl, world_size, rank, timeout, device_id):

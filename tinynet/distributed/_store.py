@@ -21,6 +21,7 @@ import threading
 import time
 
 from ..errors import DistributedError, ProcessGroupError
+from ._launch import store_range
 
 
 
@@ -246,3 +247,26 @@ class StoreNotes:
     def poll(self):
         """The note of a failed rank, or None; raises DistributedError when the store is gone."""
         return self.store.get_nowait("note/failed")
+
+
+def rendezvous(host, port, size, rank, timeout, make_id):
+    """Meet at the TCP store on ``host:port`` (rank 0 serves it): every rank checks in, then
+    rank 0's ``make_id()`` (the NCCL unique id: 128 bytes, which CuPy 14 returns as ``bytes``
+    and older CuPy as a tuple of ints) reaches all, in the type ``make_id`` returned. Returns
+    ``(unique_id, store)``.
+
+    Raises:
+        ProcessGroupError: the store cannot be served or reached, or not every rank checked
+            in within ``timeout`` seconds.
+    """
+    tries, token = store_range()
+    store = TCPStore(host, port, rank == 0, timeout, tries, token)
+    store.add("joined", 1)
+    store.wait_for("joined", f"all {size} ranks to join", done=lambda v: int(v) >= size)
+    if rank == 0:
+        uid = make_id()
+        store.set("nccl_unique_id", json.dumps({"bytes": isinstance(uid, (bytes, bytearray)), "id": list(uid)}))
+    else:
+        sent = json.loads(store.wait_for("nccl_unique_id", "rank 0's NCCL unique id"))
+        uid = bytes(sent["id"]) if sent["bytes"] else tuple(sent["id"])
+    return uid, store
