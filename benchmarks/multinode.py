@@ -118,10 +118,14 @@ def mpiexec_hostfile(tmp, n, env):
     return cmd + [sys.executable]
 
 
+def base_env(**extra):
+    """This process's environment with the checkout first on PYTHONPATH, plus ``extra``."""
+    return dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="200", **extra)
+
+
 def commands(kind, args, tmp, save):
     """(commands, environments) of one run kind."""
-    base = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="200",
-                NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT")  # INIT: the lines naming each channel's transport
+    base = base_env(NCCL_DEBUG="INFO", NCCL_DEBUG_SUBSYS="INIT")  # INIT: the lines naming each channel's transport
     job = job_args(args, save)
     if kind == "single":
         return [torchrun() + ["--standalone", "--nproc-per-node", "2"] + job], [base]
@@ -161,7 +165,7 @@ def fault(args, tmp):
     out = {}
     for name, step in (("clean", None), ("faulty", args.fault_step)):
         ck, save = os.path.join(tmp, f"{name}.ck"), os.path.join(tmp, f"{name}.npz")
-        env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""), COLUMNS="200")
+        env = base_env()
         env.pop("FAULT_STEP", None)
         if step is not None:
             env["FAULT_STEP"] = str(step)
