@@ -182,6 +182,11 @@ def fault(args, tmp):
               f"{out[name]['resumed']}", flush=True)
     out["bit_identical"] = same_weights(weights(out["clean"]["weights"]), weights(out["faulty"]["weights"]))
     print(f"fault: final weights bit-identical to the uninterrupted run: {out['bit_identical']}", flush=True)
+    # a fault step past the run's last step never fires: then nothing was tested, and the run says so
+    out["fault_fired"] = out["faulty"]["restarted"] and not out["clean"]["restarted"]
+    if not out["fault_fired"]:
+        print(f"fault: the faulty run did not restart (is --fault-step {args.fault_step} within the run's "
+              f"{args.epochs} epoch(s) of 6 steps?): FAILED", flush=True)
     return out
 
 
@@ -221,6 +226,7 @@ def main(argv=None):
     ok = all(not any(r["rc"]) and r.get("bit_identical_weights", True) is not False
              for r in results["runs"].values())
     ok = ok and results.get("fault", {}).get("bit_identical", True) is not False
+    ok = ok and results.get("fault", {}).get("fault_fired", True)
     return 0 if ok else 1
 
 

@@ -263,7 +263,10 @@ def test_conv_transpose2d_batch_last_forward_matches_torch(cfg, split, request, 
 
 
 def test_split_float32_product_keeps_the_bits(threads, monkeypatch):
-    """A large float32 ``mm`` split in row or column blocks gives the one-call product's bits."""
+    """A large float32 ``mm`` split in row or column blocks gives the one-call product: its bits
+    with OpenBLAS's SkylakeX kernels (this CPU and CI's); on the GPU machines' CPUs the blocks'
+    last bits differed from the whole's (2026-11-28), so there the test holds them to float32
+    rounding. Either way a repeated call gives the same bits."""
     parallel.set_num_threads(2)
     calls = []
     real = parallel.parallel_for
@@ -272,8 +275,21 @@ def test_split_float32_product_keeps_the_bits(threads, monkeypatch):
         a = R.standard_normal((m, k)).astype(numpy.float32)
         b = R.standard_normal((k, n)).astype(numpy.float32)
         got = tinynet.mm(tinynet.tensor(a), tinynet.tensor(b).T.T).numpy()
-        assert numpy.array_equal(got, a @ b)
-    assert calls == [2, 2]
+        whole = a @ b
+        if _skylakex_blas():
+            assert numpy.array_equal(got, whole)
+        else:
+            numpy.testing.assert_allclose(got, whole, rtol=1e-5, atol=1e-4)
+        again = tinynet.mm(tinynet.tensor(a), tinynet.tensor(b)).numpy()
+        assert numpy.array_equal(got, again)
+    assert calls == [2, 2, 2, 2]
+
+
+def _skylakex_blas():
+    """Whether NumPy's OpenBLAS runs its SkylakeX kernels (threadpoolctl's report)."""
+    import threadpoolctl
+    return any(i.get("internal_api") == "openblas" and str(i.get("architecture", "")).lower() == "skylakex"
+               for i in threadpoolctl.threadpool_info())
 
 
 def test_reference_convnet_step_is_the_same_with_one_and_two_threads(threads):
