@@ -19,10 +19,10 @@ HALF = {"tinynet_max_pool2d_fwd", "tinynet_max_pool2d_bwd", "tinynet_max_pool2d_
         "tinynet_dropout_fwd", "tinynet_dropout_bwd", "tinynet_channel_sum_rows", "tinynet_channel_sum_parts",
         "tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd", "tinynet_bias_grad_bwd",
         "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd", "tinynet_lrn_fwd", "tinynet_lrn_bwd_terms", "tinynet_lrn_bwd",
-        "tinynet_grad_sqsum_fwd", "tinynet_grad_norm_finish_fwd", "tinynet_grad_scale_fwd"}
-# the float32 partials of the half types' bias gradient; GELU's half kernels (float32 and float64 take
-# element-wise kernels)
-HALF_ONLY = {"tinynet_bias_grad_parts_bwd", "tinynet_gelu_fwd", "tinynet_gelu_bwd", "tinynet_cast_to_f32"}
+        "tinynet_grad_sqsum_fwd", "tinynet_grad_norm_finish_fwd", "tinynet_grad_scale_fwd", "tinynet_gelu_fwd",
+        "tinynet_gelu_bwd"}
+# the float32 partials of the half types' bias gradient
+HALF_ONLY = {"tinynet_bias_grad_parts_bwd", "tinynet_cast_to_f32"}
 # float32 to the half types only
 FLOAT32_ONLY = {"tinynet_cast_to_f16", "tinynet_cast_to_bf16"}
 # float16 but not bfloat16 (Op.apply widens bfloat16 batch norm to float32): batch norm, whose

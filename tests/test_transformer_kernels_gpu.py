@@ -140,20 +140,22 @@ def test_float32_add_kernel_has_the_widened_sums_bits_and_gradients(second, monk
     assert len(launches) > before and (x.grad.numpy(force=True) == 5).all()
 
 
+@pytest.mark.parametrize("shape", [(64, 300), (7, 131)])  # (7, 131): no dtype's vector width divides it
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
-@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_gelu_half_kernels_match_float64(dtype, approximate):
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_gelu_kernels_match_float64(dtype, approximate, shape):
+    """gelu.cu's vector kernels (every float dtype) against PyTorch's float64 GELU."""
     import torch
     r = numpy.random.default_rng(6)
     dt = getattr(tinynet, dtype)
-    x = tinynet.tensor(r.standard_normal((64, 300)) * 3, dtype=dt, device="cuda", requires_grad=True)
+    x = tinynet.tensor(r.standard_normal(shape) * 3, dtype=dt, device="cuda", requires_grad=True)
     y = tinynet.nn.functional.gelu(x, approximate=approximate)
-    gy = tinynet.tensor(r.standard_normal((64, 300)), dtype=dt, device="cuda")
+    gy = tinynet.tensor(r.standard_normal(shape), dtype=dt, device="cuda")
     y.backward(gy)
     xt = torch.tensor(x.double().numpy(force=True), requires_grad=True)
     yt = torch.nn.functional.gelu(xt, approximate=approximate)
     yt.backward(torch.tensor(gy.double().numpy(force=True)))
-    tol = 1e-2 if dtype == "bfloat16" else 2e-3
+    tol = {"bfloat16": 1e-2, "float16": 2e-3, "float32": 1e-6, "float64": 1e-13}[dtype]
     assert y.dtype == dt and x.grad.dtype == dt
     assert _rel(y.double().numpy(force=True), yt.detach().numpy()) < tol
     assert _rel(x.grad.double().numpy(force=True), xt.grad.numpy()) < tol

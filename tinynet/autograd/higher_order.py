@@ -14,6 +14,7 @@ from typing import Any
 from ..dtypes import is_floating
 from . import grad_mode, node
 from ..errors import AutogradError
+from .edges import is_edge, original
 from .node import Op
 
 graph_xp: Any = None  # the tensor namespace of create_graph backwards, registered by tinynet.ops
@@ -49,6 +50,17 @@ def _output_tensor(op, k, array):
     return t
 
 
+def _array_of(t):
+    """The array of an op's input ``t`` (of the tensor behind it, for an edge: autograd.edges)."""
+    if not is_edge(t):
+        return t.array
+    src = original(t)
+    if src is None:
+        raise AutogradError("create_graph backward: an input's value is needed to differentiate twice, but the "
+                            "tensor was freed after the forward pass")
+    return src.array
+
+
 def graph_backward(op, gys, xp):
     """Backward of ``op`` on gradient tensors ``gys``, recorded on the tape."""
     Tensor = node.tensor_type
@@ -69,7 +81,7 @@ def graph_backward(op, gys, xp):
     original = op.saved
     if op.gpu_path and not op.gpu_saves_generic:
         # forward took a GPU kernel that saved other things: rerun the generic forward
-        arrays = [i.array if isinstance(i, Tensor) else i for i in op.inputs]
+        arrays = [_array_of(i) if isinstance(i, Tensor) else i for i in op.inputs]
         y = op.forward(xp, *arrays)
         new_out = {id(a): k for k, a in enumerate(y if type(y) is tuple else (y,))}
 

@@ -26,6 +26,7 @@ from .. import backend
 from ..errors import AutogradError, DTypeError
 from . import anomaly
 from .widening import _bf16_in, _bf16_out
+from .edges import edges as _edges
 from .anomaly import STATE as _anomaly
 from .grad_mode import _grad_enabled
 
@@ -122,6 +123,7 @@ class Op:
     bf16_kernel_gpu = False
     bf16_mixed_gpu = False
     complex_ok = False
+    edges_only = False  # backward reads no input's value: non-leaf inputs kept as edges (.edges)
     n_outputs = 1
     # Set by apply when it records:
     #   _seq: a number increasing with each op recorded, by which the engine orders the walk
@@ -242,7 +244,7 @@ class Op:
             out.requires_grad = False
             out._grad_fn = None
             return out
-        self.inputs = args
+        self.inputs = _edges(args, Tensor) if self.edges_only else args
         self._seq = next_seq()
         dt = y.dtype
         kind = dt.kind
@@ -308,7 +310,7 @@ class Op:
             base = getattr(s, "base", False)
             if base is False:
                 continue
-            if s is array or (base is not None and (base is array or base is array.base)):
+            if s is array or (base is not None and (base is array or base is getattr(array, "base", None))):
                 return True
         return False
 

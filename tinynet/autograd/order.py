@@ -19,6 +19,7 @@ import math
 import weakref
 
 from . import node
+from .edges import original
 
 _unordered: set = set()  # weak references to in-place ops that no sequence number places
 
@@ -52,7 +53,8 @@ def place_rebase(op, before, first):
 def _older(a, before, floor):
     """True when input ``a`` of an in-place op is ``before`` or was made before ``floor``."""
     fn = getattr(a, "_grad_fn", None)
-    return a is before or fn is None or not a.requires_grad or math.floor(fn._seq) < floor
+    return (a is before or original(a) is before or fn is None or not a.requires_grad
+            or math.floor(fn._seq) < floor)
 
 
 def search_order(starts):

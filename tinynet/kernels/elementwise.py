@@ -1,18 +1,11 @@
 """Element-wise GPU kernels: LeakyReLU, GELU, the fused bias + ReLU forward and the
 in-order ``add.at`` of deterministic mode.
 
-Each is a named ``cupy.ElementwiseKernel`` built once (see :func:`cuda.elementwise`).
+Each is a named ``cupy.ElementwiseKernel`` built once (see :func:`cuda.elementwise`), except
+GELU's, which are ``gelu.cu``'s vector kernels.
 """
 from .. import backend
 from . import cuda
-
-_GELU_PRE = """
-template <typename T> __device__ T gelu_cdf(T x) { return (T)0.5 * ((T)1 + erf(x * (T)0.70710678118654752440)); }
-template <typename T> __device__ T gelu_pdf(T x) { return exp((T)-0.5 * x * x) * (T)0.39894228040143267794; }
-template <typename T> __device__ T gelu_tanh_inner(T x) {
-    return (T)0.79788456080286535588 * (x + (T)0.044715 * x * x * x);
-}
-"""
 
 
 def leaky_relu_fwd(x, slope):
@@ -25,40 +18,25 @@ def leaky_relu_bwd(x, gy, slope):
                             "tinynet_leaky_relu_bwd")(x, gy, cuda.scalar(x.dtype, slope))
 
 
-def _half(a):
-    return a.dtype.itemsize == 2
-
-
 def gelu_fwd(x, approximate):
-    """GELU of contiguous ``x``: float16/bfloat16 through ``gelu.cu`` (float32 inside), float32/
-    float64 through an element-wise kernel."""
-    if _half(x):
-        x = backend.cupy.ascontiguousarray(x)
-        y = backend.cupy.empty(x.shape, dtype=x.dtype)
-        cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_fwd", x.dtype), -(-x.size // 4),
-                    (x, y, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
-        return y
-    if approximate == "tanh":
-        return cuda.elementwise("T x", "T y", "y = (T)0.5 * x * ((T)1 + tanh(gelu_tanh_inner(x)))",
-                                "tinynet_gelu_tanh_fwd", _GELU_PRE)(x)
-    return cuda.elementwise("T x", "T y", "y = x * gelu_cdf(x)", "tinynet_gelu_fwd", _GELU_PRE)(x)
+    """GELU of ``x`` (float16/bfloat16 computed in float32, float32/float64 in their own
+    precision) through ``gelu.cu``: one 16-byte vector a thread, ``x`` made contiguous."""
+    cp = backend.cupy
+    x = cp.ascontiguousarray(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_fwd", x.dtype), -(-x.size // (16 // x.dtype.itemsize)),
+                (x, y, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
+    return y
 
 
 def gelu_bwd(x, gy, approximate):
-    if _half(x):
-        cp = backend.cupy
-        x, gy = cp.ascontiguousarray(x), cp.ascontiguousarray(gy)
-        gx = cp.empty(x.shape, dtype=x.dtype)
-        cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_bwd", x.dtype), -(-x.size // 4),
-                    (x, gy, gx, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
-        return gx
-    if approximate == "tanh":
-        op = ("T t = tanh(gelu_tanh_inner(x));"
-              "T d = (T)0.79788456080286535588 * ((T)1 + (T)3 * (T)0.044715 * x * x);"
-              "gx = gy * ((T)0.5 * ((T)1 + t) + (T)0.5 * x * ((T)1 - t * t) * d)")
-        return cuda.elementwise("T x, T gy", "T gx", op, "tinynet_gelu_tanh_bwd", _GELU_PRE)(x, gy)
-    return cuda.elementwise("T x, T gy", "T gx", "gx = gy * (gelu_cdf(x) + x * gelu_pdf(x))",
-                            "tinynet_gelu_bwd", _GELU_PRE)(x, gy)
+    """The gradient of :func:`gelu_fwd` at ``x`` times ``gy`` (same shape and dtype), one launch."""
+    cp = backend.cupy
+    x, gy = cp.ascontiguousarray(x), cp.ascontiguousarray(gy)
+    gx = cp.empty(x.shape, dtype=x.dtype)
+    cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_bwd", x.dtype), -(-x.size // (16 // x.dtype.itemsize)),
+                (x, gy, gx, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
+    return gx
 
 
 def bias_relu_fwd(x, bias):

@@ -69,6 +69,7 @@ class Add(_Binary):
     complex_ok = True  # linear: the gradient passes unchanged (conj(alpha) for a complex alpha)
     # a float32 tensor plus a bfloat16 one (autocast's residual adds) in one kernel on the GPU
     bf16_mixed_gpu = True
+    edges_only = True  # backward reads only the inputs' shapes: their arrays are not kept (autograd.edges)
 
     def __init__(self, dtype, cast=True, alpha=1):
         self.dtype, self.cast, self.alpha = dtype, cast, alpha

@@ -26,6 +26,7 @@ class Cast(Op):
     bf16_native = True  # copies bfloat16 as it is
     twice_differentiable = True
     gpu_saves_generic = True
+    edges_only = True  # backward reads only in_dtype: the input's array is not kept (autograd.edges)
 
     def __init__(self, dtype):
         self.dtype = dtype

@@ -35,6 +35,7 @@ import warnings
 from .. import random as _random
 from ..autograd import engine
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.edges import is_edge, original
 from ..autograd.node import Op, next_seq
 from ..errors import ArgumentError, ArgumentTypeError, AutogradError
 from ..func._pytree import tree_flatten, tree_unflatten
@@ -159,6 +160,18 @@ def _reentrant(function, args, preserve):
     return tuple(next(results) if isinstance(o, Tensor) else o for o in out)
 
 
+def _value_of(t):
+    """The tensor an op's input stands for: ``t``, or the tensor behind an edge (autograd.edges),
+    which the recomputation reads; an edge whose tensor the program dropped cannot be recomputed."""
+    if not is_edge(t):
+        return t
+    src = original(t)
+    if src is None:
+        raise AutogradError("checkpoint: an input of the checkpointed function was freed before the function "
+                            "returned; keep a reference to it while the checkpointed call runs")
+    return src
+
+
 def _boundary(outputs, start):
     """The tensors requiring grad that the ``outputs`` depend on and that were made before
     op number ``start`` (leaves, or results of earlier ops): the checkpoint op's inputs."""
@@ -173,6 +186,7 @@ def _boundary(outputs, start):
                 continue
             fn = i._grad_fn
             if fn is None or fn._seq <= start:
+                i = _value_of(i)  # the tensor itself where the op kept an edge (autograd.edges)
                 found.setdefault(id(i), i)
             else:
                 todo.append(fn)
