@@ -10,8 +10,15 @@ import pytest
 
 import tinynet
 from helpers import assert_close, torch
+from tinynet.autograd import edges
 
 R = numpy.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def every_size(monkeypatch):
+    """Edges for inputs of any size here (the small test arrays are below edges.MIN_BYTES)."""
+    monkeypatch.setattr(edges, "MIN_BYTES", 0)
 
 
 def _pair(device, shape=(4, 5)):
@@ -115,3 +122,13 @@ def test_edges_keep_shapes_for_broadcast_gradients(device):
     assert_close(b.grad.numpy(force=True), bt.grad.numpy(), rtol=1e-6, atol=1e-6)
     edge = (a.cos() + b.sin()).grad_fn.inputs[0]
     assert "edge to output 0" in repr(edge) and tuple(edge.shape) == (4, 1, 3)
+
+
+def test_small_inputs_stay_tensors(device, monkeypatch):
+    """Below MIN_BYTES an input stays the tensor itself (an edge's host cost is not worth it)."""
+    monkeypatch.setattr(edges, "MIN_BYTES", 1 << 18)
+    x = tinynet.ones(8, 8, device=device, requires_grad=True)
+    y = x * 2
+    assert (y + 1).grad_fn.inputs[0] is y
+    big = x.repeat(128, 64) * 2  # 1024 x 512 float32: 2 MiB
+    assert edges.is_edge((big + 1).grad_fn.inputs[0])
