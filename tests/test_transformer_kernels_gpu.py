@@ -193,6 +193,38 @@ def test_cublas_bias_is_added_inside_the_product():
     assert _rel(got, hx @ hw.T + hb) < 8e-3
 
 
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+@pytest.mark.parametrize("trans", [(False, True), (False, False), (True, False)])
+def test_cublaslt_bias_epilogue_matches_the_filled_product(dtype, trans, monkeypatch):
+    """The half types' bias rides in cuBLASLt's epilogue (one call, no fill): within one
+    rounding of the fill + beta = 1 product, for each transpose layout, eager and under capture."""
+    from tinynet.kernels import cublas, cublaslt
+    r = numpy.random.default_rng(9)
+    m, k, n = 1024, 256, 384
+    dt = getattr(tinynet, dtype)
+    a = r.standard_normal((k, m) if trans[0] else (m, k))
+    b = r.standard_normal((n, k) if trans[1] else (k, n)) * 0.05
+    bias = r.standard_normal(n) * 3
+    ta, tb, tbias = (tinynet.tensor(v, dtype=dt, device="cuda").array for v in (a, b, bias))
+    before = cublaslt.stats["calls"]
+    fused = cublas.gemm(ta, tb, *trans, bias=tbias)
+    assert cublaslt.stats["calls"] == before + 1
+    monkeypatch.setitem(cublaslt._state, "off", True)
+    filled = cublas.gemm(ta, tb, *trans, bias=tbias)
+    f64 = lambda v: tinynet.Tensor._wrap(v).double().numpy(force=True)  # noqa: E731
+    assert _rel(f64(fused), f64(filled)) < (8e-3 if dtype == "bfloat16" else 1e-3)
+    monkeypatch.setitem(cublaslt._state, "off", False)
+    import cupy
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:  # captured in a CUDA graph: the same bits as eager
+        stream.begin_capture()
+        out = cublas.gemm(ta, tb, *trans, bias=tbias)
+        graph = stream.end_capture()
+        graph.launch()
+    stream.synchronize()
+    assert (out.view(numpy.uint16) == fused.view(numpy.uint16)).all()
+
+
 def test_compiled_gpt_step_gives_eager_losses_bit_for_bit():
     """A whole GPT training step (forward, backward, clip_grad_norm_, AdamW; the scheduler's lr
     outside) captured by tinynet.compile gives the eager step's losses and weights bit for bit
