@@ -126,7 +126,8 @@ def test_fused_projection_split_gets_one_gradient_buffer(dtype, flat):
     """q, k, v split from one projection (the GPT's ``c_attn(x).split(C, dim=2)``, viewed as
     heads): the cuDNN backward writes dQ, dK, dV into one array laid out like the projection
     and the split's backward returns it whole (kernels/grad_buffers.py, no concatenation);
-    the projection's gradient equals the float32 math path's. ``flat``: the projection made as
+    the projection's gradient equals the float32 path's, whose own kernels do the same (checked
+    against PyTorch's float64 attention). ``flat``: the projection made as
     (B*T, 3C) and viewed as (B, T, 3C), as a linear layer on a 3-D input does."""
     from tinynet.kernels import grad_buffers
     B, T, H, E = 2, 64, 4, 32
@@ -142,8 +143,14 @@ def test_fused_projection_split_gets_one_gradient_buffer(dtype, flat):
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         assert dt == "float32" or y.grad_fn.path == "cudnn"
         y.transpose(1, 2).reshape(B, T, C).backward(tinynet.tensor(gy, dtype=p.dtype, device="cuda"))
-        if dt != "float32":
-            assert grad_buffers.stats["made"] == before["made"] + 1
-            assert grad_buffers.stats["joined"] == before["joined"] + 1
+        # cuDNN's backward and, in float32, tinynet's own kernels (attention.cu's gstrided stores)
+        assert grad_buffers.stats["made"] == before["made"] + 1
+        assert grad_buffers.stats["joined"] == before["joined"] + 1
         grads[dt] = p.grad.float().numpy(force=True)
     assert _rel(grads[dtype], grads["float32"]) < TOL[dtype]
+    import torch
+    tp = torch.tensor(proj, requires_grad=True)
+    tq, tk, tv = (a.view(B, T, H, E).transpose(1, 2) for a in (tp * 1).view(B, T, 3 * C).split(C, dim=2))
+    ty = torch.nn.functional.scaled_dot_product_attention(tq, tk, tv, is_causal=True)
+    ty.transpose(1, 2).reshape(B, T, C).backward(torch.tensor(gy))
+    assert _rel(grads["float32"], tp.grad.numpy()) < 1e-5

@@ -63,16 +63,19 @@ template <> __device__ __forceinline__ half_bits from_float<half_bits>(float x) 
 // Everything a launch needs, passed by value (tinynet/kernels/attention.py packs it with
 // the same field order; every field is 8 bytes, so there is no padding to agree on).
 // Strides count elements. Outputs are contiguous: out (B, L, Ev), lse and delta (B, L),
-// gq (B, L, E), gk (B, S, E), gv (B, S, Ev), B the product of the batch dims.
+// gq (B, L, E), gk (B, S, E), gv (B, S, Ev), B the product of the batch dims; except with
+// gstrided, when gq, gk and gv are views of one gradient buffer with batch strides db and row
+// stride d_row (q, k, v split from one projection: grad_buffers.like_base).
 struct Sdpa {
     unsigned long long q, k, v, mask, out, lse, gout, delta, gq, gk, gv;  // device pointers
     long long batch[MAXB];                                // broadcast batch shape, 1-padded on the left
-    long long qb[MAXB], kb[MAXB], vb[MAXB], mb[MAXB], gb[MAXB];  // batch strides of q, k, v, mask, dO
+    long long qb[MAXB], kb[MAXB], vb[MAXB], mb[MAXB], gb[MAXB], db[MAXB];  // batch strides of q, k, v, mask, dO, dQ/dK/dV
     long long q_row, k_row, v_row, m_row, m_col, g_row;  // row strides (and the mask's column stride)
     long long L, S, E, Ev;
     long long kgroup, vgroup;  // grouped-query attention: query heads per key / value head
     long long mask_kind;       // MASK_NONE, MASK_BOOL (True: the key takes part) or MASK_ADD (float)
     long long causal;          // top-left aligned: query i sees keys j <= i
+    long long gstrided, d_row; // gradients in one buffer (db, d_row) rather than contiguous
     double scale;
 };
 
@@ -81,10 +84,10 @@ struct Sdpa {
 #define MASK_ADD 2
 
 // Where batch entry b starts in each input (element offsets).
-struct Bases { long long q, k, v, m, g; };
+struct Bases { long long q, k, v, m, g, o; };
 
 __device__ Bases batch_bases(const Sdpa& a, long long b) {
-    Bases r = {0, 0, 0, 0, 0};
+    Bases r = {0, 0, 0, 0, 0, 0};
     for (int d = MAXB - 1; d >= 0; --d) {
         long long n = a.batch[d], i = b % n;
         b /= n;
@@ -94,6 +97,7 @@ __device__ Bases batch_bases(const Sdpa& a, long long b) {
         r.v += (heads ? i / a.vgroup : i) * a.vb[d];
         r.m += i * a.mb[d];
         r.g += i * a.gb[d];
+        r.o += i * a.db[d];
     }
     return r;
 }
@@ -208,9 +212,9 @@ __device__ void tile_wb(float acc[4][8], float (*W)[TILE + 1], const T* B, long 
 }
 
 // Writes rows ty + 16 i (those below rows) and columns below D of acc * factor to the
-// contiguous (rows, D) matrix dst.
+// (rows, D) matrix dst with row stride ld.
 template <typename T>
-__device__ void store_rows(T* dst, const float acc[4][8], long long rows, int D, float factor) {
+__device__ void store_rows(T* dst, const float acc[4][8], long long rows, int D, long long ld, float factor) {
     int ty = threadIdx.x / 16;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
@@ -219,7 +223,7 @@ __device__ void store_rows(T* dst, const float acc[4][8], long long rows, int D,
 #pragma unroll
         for (int jj = 0; jj < 8; ++jj) {
             int c = acc_col(jj);
-            if (c < D) dst[r * D + c] = from_float<T>(acc[i][jj] * factor);
+            if (c < D) dst[r * ld + c] = from_float<T>(acc[i][jj] * factor);
         }
     }
 }
@@ -280,7 +284,7 @@ __device__ void sdpa_fwd(const Sdpa& a) {
         long long r = ty + 16 * i;
         if (tx == 0 && q0 + r < a.L) lse[r] = l[i] > 0.f ? m[i] + logf(l[i]) : INFINITY;
     }
-    store_rows<T>(out, o, a.L - q0, (int)a.Ev, 1.f);
+    store_rows<T>(out, o, a.L - q0, (int)a.Ev, a.Ev, 1.f);
 }
 
 // ---- backward ----------------------------------------------------------------------------
@@ -364,8 +368,13 @@ __device__ void sdpa_dkv(const Sdpa& a) {
         __syncthreads();
         tile_wb<T, true>(dk, ps, Q + q0 * a.q_row, a.q_row, a.L - q0, (int)a.E, stage);   // dK += dS^T Q
     }
-    store_rows<T>((T*)a.gk + (b * a.S + k0) * a.E, dk, a.S - k0, (int)a.E, (float)a.scale);
-    store_rows<T>((T*)a.gv + (b * a.S + k0) * a.Ev, dv, a.S - k0, (int)a.Ev, 1.f);
+    if (a.gstrided) {
+        store_rows<T>((T*)a.gk + at.o + k0 * a.d_row, dk, a.S - k0, (int)a.E, a.d_row, (float)a.scale);
+        store_rows<T>((T*)a.gv + at.o + k0 * a.d_row, dv, a.S - k0, (int)a.Ev, a.d_row, 1.f);
+        return;
+    }
+    store_rows<T>((T*)a.gk + (b * a.S + k0) * a.E, dk, a.S - k0, (int)a.E, a.E, (float)a.scale);
+    store_rows<T>((T*)a.gv + (b * a.S + k0) * a.Ev, dv, a.S - k0, (int)a.Ev, a.Ev, 1.f);
 }
 
 // dQ of one query tile: one block per (query tile, batch entry), looping over the key tiles.
@@ -389,7 +398,10 @@ __device__ void sdpa_dq(const Sdpa& a) {
         __syncthreads();
         tile_wb<T, false>(dq, ps, K + k0 * a.k_row, a.k_row, a.S - k0, (int)a.E, stage);  // dQ += dS K
     }
-    store_rows<T>((T*)a.gq + (b * a.L + q0) * a.E, dq, a.L - q0, (int)a.E, (float)a.scale);
+    if (a.gstrided)
+        store_rows<T>((T*)a.gq + at.o + q0 * a.d_row, dq, a.L - q0, (int)a.E, a.d_row, (float)a.scale);
+    else
+        store_rows<T>((T*)a.gq + (b * a.L + q0) * a.E, dq, a.L - q0, (int)a.E, a.E, (float)a.scale);
 }
 
 // Launch bounds: forward and dQ fit 128 registers (two blocks of 256 threads per SM); dK/dV
