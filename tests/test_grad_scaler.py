@@ -154,3 +154,36 @@ def test_cuda_scaler_without_gpu_disables_itself():
     with pytest.warns(UserWarning, match="CUDA is not available"):
         s = tinynet.amp.GradScaler()
     assert not s.is_enabled()
+
+
+def test_failed_capture_puts_the_scaler_state_back(device):
+    """Under a CUDA graph capture, step() raises GraphCaptureError (the inf flag is read on the
+    host) and the capture's abort restores the scaler's bookkeeping: the eager re-run of the
+    step (tinynet.compile's fallback) then unscales and steps as PyTorch does. The capture here
+    is tinynet's capture state without a graph (tinynet.capture), so it runs on both backends."""
+    from tinynet import capture
+    from tinynet.errors import GraphCaptureError
+    tm, pm = _models(device)
+    ts, ps = _scalers(device)
+    topt = tinynet.optim.SGD(tm.parameters(), lr=0.1)
+    popt = torch.optim.SGD(pm.parameters(), lr=0.1)
+    x = numpy.ones((2, 4), numpy.float32)
+    ts.scale(tm(tinynet.tensor(x, device=device)).sum()).backward()
+    ps.scale(pm(torch.tensor(x)).sum()).backward()
+    grads = [p.grad.clone() for p in tm.parameters()]
+    cap = capture.Capture(numpy)
+    with pytest.raises(GraphCaptureError, match="GradScaler.step"):
+        with capture.capturing(cap):
+            ts.unscale_(topt)
+            ts.step(topt)
+    cap.abort()
+    for p, g in zip(tm.parameters(), grads):  # (the real capture recorded the unscale without running it)
+        p.grad = g
+    ts.unscale_(topt)  # not "already been called": the bookkeeping is back
+    ts.step(topt)
+    ts.update()
+    ps.unscale_(popt)
+    ps.step(popt)
+    ps.update()
+    numpy.testing.assert_allclose(tm.weight.detach().cpu().numpy(), pm.weight.detach().numpy(), rtol=1e-5)
+    assert ts.get_scale() == ps.get_scale()

@@ -198,7 +198,7 @@ def test_cublas_bias_is_added_inside_the_product():
 def test_cublaslt_bias_epilogue_matches_the_filled_product(dtype, trans, monkeypatch):
     """The half types' bias rides in cuBLASLt's epilogue (one call, no fill): within one
     rounding of the fill + beta = 1 product, for each transpose layout, eager and under capture."""
-    from tinynet.kernels import cublas, cublaslt
+    from tinynet.kernels import cublaslt, gemm
     r = numpy.random.default_rng(9)
     m, k, n = 1024, 256, 384
     dt = getattr(tinynet, dtype)
@@ -207,10 +207,11 @@ def test_cublaslt_bias_epilogue_matches_the_filled_product(dtype, trans, monkeyp
     bias = r.standard_normal(n) * 3
     ta, tb, tbias = (tinynet.tensor(v, dtype=dt, device="cuda").array for v in (a, b, bias))
     before = cublaslt.stats["calls"]
-    fused = cublas.gemm(ta, tb, *trans, bias=tbias)
+    assert m * n * k > gemm.SMALL_GEMM  # the cuBLAS side of gemm.matmul
+    fused = gemm.matmul(ta, tb, *trans, bias=tbias)
     assert cublaslt.stats["calls"] == before + 1
     monkeypatch.setitem(cublaslt._state, "off", True)
-    filled = cublas.gemm(ta, tb, *trans, bias=tbias)
+    filled = gemm.matmul(ta, tb, *trans, bias=tbias)
     f64 = lambda v: tinynet.Tensor._wrap(v).double().numpy(force=True)  # noqa: E731
     assert _rel(f64(fused), f64(filled)) < (8e-3 if dtype == "bfloat16" else 1e-3)
     monkeypatch.setitem(cublaslt._state, "off", False)
@@ -218,7 +219,7 @@ def test_cublaslt_bias_epilogue_matches_the_filled_product(dtype, trans, monkeyp
     stream = cupy.cuda.Stream(non_blocking=True)
     with stream:  # captured in a CUDA graph: the same bits as eager
         stream.begin_capture()
-        out = cublas.gemm(ta, tb, *trans, bias=tbias)
+        out = gemm.matmul(ta, tb, *trans, bias=tbias)
         graph = stream.end_capture()
         graph.launch()
     stream.synchronize()

@@ -20,8 +20,8 @@ import warnings
 
 import numpy
 
-from .. import backend
-from ..errors import ArgumentError, ArgumentTypeError, GradScalerError
+from .. import backend, capture
+from ..errors import ArgumentError, ArgumentTypeError, GradScalerError, GraphCaptureError
 from ..kernels import optim_update
 from ..tensor import Tensor
 
@@ -181,6 +181,7 @@ class GradScaler:
                                   "the last update().")
         if state["stage"] is STEPPED:
             raise GradScalerError("GradScaler.unscale_: unscale_() is being called after step().")
+        self._journal()
         state["found_inf_per_device"] = self._unscale_grads_(optimizer, False)
         state["stage"] = UNSCALED
 
@@ -191,6 +192,8 @@ class GradScaler:
         Raises:
             GradScalerError: a ``closure`` keyword, a second ``step`` before ``update``, no
                 ``scale`` before.
+            GraphCaptureError: called while a CUDA graph is captured (the inf/NaN flag is read
+                on the host); a failed capture puts the scaler's state back.
         """
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
@@ -204,6 +207,10 @@ class GradScaler:
             self.unscale_(optimizer)
         if not state["found_inf_per_device"]:
             raise GradScalerError("GradScaler.step: no inf checks were recorded for this optimizer.")
+        if capture.current() is not None:
+            raise GraphCaptureError("GradScaler.step: skipping a step with inf/NaN gradients reads the flag on the "
+                                    "host, which a CUDA graph cannot record (PyTorch's graph recipe refuses GradScaler "
+                                    "too); tinynet.compile runs such a step eagerly")
         retval = None
         if not sum(float(v) for v in state["found_inf_per_device"].values()):  # the one host sync of a step
             retval = optimizer.step(*args, **kwargs)
@@ -251,6 +258,15 @@ class GradScaler:
                                       xp.where(grow & xp.isfinite(grown), grown, scale))
                 tracker[...] = xp.where(grow, 0, successful)
         self._per_optimizer_states = defaultdict(_fresh_state)
+
+    def _journal(self):
+        """Under a CUDA graph capture: put this scaler's per-optimizer bookkeeping back if the
+        capture fails (``Capture.on_abort``), so that ``tinynet.compile``'s eager run of the
+        step starts from the state before it, not from a half-made capture's."""
+        cap = capture.current()
+        if cap is not None:
+            snap = {k: dict(v) for k, v in self._per_optimizer_states.items()}
+            cap.on_abort(lambda: setattr(self, "_per_optimizer_states", defaultdict(_fresh_state, snap)))
 
     # ---- settings and state ----------------------------------------------------------
     def get_scale(self):

@@ -34,7 +34,7 @@ import numpy
 from .. import backend, parallel
 from ..dtypes import bfloat16
 from ..errors import BackendError
-from . import cublaslt, gpu_ops
+from . import gpu_ops
 
 WORKSPACE = 32 << 20
 _OP_N, _OP_T = 0, 1
@@ -122,11 +122,11 @@ def gemm(a, b, trans_a=False, trans_b=False, bias=None):
     through ``cublasGemmEx`` with float32 accumulation (``CUBLAS_COMPUTE_32F``), rounded once
     to the dtype. ``op`` transposes the stored array when ``trans_*`` is set: ``a`` is (M, K)
     or, transposed, (K, M); ``b`` is (K, N) or (N, K). ``bias`` (N,), of the same dtype, is
-    added to every row inside the product: for the half types in cuBLASLt's bias epilogue
-    (:mod:`tinynet.kernels.cublaslt`, as PyTorch), rounded once after the bias; where
-    cuBLASLt declines, and for float32 and float64, the output is first filled with the bias
-    and cuBLAS computes ``1 * op(a) op(b) + 1 * C`` (beta = 1): the same single rounding for
-    the half types, and for float32 and float64 the bits of a separate addition.
+    added to every row inside the product: the output is first filled with it and cuBLAS
+    computes ``1 * op(a) op(b) + 1 * C`` (beta = 1), so a half-precision result is rounded
+    once, after the bias; for float32 and float64 the bits equal those of a separate addition.
+    (:func:`tinynet.kernels.gemm.matmul` gives the half types' bias to cuBLASLt's epilogue
+    first, :mod:`tinynet.kernels.cublaslt`; this fill is where cuBLASLt declines.)
 
     Row-major ``C (M, N) = op(A) op(B)`` is column-major ``C^T = op(B)^T op(A)^T``, so
     the call passes B first. Returns a new C-contiguous (M, N) array of ``a``'s dtype.
@@ -137,11 +137,6 @@ def gemm(a, b, trans_a=False, trans_b=False, bias=None):
     cp = backend.cupy
     m, k = (a.shape[1], a.shape[0]) if trans_a else a.shape
     n = b.shape[0] if trans_b else b.shape[1]
-    if bias is not None and k and a.dtype in _HALF_TYPES:  # the bias in cuBLASLt's epilogue: no fill
-        bias = bias if bias._c_contiguous else cp.ascontiguousarray(bias)
-        out = cublaslt.gemm_bias(a, b, trans_a, trans_b, bias)
-        if out is not None:
-            return out
     out = cp.empty((m, n), dtype=a.dtype)
     if bias is not None:  # the bias in every row (one launch of tinynet's kernel; CuPy's broadcast copy was 3x slower)
         gpu_ops.bias_fill(out, bias if bias._c_contiguous else cp.ascontiguousarray(bias))

@@ -9,7 +9,7 @@ import functools
 import numpy
 
 from .. import backend, capture
-from . import cublas, cuda
+from . import cublas, cublaslt, cuda
 from .gpu_ops import bias_add
 
 # M*N*K up to which a product runs in tinynet_gemm_fwd rather than cuBLAS: between the reference
@@ -82,9 +82,10 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     bfloat16 in float32 (the tiled kernel widens each value as it stages it, cuBLAS runs
     ``cublasGemmEx`` with ``CUBLAS_COMPUTE_32F``, as PyTorch's half ``mm``), rounded once
     to the half type when the result is written; with the bias, both add it before that
-    rounding (for the half types cuBLAS through ``beta = 1`` over an output filled with the
-    bias, see :func:`tinynet.kernels.cublas.gemm`; float32 and float64 products from cuBLAS
-    take ``gpu_ops.bias_add``'s one launch after it, the same bits).
+    rounding (for the half types in cuBLASLt's bias epilogue, :mod:`tinynet.kernels.cublaslt`,
+    or where it declines through ``beta = 1`` over an output filled with the bias, see
+    :func:`tinynet.kernels.cublas.gemm`; float32 and float64 products from cuBLAS take
+    ``gpu_ops.bias_add``'s one launch after it, the same bits).
     A tiled product with fewer output tiles than two blocks per SM and a
     long K is split along K (``_gemm_splits``; the partials are float32 for the half types):
     the splits' partial sums are added in a fixed order by the tile's last block, in the
@@ -110,6 +111,10 @@ def matmul(a, b, trans_a=False, trans_b=False, bias=None):
     if m * n * k > SMALL_GEMM or m == 0 or n == 0:
         if not (m and n):
             return cp.empty((m, n), dtype=a.dtype)
+        if bias is not None and a.dtype.itemsize == 2 and k:  # half types: the bias in cuBLASLt's epilogue
+            out = cublaslt.gemm_bias(a, b, trans_a, trans_b, bias if bias._c_contiguous else cp.ascontiguousarray(bias))
+            if out is not None:
+                return out
         if bias is None or a.dtype.itemsize == 2:  # half types: the bias inside cuBLAS's product, one rounding
             return cublas.gemm(a, b, trans_a, trans_b, bias)
         return bias_add(cublas.gemm(a, b, trans_a, trans_b), bias)
