@@ -31,7 +31,8 @@ from the inputs with tinynet's ops. An LSTM layer without projection runs its wh
 recurrence as one op instead, on the CPU and (float32/float64) on the GPU
 (:class:`tinynet.ops.rnn_sequence.LSTMSequence`: one record per layer and direction, the
 recurrent weight gradient as one product); so does a GRU layer on the CPU
-(:class:`tinynet.ops.rnn_sequence_gru.GRUSequence`).
+(:class:`tinynet.ops.rnn_sequence_gru.GRUSequence`) and an Elman layer on the CPU
+(:class:`tinynet.ops.rnn_sequence_elman.RNNSequence`, float32/float64, the generic path's bits).
 """
 
 from ..autograd import Op
@@ -42,6 +43,7 @@ from .join import cat, stack
 from .linear import Linear
 from .rnn_cudnn import cudnn_recurrent  # cuDNN RNN hook (issue 33)
 from .rnn_sequence import LSTMSequence
+from .rnn_sequence_elman import RNNSequence
 from .rnn_sequence_gru import GRUSequence
 from .split import unbind
 from .util import is_graph
@@ -240,6 +242,11 @@ def _direction(mode, x, h, c, weights, reverse):
         return LSTMSequence(reverse).apply(xg, h, c, w_hh, b_hh)  # the whole recurrence as one op
     if mode == "GRU" and GRUSequence.runs_on(xg.array, h.array, w_hh.array, None if b_hh is None else b_hh.array):
         out, h = GRUSequence(reverse).apply(xg, h, w_hh, b_hh)  # the whole recurrence as one op, on the CPU
+        return out, h, c
+    if mode in ("RNN_TANH", "RNN_RELU") and RNNSequence.runs_on(xg.array, h.array, w_hh.array,
+                                                                None if b_hh is None else b_hh.array):
+        nonlinearity = "tanh" if mode == "RNN_TANH" else "relu"
+        out, h = RNNSequence(nonlinearity, reverse).apply(xg, h, w_hh, b_hh)  # one op, on the CPU
         return out, h, c
     steps = unbind(xg, 0)
     if reverse:
