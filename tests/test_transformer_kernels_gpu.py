@@ -140,7 +140,8 @@ def test_float32_add_kernel_has_the_widened_sums_bits_and_gradients(second, monk
     assert len(launches) > before and (x.grad.numpy(force=True) == 5).all()
 
 
-@pytest.mark.parametrize("shape", [(64, 300), (7, 131)])  # (7, 131): no dtype's vector width divides it
+# (7, 131): no dtype's vector width divides it; () and (0, 5): a 0-d and an empty array keep their shapes
+@pytest.mark.parametrize("shape", [(64, 300), (7, 131), (), (0, 5)])
 @pytest.mark.parametrize("approximate", ["none", "tanh"])
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
 def test_gelu_kernels_match_float64(dtype, approximate, shape):

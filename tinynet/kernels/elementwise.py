@@ -22,7 +22,7 @@ def gelu_fwd(x, approximate):
     """GELU of ``x`` (float16/bfloat16 computed in float32, float32/float64 in their own
     precision) through ``gelu.cu``: one 16-byte vector a thread, ``x`` made contiguous."""
     cp = backend.cupy
-    x = cp.ascontiguousarray(x)
+    x = x if x._c_contiguous else cp.ascontiguousarray(x)  # (ascontiguousarray makes a 0-d array 1-d)
     y = cp.empty(x.shape, dtype=x.dtype)
     cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_fwd", x.dtype), -(-x.size // (16 // x.dtype.itemsize)),
                 (x, y, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
@@ -32,7 +32,8 @@ def gelu_fwd(x, approximate):
 def gelu_bwd(x, gy, approximate):
     """The gradient of :func:`gelu_fwd` at ``x`` times ``gy`` (same shape and dtype), one launch."""
     cp = backend.cupy
-    x, gy = cp.ascontiguousarray(x), cp.ascontiguousarray(gy)
+    x = x if x._c_contiguous else cp.ascontiguousarray(x)  # (ascontiguousarray makes a 0-d array 1-d)
+    gy = gy if gy._c_contiguous else cp.ascontiguousarray(gy)
     gx = cp.empty(x.shape, dtype=x.dtype)
     cuda.launch(cuda.kernel("gelu.cu", "tinynet_gelu_bwd", x.dtype), -(-x.size // (16 // x.dtype.itemsize)),
                 (x, gy, gx, cuda.i64(x.size), cuda.i32(approximate == "tanh")))
