@@ -14,7 +14,7 @@ instead: a tensor object with the input's
 history (``_grad_fn``, ``_output_nr``, ``requires_grad``, version cell), a shape/dtype
 record in place of the array, and a weak reference to the tensor it stands for. A GPT's
 residual additions and autocast's casts so no longer hold the float32 LayerNorm outputs and
-the half-precision branch outputs until backward: 472 MiB of the bfloat16 step's peak on an
+the half-precision branch outputs until backward: 480 MiB of the bfloat16 step's peak on an
 H200 (benchmarks/NOTES.md, "Edges"). Leaves stay themselves (their ``.grad`` is
 filled), as do inputs of other ops.
 
