@@ -160,3 +160,54 @@ def graph_ops(t):
         ops.append(op)
         stack.extend(i.grad_fn for i in op.inputs if isinstance(i, tinynet.Tensor))
     return ops
+
+
+def check_sequence_op(got, want, ours, ref, used, dtype, rtol, atol, names=("out", "h_n")):
+    """A recurrent sequence op against PyTorch's step-by-step recurrence: the outputs ``got``
+    (tinynet) and ``want`` (torch) agree in dtype, shape and values; then backward of a
+    random-weighted sum of the outputs numbered in ``used`` gives every input (``ours``,
+    ``ref``) a gradient of its dtype, equal to PyTorch's within ``rtol``/``atol``."""
+    for a, b, what in zip(got, want, names):
+        assert a.dtype == numpy.dtype(dtype) and a.shape == tuple(b.shape)
+        assert_close(a, b, rtol, atol, what=f"{what} ({dtype})")
+    g = rng(2)
+    total_o = total_r = 0
+    for k in used:
+        r = g.standard_normal(tuple(want[k].shape)).astype(dtype)
+        total_o = total_o + (got[k] * tinynet.tensor(r, device=got[k].device)).sum()
+        total_r = total_r + (want[k] * torch.tensor(r)).sum()
+    total_o.backward()
+    total_r.backward()
+    for k, (a, b) in enumerate(zip(ours, ref)):
+        assert a.grad is not None and a.grad.dtype == a.dtype
+        assert_close(a.grad, b.grad, rtol, atol, what=f"gradient of input {k} ({dtype})")
+
+
+def check_rnn_module(ours, ref, batch_first, given_h0, op_name, per_step_names=()):
+    """An ``nn.RNN``/``nn.GRU`` of tinynet (``ours``, float64, PyTorch's weights loaded) against
+    PyTorch's (``ref``) on a (5, 2, 3) input (batch-first (2, 5, 3)), with a random h0 when
+    ``given_h0``: outputs, the input's, h0's and every parameter's gradient agree to 1e-10; the
+    graph holds one ``op_name`` op per layer and direction and none of ``per_step_names``."""
+    g = rng(6)
+    x = g.standard_normal((2, 5, 3) if batch_first else (5, 2, 3))
+    tx, rx = tinynet.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    layers = ref.num_layers * (2 if ref.bidirectional else 1)
+    if given_h0:
+        h0 = g.standard_normal((layers, 2, ref.hidden_size))
+        th, rh = tinynet.tensor(h0, requires_grad=True), torch.tensor(h0, requires_grad=True)
+        (a, ha), (b, hb) = ours(tx, th), ref(rx, rh)
+    else:
+        (a, ha), (b, hb) = ours(tx), ref(rx)
+    assert tuple(a.shape) == tuple(b.shape) and tuple(ha.shape) == tuple(hb.shape)
+    assert_close(a, b, 1e-10, 1e-12)
+    assert_close(ha, hb, 1e-10, 1e-12)
+    names = [type(op).__name__ for op in graph_ops(a)]
+    assert names.count(op_name) == layers and not set(per_step_names) & set(names)
+    ((a * a).sum() + 3 * ha.sum()).backward()
+    ((b * b).sum() + 3 * hb.sum()).backward()
+    assert_close(tx.grad, rx.grad, 1e-10, 1e-12)
+    if given_h0:
+        assert_close(th.grad, rh.grad, 1e-10, 1e-12)
+    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
+        assert_close(p.grad, q.grad, 1e-10, 1e-12, what=name)
+

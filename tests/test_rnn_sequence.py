@@ -2,9 +2,8 @@
 and CuPy with the fused cell kernels): forward and backward against PyTorch's LSTM math
 written step by step, float64 finite differences, second derivatives, the per-step path, and
 nn.LSTM taking it."""
-import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, graph_ops, rng
+from helpers import TOLERANCE, assert_close, check_sequence_op, graph_ops, rng
 
 import tinynet
 from tinynet import nn
@@ -56,22 +55,8 @@ def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads, devic
     got = op.apply(*ours, *([None] if not bias else []))
     assert op.gpu_path == (tinynet.device(device).type == "cuda")  # the fused kernels on the GPU
     want = _torch_lstm(*ref, *([None] if not bias else []), reverse)
-    rtol, atol = TOLERANCE[dtype]
-    for a, b, what in zip(got, want, ("out", "h_n", "c_n")):
-        assert a.dtype == numpy.dtype(dtype) and a.shape == tuple(b.shape)
-        assert_close(a, b, rtol, atol, what=f"{what} ({dtype})")
     used = {"all": (0, 1, 2), "out only": (0,), "states only": (1, 2)}[grads]
-    g = rng(2)
-    total_o = total_r = 0
-    for k in used:
-        r = g.standard_normal(tuple(want[k].shape)).astype(dtype)
-        total_o = total_o + (got[k] * tinynet.tensor(r, device=device)).sum()
-        total_r = total_r + (want[k] * torch.tensor(r)).sum()
-    total_o.backward()
-    total_r.backward()
-    for k, (a, b) in enumerate(zip(ours, ref)):
-        assert a.grad is not None and a.grad.dtype == a.dtype
-        assert_close(a.grad, b.grad, rtol, atol, what=f"gradient of input {k} ({dtype}, {grads})")
+    check_sequence_op(got, want, ours, ref, used, dtype, *TOLERANCE[dtype], names=("out", "h_n", "c_n"))
 
 
 @pytest.mark.parametrize("reverse", [False, True])

@@ -3,7 +3,7 @@ backward against PyTorch's GRU math written step by step, float64 finite differe
 derivatives, the per-step path (GRUGates), and nn.GRU taking it and matching torch.nn.GRU."""
 import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, gradcheck, graph_ops, rng
+from helpers import TOLERANCE, assert_close, check_rnn_module, check_sequence_op, gradcheck, rng
 
 import tinynet
 from tinynet import nn
@@ -60,22 +60,8 @@ def test_matches_pytorch_forward_and_backward(dtype, reverse, bias, grads):
     ref = [torch.tensor(a, requires_grad=True) for a in arrays]
     got = GRUSequence(reverse).apply(*ours, *([None] if not bias else []))
     want = _torch_gru(*ref, *([None] if not bias else []), reverse)
-    rtol, atol = TOLERANCE[dtype]
-    for a, b, what in zip(got, want, ("out", "h_n")):
-        assert a.dtype == numpy.dtype(dtype) and a.shape == tuple(b.shape)
-        assert_close(a, b, rtol, atol, what=f"{what} ({dtype})")
     used = {"all": (0, 1), "out only": (0,), "h_n only": (1,)}[grads]
-    g = rng(2)
-    total_o = total_r = 0
-    for k in used:
-        r = g.standard_normal(tuple(want[k].shape)).astype(dtype)
-        total_o = total_o + (got[k] * tinynet.tensor(r)).sum()
-        total_r = total_r + (want[k] * torch.tensor(r)).sum()
-    total_o.backward()
-    total_r.backward()
-    for k, (a, b) in enumerate(zip(ours, ref)):
-        assert a.grad is not None and a.grad.dtype == a.dtype
-        assert_close(a.grad, b.grad, rtol, atol, what=f"gradient of input {k} ({dtype}, {grads})")
+    check_sequence_op(got, want, ours, ref, used, dtype, *TOLERANCE[dtype])
 
 
 def test_some_inputs_without_gradient():
@@ -166,28 +152,7 @@ def test_nn_gru_matches_torch(num_layers, bidirectional, batch_first, bias, give
     ours = nn.GRU(3, 4, num_layers=num_layers, bias=bias, bidirectional=bidirectional,
                   batch_first=batch_first).double()
     ours.load_state_dict({k: v.numpy() for k, v in ref.state_dict().items()})
-    g = rng(6)
-    x = g.standard_normal((2, 5, 3) if batch_first else (5, 2, 3))
-    tx, rx = tinynet.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    D = 2 if bidirectional else 1
-    if given_h0:
-        h0 = g.standard_normal((num_layers * D, 2, 4))
-        th, rh = tinynet.tensor(h0, requires_grad=True), torch.tensor(h0, requires_grad=True)
-        (a, ha), (b, hb) = ours(tx, th), ref(rx, rh)
-    else:
-        (a, ha), (b, hb) = ours(tx), ref(rx)
-    assert tuple(a.shape) == tuple(b.shape) and tuple(ha.shape) == tuple(hb.shape)
-    assert_close(a, b, 1e-10, 1e-12)
-    assert_close(ha, hb, 1e-10, 1e-12)
-    names = [type(op).__name__ for op in graph_ops(a)]
-    assert names.count("GRUSequence") == num_layers * D and "GRUGates" not in names
-    ((a * a).sum() + 3 * ha.sum()).backward()
-    ((b * b).sum() + 3 * hb.sum()).backward()
-    assert_close(tx.grad, rx.grad, 1e-10, 1e-12)
-    if given_h0:
-        assert_close(th.grad, rh.grad, 1e-10, 1e-12)
-    for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
-        assert_close(p.grad, q.grad, 1e-10, 1e-12, what=name)
+    check_rnn_module(ours, ref, batch_first, given_h0, "GRUSequence", ("GRUGates",))
 
 
 def test_nn_gru_float32_and_unbatched():
