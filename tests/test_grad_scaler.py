@@ -157,16 +157,17 @@ def test_cuda_scaler_without_gpu_disables_itself():
 
 
 def test_failed_capture_puts_the_scaler_state_back(device):
-    """Under a CUDA graph capture, step() raises GraphCaptureError (the inf flag is read on the
-    host) and the capture's abort restores the scaler's bookkeeping: the eager re-run of the
+    """Under a CUDA graph capture, step() with an optimizer that reads the inf flag on the host
+    (Adagrad; SGD/Adam/AdamW read it on the device: test_grad_scaler_graphs.py) raises
+    GraphCaptureError and the capture's abort restores the scaler's bookkeeping: the eager re-run of the
     step (tinynet.compile's fallback) then unscales and steps as PyTorch does. The capture here
     is tinynet's capture state without a graph (tinynet.capture), so it runs on both backends."""
     from tinynet import capture
     from tinynet.errors import GraphCaptureError
     tm, pm = _models(device)
     ts, ps = _scalers(device)
-    topt = tinynet.optim.SGD(tm.parameters(), lr=0.1)
-    popt = torch.optim.SGD(pm.parameters(), lr=0.1)
+    topt = tinynet.optim.Adagrad(tm.parameters(), lr=0.1)
+    popt = torch.optim.Adagrad(pm.parameters(), lr=0.1)
     x = numpy.ones((2, 4), numpy.float32)
     ts.scale(tm(tinynet.tensor(x, device=device)).sum()).backward()
     ps.scale(pm(torch.tensor(x)).sum()).backward()

@@ -36,11 +36,11 @@ def _record(monkeypatch, name, accept=True):
 # parameters' arrays, gradients and states: (group, states) -> (args, kwargs)
 CASES = {
     "SGD": (optim.SGD, dict(lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, maximize=True), "sgd",
-            lambda g, sts: ((0.1, 0.9, 0.1, 0.01, False), dict(group=g, maximize=True))),
+            lambda g, sts: ((0.1, 0.9, 0.1, 0.01, False), dict(group=g, maximize=True, found_inf=None))),
     "Adam": (optim.Adam, dict(lr=0.01, betas=(0.8, 0.99), eps=1e-6, weight_decay=0.1, amsgrad=True), "adam",
-             lambda g, sts: ((0.01, 0.8, 0.99, 1e-6, 0.1, False), dict(group=g, amsgrad=True, maximize=False))),
+             lambda g, sts: ((0.01, 0.8, 0.99, 1e-6, 0.1, False), dict(group=g, amsgrad=True, maximize=False, found_inf=None))),
     "AdamW": (optim.AdamW, dict(lr=0.01, weight_decay=0.2, maximize=True), "adam",
-              lambda g, sts: ((0.01, 0.9, 0.999, 1e-8, 0.2, True), dict(group=g, amsgrad=False, maximize=True))),
+              lambda g, sts: ((0.01, 0.9, 0.999, 1e-8, 0.2, True), dict(group=g, amsgrad=False, maximize=True, found_inf=None))),
     "Adagrad": (optim.Adagrad, dict(lr=0.1, eps=1e-9, weight_decay=0.3, maximize=True), "adagrad",
                 lambda g, sts: ((0.1, 0, 1e-9, 0.3, True), {})),
     "Adadelta": (optim.Adadelta, dict(lr=0.5, rho=0.8, eps=1e-5, weight_decay=0.1), "adadelta",

@@ -31,6 +31,11 @@ import numpy
 from .errors import GraphCaptureError
 
 CHUNK = 64  # cells per device chunk: one host-to-device copy each before a replay
+# callables run before a capture begins: host state that needs a synchronisation to settle
+# (the optimizer's step counts after a replayed GradScaler step, tinynet/optim/amp_scaling.py)
+before_capture: list = []
+
+
 class _Local(threading.local):
     capture = None  # the default of every thread: a plain attribute read, no getattr fallback
 

@@ -192,8 +192,9 @@ class GradScaler:
         Raises:
             GradScalerError: a ``closure`` keyword, a second ``step`` before ``update``, no
                 ``scale`` before.
-            GraphCaptureError: called while a CUDA graph is captured (the inf/NaN flag is read
-                on the host); a failed capture puts the scaler's state back.
+            GraphCaptureError: called while a CUDA graph is captured with an optimizer other
+                than SGD, Adam or AdamW on their fused GPU kernels (those read the inf/NaN
+                flag on the device); a failed capture puts the scaler's state back.
         """
         if not self._enabled:
             return optimizer.step(*args, **kwargs)
@@ -208,12 +209,31 @@ class GradScaler:
         if not state["found_inf_per_device"]:
             raise GradScalerError("GradScaler.step: no inf checks were recorded for this optimizer.")
         if capture.current() is not None:
-            raise GraphCaptureError("GradScaler.step: skipping a step with inf/NaN gradients reads the flag on the "
-                                    "host, which a CUDA graph cannot record (PyTorch's graph recipe refuses GradScaler "
-                                    "too); tinynet.compile runs such a step eagerly")
+            return self._captured_step(optimizer, state, args, kwargs)
         retval = None
         if not sum(float(v) for v in state["found_inf_per_device"].values()):  # the one host sync of a step
             retval = optimizer.step(*args, **kwargs)
+        state["stage"] = STEPPED
+        return retval
+
+    def _captured_step(self, optimizer, state, args, kwargs):
+        """``step`` during a CUDA graph capture: the optimizer's fused kernels read the
+        inf/NaN flag on the device and skip the update themselves (PyTorch's
+        ``found_inf`` hand-off to its fused optimizers; see :mod:`tinynet.optim.amp_scaling`)."""
+        if not getattr(optimizer, "_step_supports_amp_scaling", False):
+            raise GraphCaptureError(f"GradScaler.step: skipping a step with inf/NaN gradients inside a CUDA graph "
+                                    f"needs an optimizer that reads the flag on the device (SGD, Adam, AdamW); "
+                                    f"{type(optimizer).__name__} reads it on the host, so tinynet.compile runs "
+                                    f"this step eagerly")
+        flags = list(state["found_inf_per_device"].values())
+        found = flags[0]
+        for f in flags[1:]:
+            found = found + backend.to_device(f, _device(found))
+        optimizer.grad_scale, optimizer.found_inf = None, Tensor._wrap(found)  # the gradients are unscaled
+        try:
+            retval = optimizer.step(*args, **kwargs)
+        finally:
+            del optimizer.grad_scale, optimizer.found_inf
         state["stage"] = STEPPED
         return retval
 

@@ -102,6 +102,8 @@ class CUDAGraph:
         if capture_error_mode not in ("global", "thread_local", "relaxed"):
             raise GraphCaptureError(f"CUDAGraph.capture_begin: capture_error_mode must be 'global', "
                                     f"'thread_local' or 'relaxed', got {capture_error_mode!r}")
+        for settle in capture.before_capture:  # reads the GPU: not allowed once the capture runs
+            settle()
         stream = cp.cuda.get_current_stream()
         if stream.ptr == 0:
             raise GraphCaptureError("CUDAGraph.capture_begin: the default stream cannot be captured; use "

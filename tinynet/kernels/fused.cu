@@ -319,13 +319,16 @@ extern "C" __global__ void tinynet_relu_bwd_##S(const T* y, const T* gy, T* gx, 
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;                                  \
     if (i < n) gx[i] = y[i] > (T)0 ? gy[i] : (T)0; }                                                 \
 extern "C" __global__ void tinynet_sgd_multi_fwd_##S(Tensors t, int n, T lr, T mom, T damp, T wd,    \
-        int nesterov, int first, int maximize, const double* c) {                                    \
+        int nesterov, int first, int maximize, const double* c, const float* found_inf) {            \
+    if (found_inf && *found_inf != 0.0f) return;  /* GradScaler: inf/NaN gradients skip the step */  \
     if (c) { lr = (T)c[0]; mom = (T)c[1]; damp = (T)c[2]; wd = (T)c[3]; }                            \
     sgd_multi<T>(t, n, lr, mom, damp, wd, nesterov, first, maximize); }                               \
 extern "C" __global__ void tinynet_unscale_multi_fwd_##S(Tensors t, int n, const float* scale,        \
         float* found) { unscale_multi<T>(t, n, scale, found); }                                     \
 extern "C" __global__ void tinynet_adam_multi_fwd_##S(Tensors t, int n, T lr, T b1, T b2, T eps,     \
-        T wd, int decoupled, T bc1, T sqrt_bc2, int amsgrad, int maximize, const double* c) {         \
+        T wd, int decoupled, T bc1, T sqrt_bc2, int amsgrad, int maximize, const double* c,           \
+        const float* found_inf) {                                                                    \
+    if (found_inf && *found_inf != 0.0f) return;                                                     \
     if (c) { lr = (T)c[0]; b1 = (T)c[1]; b2 = (T)c[2]; eps = (T)c[3]; wd = (T)c[4];                  \
              bc1 = (T)c[5]; sqrt_bc2 = (T)c[6]; }                                                    \
     adam_multi<T>(t, n, lr, b1, b2, eps, wd, decoupled, bc1, sqrt_bc2, amsgrad, maximize); }          \

@@ -50,9 +50,12 @@ def _launch(name, items, scalars):
         cuda.launch(fn, total, (pack[()], numpy.int32(len(chunk))) + scalars)
 
 
-def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, group=None, maximize=False):
+def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, group=None, maximize=False,
+        found_inf=None):
     """One SGD step for lists of parameters/gradients/state dicts (momentum buffers);
-    ``maximize`` steps along ``-grad``.
+    ``maximize`` steps along ``-grad``. ``found_inf`` (a float32 0-d CuPy array, or None):
+    the kernel leaves everything as it is when it holds a non-zero value (GradScaler's
+    inf/NaN flag, read on the device: no host synchronisation).
 
     During a CUDA graph capture the kernel reads lr, momentum, dampening and weight_decay
     from device cells that each replay refills from ``group`` (the param group dict), so a
@@ -82,19 +85,20 @@ def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, 
         if items:
             _launch("tinynet_sgd_multi_fwd", items, (t(lr), t(momentum), t(dampening), t(weight_decay),
                                                      numpy.int32(bool(nesterov)), numpy.int32(first),
-                                                     numpy.int32(bool(maximize)), _ptr(cells)))
+                                                     numpy.int32(bool(maximize)), _ptr(cells), _ptr(found_inf)))
     return True
 
 
-def _ptr(cells):
-    return cells if cells is NULL else numpy.uint64(cells.data.ptr)
+def _ptr(array):
+    """The device address of ``array`` as a kernel argument; None and NULL give NULL."""
+    return NULL if array is None or array is NULL else numpy.uint64(array.data.ptr)
 
 
 def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=None, amsgrad=False,
-         maximize=False):
+         maximize=False, found_inf=None):
     """One Adam/AdamW step; parameters are grouped by their step count (bias corrections).
     With ``amsgrad`` the state's ``max_exp_avg_sq`` is the kernel's third buffer; ``maximize``
-    steps along ``-grad``.
+    steps along ``-grad``; a non-zero ``found_inf`` (as in :func:`sgd`) skips the update.
 
     During a CUDA graph capture lr, betas, eps, weight_decay and the bias corrections come
     from device cells that each replay refills from ``group`` and the states' step counts
@@ -111,7 +115,8 @@ def adam(params, grads, states, lr, b1, b2, eps, weight_decay, decoupled, group=
         cells = NULL if cap is None else cap.cells(7, _adam_cells(group, [st for st in states if st["step"] == step]))
         _launch("tinynet_adam_multi_fwd", items, (t(lr), t(b1), t(b2), t(eps), t(weight_decay),
                                                   numpy.int32(bool(decoupled)), t(bc1), t(bc2 ** 0.5),
-                                                  numpy.int32(bool(amsgrad)), numpy.int32(bool(maximize)), _ptr(cells)))
+                                                  numpy.int32(bool(amsgrad)), numpy.int32(bool(maximize)), _ptr(cells),
+                                                  _ptr(found_inf)))
     return True
 
 

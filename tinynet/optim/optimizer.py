@@ -11,6 +11,7 @@ from ..autograd.node import bump_versions
 from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
 from ..kernels import optim_update
 from ..tensor import Tensor
+from . import amp_scaling
 
 
 class _RequiredParameter:
@@ -219,6 +220,7 @@ class Optimizer:
     # every other option is frozen by a capture and guarded (see _capture_group)
     _graph_live_options: tuple = ()
     _capturable = False  # True: every per-step number is on the device or guarded
+    _step_supports_amp_scaling = False  # True: the fused kernels take GradScaler's found_inf (in a capture)
 
     def _step_groups(self, closure, state, generic, fused=None, host_numbers=None):
         """One optimizer step, group by group: what every ``step`` here shares.
@@ -232,14 +234,32 @@ class Optimizer:
         decay applied (:func:`decay`), then ``generic(group, w, grad, state)`` updates the
         array ``w`` in place. ``host_numbers(group)`` is True when that generic update
         computes per-step numbers on the host (a CUDA graph would freeze them). Returns the
-        closure's loss."""
+        closure's loss.
+
+        During a capture, a GradScaler's ``found_inf`` (see :mod:`tinynet.optim.amp_scaling`)
+        goes to the fused kernels, which skip the update on the device; an optimizer or a
+        group that cannot take them raises GraphCaptureError."""
         loss = closure_loss(closure)
+        cap = capture.current()
+        if cap is None:
+            amp_scaling.settle(self)
+        found, stepped = amp_scaling.found_inf(self), None
         for group in self.param_groups:
             live = self._live(group)
             if not live:
                 continue
+            if found is not None and stepped is None:
+                stepped = amp_scaling.record(self, cap, found)
             states = [state(p, group) for p in live]
             params, grads = [p.array for p in live], [p.grad.array for p in live]
+            if found is not None:
+                if not (fused is not None and self._step_supports_amp_scaling and optim_update.usable(params, grads)
+                        and fused(group, params, grads, states, found_inf=found)):
+                    raise GraphCaptureError(f"{type(self).__name__}.step: a GradScaler step in a CUDA graph needs the "
+                                            f"fused SGD/Adam/AdamW kernels (one dtype, contiguous GPU parameters); "
+                                            f"this one runs eagerly (at {capture.user_line()})")
+                stepped.extend(id(p) for p in live)
+                continue
             if fused is not None and optim_update.usable(params, grads) and fused(group, params, grads, states):
                 continue
             self._graph_generic(group, per_step=host_numbers is not None and host_numbers(group))
@@ -315,6 +335,7 @@ class Optimizer:
     def state_dict(self):
         """``{"state": {index: {name: array or number}}, "param_groups": [...]}``; parameters
         are referred to by their index in group order, as in PyTorch."""
+        amp_scaling.settle(self)  # a replayed GradScaler step's count, if skipped
         index = {}
         groups = []
         for g in self.param_groups:
@@ -341,6 +362,7 @@ class Optimizer:
             ArgumentError: the number of groups or of parameters in a group differs.
         """
         name = type(self).__name__
+        amp_scaling.settle(self)
         groups = state_dict["param_groups"]
         if len(groups) != len(self.param_groups):
             raise ArgumentError(f"{name}.load_state_dict: expected {len(self.param_groups)} "

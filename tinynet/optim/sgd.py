@@ -36,6 +36,7 @@ class SGD(Optimizer):
         ArgumentError (a ValueError): negative lr/momentum/weight_decay, or nesterov with bad settings.
     """
     _capturable = True
+    _step_supports_amp_scaling = True  # a GradScaler step can be captured (tinynet/optim/amp_scaling.py)
     _graph_live_options = ("lr", "momentum", "dampening", "weight_decay")
 
     def _needs_state(self, group):
@@ -64,9 +65,9 @@ class SGD(Optimizer):
         return self.state.setdefault(id(p), {}) if group["momentum"] != 0 else {}
 
 
-def _sgd_fused(g, params, grads, states):
+def _sgd_fused(g, params, grads, states, found_inf=None):
     return optim_update.sgd(params, grads, states, g["lr"], g["momentum"], g["dampening"], g["weight_decay"],
-                            g["nesterov"], group=g, maximize=g["maximize"])
+                            g["nesterov"], group=g, maximize=g["maximize"], found_inf=found_inf)
 
 
 def _sgd_update(g, p, grad, st):
@@ -104,6 +105,7 @@ class Adam(Optimizer):
         ArgumentTypeError (a TypeError): betas not a pair.
     """
     _capturable = True
+    _step_supports_amp_scaling = True
     _graph_live_options = ("lr", "betas", "eps", "weight_decay")
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0,
@@ -139,12 +141,13 @@ class Adam(Optimizer):
         return st
 
 
-def _adam_fused(g, params, grads, states):
+def _adam_fused(g, params, grads, states, found_inf=None):
     if g["amsgrad"] and not all("max_exp_avg_sq" in st for st in states):
         return False  # amsgrad switched on after the first step: the generic code raises, as PyTorch's
     b1, b2 = g["betas"]
     return optim_update.adam(params, grads, states, g["lr"], b1, b2, g["eps"], g["weight_decay"],
-                             g["decoupled_weight_decay"], group=g, amsgrad=g["amsgrad"], maximize=g["maximize"])
+                             g["decoupled_weight_decay"], group=g, amsgrad=g["amsgrad"], maximize=g["maximize"],
+                             found_inf=found_inf)
 
 
 def _adam_update(g, p, grad, st):
