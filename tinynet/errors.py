@@ -28,6 +28,7 @@ WorkerError              RuntimeError
 MissingExtraError        ImportError
 PathNotWritableError     OSError
 GraphCaptureError        RuntimeError
+GraphWarmupError         RuntimeError (a GraphCaptureError)
 DistributedError         RuntimeError
 ProcessGroupError        ValueError (a DistributedError)
 FutureError              RuntimeError
@@ -164,6 +165,13 @@ class GraphCaptureError(TinynetError, RuntimeError):
     host synchronisation (``.item()``, ``print(tensor)``, a transfer to or from host memory,
     a data-dependent shape), a first optimizer step, or a replay whose frozen settings
     changed. The message names the op and the line of user code (docs/gpu.md)."""
+
+
+class GraphWarmupError(GraphCaptureError):
+    """A capture came too early: the step makes state at its first real run (an optimizer's
+    moments or momentum buffers), and no eager call has made it yet, e.g. because a
+    GradScaler skipped every warm-up step. ``tinynet.compile`` runs more calls eagerly and
+    captures again."""
 
 
 class DistributedError(TinynetError, RuntimeError):

@@ -8,7 +8,10 @@ that scripts read the same; the differences are listed in docs/gpu.md.
 How a call runs (per input signature: the shapes, dtypes and devices of the tensor
 arguments and the values of the others):
 
-1. the first ``warmup`` calls run eagerly (cuDNN plans, optimizer state, memory);
+1. the first ``warmup`` calls run eagerly (cuDNN plans, optimizer state, memory); when a
+   capture finds state that a first real step makes still missing (a GradScaler skipped
+   every warm-up step, so Adam has no moments yet: ``GraphWarmupError``), that call runs
+   eagerly too and the next one captures (up to ``MAX_WARMUP`` calls);
 2. the next call copies its tensor arguments into static input buffers, captures the
    step into a :class:`~tinynet.cuda.CUDAGraph` (nothing runs while capturing) and replays
    it once: that replay is the step;
@@ -28,10 +31,11 @@ import collections
 import warnings
 
 from .. import backend
-from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
+from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError, GraphWarmupError
 from ..tensor import Tensor
 from .graphs import CUDAGraph, graph
 
+MAX_WARMUP = 32  # eager calls per signature at most, when captures keep finding first-step state missing
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -166,6 +170,13 @@ class GraphedStep:
         try:
             with graph(g):
                 out = self.fn(*s_args, **s_kwargs)
+        except GraphWarmupError:
+            # state a first real step makes is missing (a GradScaler skipped every warm-up
+            # step): this call runs eagerly and a later one captures, up to MAX_WARMUP calls
+            entry.calls += 1
+            if entry.calls >= MAX_WARMUP:
+                raise
+            return self.fn(*args, **kwargs)
         except GraphCaptureError as e:
             if self.fullgraph:
                 raise

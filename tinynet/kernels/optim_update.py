@@ -9,7 +9,7 @@ it updated the whole list, ``False`` to let the optimizer run its generic ``xp``
 import numpy
 
 from .. import backend, capture
-from ..errors import GraphCaptureError
+from ..errors import GraphWarmupError
 from . import cuda
 
 NULL = cuda.NULL  # the cells argument of an eager launch
@@ -77,7 +77,7 @@ def sgd(params, grads, states, lr, momentum, dampening, weight_decay, nesterov, 
     cap = capture.current()
     if cap is not None:
         if groups[True]:
-            raise GraphCaptureError("SGD.step: the momentum buffers are made by the first step, which a CUDA graph "
+            raise GraphWarmupError("SGD.step: the momentum buffers are made by the first step, which a CUDA graph "
                                     "cannot record; run at least one eager step before capturing (warm-up)")
         cells = cap.cells(4, lambda first: (float(group["lr"]), float(group["momentum"]),
                                             float(group["dampening"]), float(group["weight_decay"])))

@@ -8,7 +8,7 @@ import warnings
 from .. import backend, capture
 from ..autograd import enable_grad
 from ..autograd.node import bump_versions
-from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError
+from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError, GraphWarmupError
 from ..kernels import optim_update
 from ..tensor import Tensor
 from . import amp_scaling
@@ -291,7 +291,7 @@ class Optimizer:
                                     f"freeze; capturable: SGD, Adam, AdamW, Adadelta, Adagrad, RMSprop "
                                     f"(at {capture.user_line()})")
         if self._needs_state(group) and any(not self.state.get(id(p)) for p in live):
-            raise GraphCaptureError(f"{name}.step: the optimizer state is made by the first step, which a CUDA "
+            raise GraphWarmupError(f"{name}.step: the optimizer state is made by the first step, which a CUDA "
                                     f"graph cannot record; run at least one eager step before capturing "
                                     f"(warm-up) (at {capture.user_line()})")
         if ("optim", id(self)) not in cap.shared:
