@@ -10,39 +10,28 @@
 // stepping the channel as it crosses a row (one 64-bit division per element had cost the
 // reference convnet's conv1 output at batch 1024 about 1.5x the time of its memory traffic).
 // Half types add in float32, rounded once.
-template <typename T>
-__device__ void bias_add4(T* y, const T* b, long long n, int C, long long L) {
+// Without ADD it is the bias broadcast y[i] = b[(i / L) % C] (bits copied), walked the same way:
+// it fills the output of a half-type cuBLAS product before the product adds into it (beta = 1),
+// which CuPy's broadcast assignment did at a third of the memory bandwidth (GPT step, H200: 68 us
+// a launch for 25-50 MB).
+template <typename T, bool ADD>
+__device__ void bias4(T* y, const T* b, long long n, int C, long long L) {
     long long i0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 4;
     if (i0 >= n) return;
     long long row = i0 / L, l = i0 - row * L;
     int c = (int)(row % C);
     bool vec = vec4_ok(y, i0, n);
     Vec4<T> v;
-    if (vec) v = *(const Vec4<T>*)(y + i0);
+    if (ADD && vec) v = *(const Vec4<T>*)(y + i0);
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-        if (vec) store(v.v, j, load(v.v, j) + load(b, c));
-        else if (i0 + j < n) store(y, i0 + j, load(y, i0 + j) + load(b, c));
-        if (++l == L) { l = 0; if (++c == C) c = 0; }
-    }
-    if (vec) *(Vec4<T>*)(y + i0) = v;
-}
-
-// Bias broadcast: y[i] = b[(i / L) % C], laid out as bias_add4 walks it. It fills the output of
-// a half-type cuBLAS product before the product adds into it (beta = 1), which CuPy's broadcast
-// assignment did at a third of the memory bandwidth (GPT step, H200: 68 us a launch for 25-50 MB).
-template <typename T>
-__device__ void bias_fill4(T* y, const T* b, long long n, int C, long long L) {
-    long long i0 = (blockIdx.x * (long long)blockDim.x + threadIdx.x) * 4;
-    if (i0 >= n) return;
-    long long row = i0 / L, l = i0 - row * L;
-    int c = (int)(row % C);
-    bool vec = vec4_ok(y, i0, n);
-    Vec4<T> v;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-        if (vec) v.v[j] = b[c];
-        else if (i0 + j < n) y[i0 + j] = b[c];
+        if (vec) {
+            if (ADD) store(v.v, j, load(v.v, j) + load(b, c));
+            else v.v[j] = b[c];
+        } else if (i0 + j < n) {
+            if (ADD) store(y, i0 + j, load(y, i0 + j) + load(b, c));
+            else y[i0 + j] = b[c];
+        }
         if (++l == L) { l = 0; if (++c == C) c = 0; }
     }
     if (vec) *(Vec4<T>*)(y + i0) = v;
@@ -302,9 +291,9 @@ __device__ void rmsprop_multi(Tensors t, int n, T lr, T alpha, T eps, T wd, T mo
 // the half types).
 #define BIAS_KERNELS(T, S, P)                                                                       \
 extern "C" __global__ void tinynet_bias_add_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
-    bias_add4<T>(y, b, n, C, L); }                                                                   \
+    bias4<T, true>(y, b, n, C, L); }                                                                   \
 extern "C" __global__ void tinynet_bias_fill_fwd_##S(T* y, const T* b, long long n, int C, long long L) { \
-    bias_fill4<T>(y, b, n, C, L); }                                                                  \
+    bias4<T, false>(y, b, n, C, L); }                                                                  \
 extern "C" __global__ void tinynet_bias_grad_bwd_##S(const T* g, T* out, int N, int C, long long L) { \
     bias_grad<T, T>(g, out, N, C, L); }                                                              \
 extern "C" __global__ void tinynet_bias_grad_rows_bwd_##S(const T* g, P* part, int N, int C,         \
