@@ -2,7 +2,8 @@
 kernels/fused.cu): the dropout masks are exactly Philox4x32-10's for unit ``i // group``
 (a NumPy implementation of the generator below, written from Salmon et al., SC 2011), and
 the in-place bias add is exactly ``y + b[channel]``, on sizes that are and are not multiples
-of 4, rows that end inside a thread's four elements, and every float dtype."""
+of 4, rows that end inside a thread's four elements, and every float dtype; and the
+multi-tensor scaled copy of DistributedDataParallel's buckets is one multiply per element."""
 import numpy
 import pytest
 
@@ -83,3 +84,30 @@ def test_bias_add_is_one_add_per_element(shape, dtype):
     got = gpu_ops.bias_add(cp.asarray(y), cp.asarray(b))
     want = y + b.reshape((1, -1) + (1,) * (len(shape) - 2))
     numpy.testing.assert_array_equal(cp.asnumpy(got), want)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_multi_tensor_scale_copy_is_one_multiply_per_element(dtype):
+    """kernels/optim_update.scale_copy (DistributedDataParallel's bucket packing; its bfloat16
+    version is the same template): 20 pairs
+    (two launches of 16 and 4), empty and odd sizes, into slices of one flat buffer and back;
+    each element ``src * scale`` rounded once, as CuPy's multiply gives it."""
+    cp = backend.cupy
+    from tinynet.kernels import optim_update
+    dt = numpy.dtype(dtype)
+    rng = numpy.random.default_rng(5)
+    sizes = [0, 1, 3, 1000, 4097] + list(rng.integers(1, 300, 15))
+    srcs = [cp.asarray(rng.standard_normal(n).astype(numpy.float32)).astype(dt) for n in sizes]
+    flat = cp.full(sum(sizes), 7, dtype=dt)
+    offs = numpy.concatenate([[0], numpy.cumsum(sizes)])
+    dsts = [flat[offs[k]:offs[k + 1]] for k in range(len(sizes))]
+    assert optim_update.scale_copy(dsts, srcs, 0.5)
+    want = cp.concatenate([(s.astype(cp.float64 if dt == numpy.float64 else cp.float32) * 0.5).astype(dt)
+                           for s in srcs])
+    assert cp.asnumpy((flat == want).all())
+    backs = [cp.empty_like(s) for s in srcs]
+    assert optim_update.scale_copy(backs, dsts, 1.0)
+    for b, d in zip(backs, dsts):
+        assert cp.asnumpy((b == d).all())
+    other = cp.float64 if dt != numpy.float64 else cp.float32
+    assert not optim_update.scale_copy([flat[:3]], [srcs[2].astype(other)], 1.0)  # mixed dtypes: the caller's code

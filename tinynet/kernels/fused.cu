@@ -1,8 +1,9 @@
 #include "half.cuh"
 
 // Small fused kernels on the hot path: per-channel bias gradient and bias add, ReLU
-// forward/backward on contiguous arrays, and multi-tensor optimizer updates (SGD, Adam/AdamW with
-// AMSGrad, NAdam, RAdam, Adagrad, Adadelta, RMSprop; one launch for up to 16 tensors;
+// forward/backward on contiguous arrays, multi-tensor optimizer updates (SGD, Adam/AdamW with
+// AMSGrad, NAdam, RAdam, Adagrad, Adadelta, RMSprop) and a multi-tensor scaled copy (one launch
+// for up to 16 tensors;
 // the pointer table is passed by value as a struct, so no host->device copy is needed).
 
 // Bias add in place on (N, C, L) memory: y[i] += b[(i / L) % C]. Each thread adds to 4
@@ -337,6 +338,20 @@ extern "C" __global__ void tinynet_rmsprop_multi_fwd_##S(Tensors t, int n, T lr,
 
 FUSED_KERNELS(float, f32)
 FUSED_KERNELS(double, f64)
+
+// Multi-tensor scaled copy p_k[j] = g_k[j] * scale (DistributedDataParallel's buckets,
+// nn/parallel/_reducer.py: the gradients times 1/world_size into the flat buffer's slices, and
+// the reduced slices back into the gradients with scale 1). Half types multiply in float32.
+#define SCALE_COPY_KERNEL(T, S, F)                                                                  \
+extern "C" __global__ void tinynet_scale_copy_multi_fwd_##S(Tensors t, int n, F scale) {             \
+    int k;                                                                                           \
+    long long j;                                                                                     \
+    if (locate(t, n, &k, &j)) store((T*)t.p[k], j, load((const T*)t.g[k], j) * scale); }
+
+SCALE_COPY_KERNEL(float, f32, float)
+SCALE_COPY_KERNEL(double, f64, double)
+SCALE_COPY_KERNEL(half_bits, f16, float)
+SCALE_COPY_KERNEL(bf16_bits, bf16, float)
 
 // The half types (float16, bfloat16): bias add and ReLU read and write 16 bits with float32
 // arithmetic (ReLU copies the kept values' bits); the bias gradient sums in float32, its row

@@ -1,4 +1,5 @@
-"""Fused optimizer updates on the GPU: one multi-tensor kernel launch per 16 parameters.
+"""Fused optimizer updates on the GPU: one multi-tensor kernel launch per 16 parameters (and
+the same launcher for DistributedDataParallel's multi-tensor bucket copies).
 
 The pointers of each chunk's parameters, gradients and state buffers travel to the
 kernel by value in a struct argument (``fused.cu``: ``Tensors``), so no pointer table is
@@ -204,6 +205,23 @@ def unscale(grads, scale, found):
             cuda.supported(g) and g.flags.c_contiguous and g.dtype == grads[0].dtype for g in grads):
         return False
     _launch("tinynet_unscale_multi_fwd", [(g, g, None, None) for g in grads], (scale, found))
+    return True
+
+
+def scale_copy(dsts, srcs, scale):
+    """``dst[...] = src * scale`` for every pair, one launch per 16 pairs (DistributedDataParallel's
+    bucket packing and unpacking: ``nn/parallel/_reducer.py``). All arrays contiguous CuPy
+    arrays of one float dtype on one GPU, each ``dst`` the size of its ``src``; ``scale`` a
+    Python number (float32 arithmetic for the half types). Returns False (nothing done) when
+    they do not qualify, for the caller's per-array code."""
+    if not backend.kernels_enabled or not dsts:
+        return False
+    dtype = dsts[0].dtype
+    if not all(cuda.supported(d, s, half=True) and d.dtype == dtype and s.dtype == dtype and d.flags.c_contiguous
+               and s.flags.c_contiguous and d.size == s.size for d, s in zip(dsts, srcs)):
+        return False
+    factor = numpy.float64(scale) if dtype == numpy.float64 else numpy.float32(scale)
+    _launch("tinynet_scale_copy_multi_fwd", [(d, s, None, None) for d, s in zip(dsts, srcs)], (factor,))
     return True
 
 

@@ -6,7 +6,8 @@ PyTorch's ``compute_bucket_assignment_by_size``. A post-accumulate-grad hook on 
 parameter marks it ready once backward has written its ``.grad``; when a bucket's last
 parameter is ready (and every earlier bucket has been launched, so all ranks start their
 collectives in one order), its gradients are copied, each multiplied by
-``1 / world_size``, into the bucket's flat buffer and its all-reduce (SUM) starts: a
+``1 / world_size``, into the bucket's flat buffer (on a GPU one multi-tensor launch per 16
+gradients, ``kernels/optim_update.scale_copy``; the copy back likewise) and its all-reduce (SUM) starts: a
 nonblocking MPI request, or a kernel on the NCCL communication stream. A callback at the
 end of backward waits for the buckets and copies the averages back into ``.grad``
 (PyTorch's reducer: ``mul_out`` by ``1/world_size`` into the bucket view, all-reduce SUM,
@@ -20,6 +21,7 @@ from ... import backend
 from ...autograd.post_hooks import queue_callback
 from ...distributed import ReduceOp
 from ...errors import DistributedError
+from ...kernels import optim_update
 from ...tensor import Tensor
 from ._comm_hook import call_hook, hook_result
 
@@ -134,6 +136,20 @@ class Reducer:
         flat = bucket.flat
         xp = backend.array_module(flat)
         hooked = self.hook is not None
+        grads = [self.params[i].grad for i, *_ in bucket.slots]
+        if not (all(g is not None for g in grads) and optim_update.scale_copy(  # one launch for 16 on a GPU
+                [flat[off:off + n] for _, off, n in bucket.slots], [g.array for g in grads],
+                1.0 if hooked else bucket.scale)):
+            self._pack(bucket, xp, hooked)
+        if hooked:
+            bucket.future = call_hook(self, bucket)
+        else:
+            bucket.work = self.group.all_reduce(flat, ReduceOp.SUM, what=_WHAT)
+
+    def _pack(self, bucket, xp, hooked):
+        """The bucket's gradients into its buffer one by one (NumPy, or gradients that the
+        multi-tensor copy does not take)."""
+        flat = bucket.flat
         for i, off, n in bucket.slots:
             g = self.params[i].grad
             if g is None:  # unused on this rank (find_unused_parameters): it adds zeros
@@ -142,10 +158,6 @@ class Reducer:
                 flat[off:off + n] = g.array.reshape(-1)
             else:
                 xp.multiply(g.array.reshape(-1), bucket.scale, out=flat[off:off + n])
-        if hooked:
-            bucket.future = call_hook(self, bucket)
-        else:
-            bucket.work = self.group.all_reduce(flat, ReduceOp.SUM, what=_WHAT)
 
     def _result(self, bucket):
         """The bucket's averaged gradients (a flat array) once its reduction has finished."""
@@ -172,9 +184,12 @@ class Reducer:
             used = self._globally_used() if self.find_unused else None
             for b in self.buckets:
                 flat = self._result(b)
-                for i, off, n in b.slots:
-                    if used is not None and not used[i]:
-                        continue  # no rank used it: its .grad stays as it was (PyTorch)
+                back = [(i, off, n) for i, off, n in b.slots if used is None or used[i]]  # unused by every
+                grads = [self.params[i].grad for i, *_ in back]                        # rank: .grad unchanged
+                if all(g is not None for g in grads) and optim_update.scale_copy(
+                        [g.array for g in grads], [flat[off:off + n] for _, off, n in back], 1.0):
+                    continue  # one launch for 16 gradients on a GPU
+                for i, off, n in back:
                     p = self.params[i]
                     avg = flat[off:off + n].reshape(p.shape)
                     if p.grad is None:
