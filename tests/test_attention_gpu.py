@@ -266,3 +266,22 @@ def test_the_gpt_shape_is_deterministic(monkeypatch):
     assert first[0] and second[0]
     for a, b in zip(first[1], second[1]):
         assert numpy.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_aligned_rows_with_odd_head_dims(monkeypatch, dtype):
+    """Views whose rows are 4-element aligned (16-byte loads) with head dims ending inside a group of 4."""
+    r = numpy.random.default_rng(6)
+    arrays = [r.standard_normal(s).astype(dtype).astype(numpy.float64) for s in
+              ((N, H, 77, 48), (N, H, 90, 48), (N, H, 90, 36))]
+    results = []
+    for kernels, dt in ((True, dtype), (False, "float64")):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        ts = [tinynet.tensor(a, dtype=dt, device="cuda", requires_grad=True) for a in arrays]
+        y = F.scaled_dot_product_attention(ts[0][..., :47], ts[1][..., :47], ts[2][..., :35], is_causal=True)
+        assert _fused(y) == kernels
+        y.sum().backward()
+        results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])
+    monkeypatch.setattr(backend, "kernels_enabled", True)
+    for a, b in zip(*results):
+        assert numpy.isfinite(a).all() and _rel(a, b) < TOL[dtype]
