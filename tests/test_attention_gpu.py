@@ -219,3 +219,69 @@ def test_fallbacks_to_the_generic_code(monkeypatch, what):
     for a, b in zip(*results):
         assert numpy.isfinite(a).all()
         numpy.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-6)
+
+
+# The tile paths of the kernels (attention.cu): interior tiles without per-element tests (whole
+# 64 x 64 tiles, no mask, below the causal diagonal), edge tiles (lengths not multiples of 64,
+# causal with L != S, masks), the narrow kernels (..._d64: both head dims <= 64, the fixed
+# operand kept in shared memory) and the wide ones (a head dim over 64: Q/K kept only when E <= 64),
+# 16-byte loads (rows 4-element aligned) and scalar ones (odd head dims).
+TILE_CASES = [
+    ("interior_256_E64", (N, H, 256, 64), (N, H, 256, 64), (N, H, 256, 64), None, {}),
+    ("interior_causal_256_E64", (N, H, 256, 64), (N, H, 256, 64), (N, H, 256, 64), None, {"is_causal": True}),
+    ("edge_causal_200_300", (N, H, 200, 64), (N, H, 300, 64), (N, H, 300, 64), None, {"is_causal": True}),
+    ("edge_causal_300_130", (N, H, 300, 32), (N, H, 130, 32), (N, H, 130, 48), None, {"is_causal": True}),
+    ("bool_mask_whole_tiles", (N, H, 128, 64), (N, H, 192, 64), (N, H, 192, 64), _bool_mask((128, 192)), {}),
+    ("float_mask_causal", (N, H, 130, 64), (N, H, 130, 64), (N, H, 130, 64), _float_mask((130, 130)),
+     {"is_causal": True}),
+    ("wide_E64_Ev128", (N, H, 128, 64), (N, H, 200, 64), (N, H, 200, 128), None, {"is_causal": True}),
+    ("wide_E96_Ev40", (N, H, 130, 96), (N, H, 70, 96), (N, H, 70, 40), None, {}),
+    ("odd_E45_Ev33_mask", (3, 5, 77, 45), (3, 5, 77, 45), (3, 5, 77, 33), _bool_mask((77, 77)), {}),
+    ("gqa_interior", (N, 4, 128, 64), (N, 2, 128, 64), (N, 2, 128, 64), None, {"enable_gqa": True,
+                                                                              "is_causal": True}),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("case", TILE_CASES, ids=[c[0] for c in TILE_CASES])
+def test_tile_paths_match_the_float64_math_path(monkeypatch, case, dtype):
+    _, qs, ks, vs, mask, kw = case
+    arrays = _inputs(qs, ks, vs, dtype)
+    if mask is not None and mask.dtype != numpy.bool_:
+        mask = mask.astype(dtype).astype(numpy.float64)
+    fused, ours = _run(monkeypatch, arrays, mask, kw, dtype, kernels=True)
+    assert fused, "the fused kernels did not run"
+    generic, ref = _run(monkeypatch, arrays, mask, kw, "float64", kernels=False)  # the math path, float64
+    assert not generic
+    for name, a, b in zip(("out", "dq", "dk", "dv"), ours, ref):
+        assert a.dtype == numpy.dtype(dtype) and numpy.isfinite(a).all(), name
+        assert _rel(a, b) < TOL[dtype], f"{name}: relative error {_rel(a, b):.2e} against float64"
+
+
+def test_the_gpt_shape_is_deterministic(monkeypatch):
+    """Every gradient element is written by one thread in a fixed order: two runs agree bit for bit."""
+    arrays = _inputs((8, 6, 256, 64), (8, 6, 256, 64), (8, 6, 256, 64), "float32")
+    first = _run(monkeypatch, arrays, None, {"is_causal": True}, "float32", kernels=True)
+    second = _run(monkeypatch, arrays, None, {"is_causal": True}, "float32", kernels=True)
+    assert first[0] and second[0]
+    for a, b in zip(first[1], second[1]):
+        assert numpy.array_equal(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_aligned_rows_with_odd_head_dims(monkeypatch, dtype):
+    """Views whose rows are 4-element aligned (16-byte loads) with head dims ending inside a group of 4."""
+    r = numpy.random.default_rng(6)
+    arrays = [r.standard_normal(s).astype(dtype).astype(numpy.float64) for s in
+              ((N, H, 77, 48), (N, H, 90, 48), (N, H, 90, 36))]
+    results = []
+    for kernels, dt in ((True, dtype), (False, "float64")):
+        monkeypatch.setattr(backend, "kernels_enabled", kernels)
+        ts = [tinynet.tensor(a, dtype=dt, device="cuda", requires_grad=True) for a in arrays]
+        y = F.scaled_dot_product_attention(ts[0][..., :47], ts[1][..., :47], ts[2][..., :35], is_causal=True)
+        assert _fused(y) == kernels
+        y.sum().backward()
+        results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])
+    monkeypatch.setattr(backend, "kernels_enabled", True)
+    for a, b in zip(*results):
+        assert numpy.isfinite(a).all() and _rel(a, b) < TOL[dtype]

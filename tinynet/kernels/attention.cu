@@ -16,16 +16,25 @@
 //             dK = scale * dS^T Q  (one block per key tile, looping over the query tiles),
 //             dQ = scale * dS K    (one block per query tile, looping over the key tiles);
 //             no atomics: every gradient element is written by one thread, in a fixed order.
-// A query row that sees no key gets O = 0 and lse = +inf, so its P is 0 in backward
-// (the convention of tinynet/ops/attention.py).
+// The exponentials are base 2 (scores times log2(e)), lse is stored in natural units. A query
+// row that sees no key gets O = 0 and lse = +inf, so its P is 0 in backward (the convention of
+// tinynet/ops/attention.py).
 //
-// Threads: NT = 256 per block, viewed as a 16 x 16 grid (ty, tx). A TILE x TILE product
-// tile gives thread (ty, tx) the rows ty + 16 i and columns tx + 16 j (i, j < 4); an
-// accumulator with a head dim of up to MAXD = 128 columns gives it the rows ty + 16 i and
-// the columns tx + 16 j (j < 8, see acc_col). The 16 threads of one row are 16 lanes of
-// one warp, so row maxima and sums are warp shuffles.
-// Shared memory per block: the (TILE, TILE + 1) float tile of P (or dS) and one staging
-// area of max(2 * TILE * (DC + 1), TILE * VC) floats for the operand chunks: 33.5 KB.
+// Register blocking as in an SGEMM: NT = 256 threads per block, a 16 x 16 grid (ty, tx); in a
+// TILE x TILE product tile thread (ty, tx) owns rows 4 ty + i and columns 4 tx + j (i, j < 4),
+// in an accumulator of up to 64 NH columns the rows 4 ty + i and the columns 64 h + 4 tx + j
+// (h < NH: NH = 1 for head dims up to 64, 2 up to 128; see acc_col). The 16 threads of one row
+// are 16 lanes of one warp, so row maxima and sums are warp shuffles. Operands are staged in
+// shared memory so that a thread's 4 rows and 4 columns are contiguous: A and B of a score-type
+// product A B^T transposed (d-major, [DC][TILE]), the B of an accumulate-type product W B row by
+// row ([TILE][64]) and W transposed ([c][row], written by the threads that computed it); each
+// step of an inner loop is two 16-byte shared loads for 16 FMAs. The staging moves 4 x 4 blocks
+// (16-byte global loads where the rows are aligned) and stores 16-byte rows, and the W tile is
+// XOR-swizzled (swz), so neither side has bank conflicts. The kernels that loop over tiles keep
+// their fixed operand (Q in forward and dQ, K in dK/dV) in shared memory when its head dim is at
+// most 64, staged once. Tiles wholly inside the (L, S) matrix, below the causal diagonal and
+// without a mask skip the per-element bounds, causal and mask tests (scores).
+// Shared memory per block: kept [64][TILE] + stage [2 DC][TILE] + W [TILE][TILE] = 48 KB.
 //
 // Head dims E (queries/keys) and Ev (values) are any value 1..128; L and S any lengths.
 // Each input is addressed through its own batch strides (0 along broadcast dims) and row
@@ -34,31 +43,12 @@
 // dim (the last batch dim) by the group size for keys and values. Storage is float32 or
 // float16; all arithmetic is float32.
 
-#define TILE 64   // query rows and keys per tile
-#define NT 256    // threads per block
-#define DC 32     // head-dim columns per staged chunk of a score-type product (A B^T)
-#define VC 64     // columns per staged chunk of an accumulate-type product (W B)
+#include "attention_tiles.cuh"  // TILE, NT, DC, the float16 conversions and the tile products
+
 #define MAXD 128  // largest head dim
 #define MAXB 6    // largest number of batch dims
-
-// float16 is stored as its 16 bits; conversions are single PTX instructions, so no
-// header (cuda_fp16.h) is needed under NVRTC.
-typedef unsigned short half_bits;
-
-__device__ __forceinline__ float to_float(float x) { return x; }
-__device__ __forceinline__ float to_float(half_bits h) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-}
-
-template <typename T> __device__ __forceinline__ T from_float(float x);
-template <> __device__ __forceinline__ float from_float<float>(float x) { return x; }
-template <> __device__ __forceinline__ half_bits from_float<half_bits>(float x) {
-    half_bits h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
-    return h;
-}
+#define LOG2E 1.4426950408889634f
+#define LN2 0.6931471805599453f
 
 // Everything a launch needs, passed by value (tinynet/kernels/attention.py packs it with
 // the same field order; every field is 8 bytes, so there is no padding to agree on).
@@ -126,165 +116,87 @@ __device__ __forceinline__ float masked_score(const Sdpa& a, long long mbase, lo
     return s + to_float(((const T*)a.mask)[at]);
 }
 
-// Maximum and sum over the 16 lanes that hold one row (lanes 0-15 or 16-31 of a warp).
-__device__ __forceinline__ float row_max(float v) {
-    for (int o = 8; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-
-__device__ __forceinline__ float row_sum(float v) {
-    for (int o = 8; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-    return v;
-}
-
-// The column of accumulator entry jj (of 8) of this thread: chunks of VC columns, 16 apart.
-__device__ __forceinline__ int acc_col(int jj) { return (jj / 4) * VC + (jj % 4) * 16 + (int)(threadIdx.x % 16); }
-
-// acc[i][j] = sum_{d < D} A[ty + 16 i][d] * B[tx + 16 j][d]: a TILE x TILE block of A B^T.
-// A and B point at the tiles' first rows; rows at and past a_rows / b_rows read as 0.
-// The operands pass through shared memory DC columns at a time.
-template <typename T>
-__device__ void tile_abt(float acc[4][4], const T* A, long long a_row, long long a_rows,
-                         const T* B, long long b_row, long long b_rows, int D, float* stage) {
-    float (*As)[DC + 1] = (float (*)[DC + 1])stage;  // + 1: column reads hit distinct banks
-    float (*Bs)[DC + 1] = As + TILE;
+// This thread's entries of the score tile of queries q0.. and keys k0.. (s holds the dot products;
+// KEYS: the tile's rows are keys and its columns queries), in log2 units: scale * log2(e) * dot
+// (+ the mask), -inf where excluded. Interior tiles take no per-element test.
+template <typename T, bool KEYS>
+__device__ __forceinline__ void scores(const Sdpa& a, long long mbase, long long q0, long long k0, float s[4][4]) {
     int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    if (a.mask_kind == MASK_NONE && q0 + TILE <= a.L && k0 + TILE <= a.S && (!a.causal || k0 + TILE - 1 <= q0)) {
+        float f = (float)a.scale * LOG2E;
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) s[i][j] *= f;
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
-        for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-    for (int d0 = 0; d0 < D; d0 += DC) {
-        for (int t = threadIdx.x; t < TILE * DC; t += NT) {
-            int r = t / DC, d = t % DC;
-            bool in = d0 + d < D;
-            As[r][d] = in && r < a_rows ? to_float(A[r * a_row + d0 + d]) : 0.f;
-            Bs[r][d] = in && r < b_rows ? to_float(B[r * b_row + d0 + d]) : 0.f;
+        for (int j = 0; j < 4; ++j) {
+            long long r = 4 * ty + i, c = 4 * tx + j;
+            s[i][j] = LOG2E * masked_score<T>(a, mbase, KEYS ? q0 + c : q0 + r, KEYS ? k0 + r : k0 + c, s[i][j]);
         }
-        __syncthreads();
-#pragma unroll 8
-        for (int d = 0; d < DC; ++d) {
-            float x[4], y[4];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) x[i] = As[ty + 16 * i][d];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) y[j] = Bs[tx + 16 * j][d];
-#pragma unroll
-            for (int i = 0; i < 4; ++i)
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][j] += x[i] * y[j];
-        }
-        __syncthreads();
-    }
 }
 
-// acc[i][jj] += sum_{c < TILE} W[ty + 16 i][c] * B[c][acc_col(jj)] for a TILE x TILE tile W in
-// shared memory (its transpose with TRANSPOSE: W[c][ty + 16 i]) and a TILE x D block B
-// (rows at and past b_rows read as 0), staged VC columns at a time. Ends synchronised, so
-// the caller may overwrite W.
-template <typename T, bool TRANSPOSE>
-__device__ void tile_wb(float acc[4][8], float (*W)[TILE + 1], const T* B, long long b_row, long long b_rows,
-                        int D, float* stage) {
-    float (*Bs)[VC] = (float (*)[VC])stage;
-    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-#pragma unroll
-    for (int h = 0; h < MAXD / VC; ++h) {
-        int c0 = h * VC;
-        if (c0 >= D) break;  // the same for every thread of the block
-        for (int t = threadIdx.x; t < TILE * VC; t += NT) {
-            int r = t / VC, c = t % VC;
-            Bs[r][c] = r < b_rows && c0 + c < D ? to_float(B[r * b_row + c0 + c]) : 0.f;
-        }
-        __syncthreads();
-#pragma unroll 4
-        for (int c = 0; c < TILE; ++c) {
-            float y[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) y[j] = Bs[c][tx + 16 * j];
-#pragma unroll
-            for (int i = 0; i < 4; ++i) {
-                float w = TRANSPOSE ? W[c][ty + 16 * i] : W[ty + 16 * i][c];
-#pragma unroll
-                for (int j = 0; j < 4; ++j) acc[i][4 * h + j] += w * y[j];
-            }
-        }
-        __syncthreads();
-    }
-}
-
-// Writes rows ty + 16 i (those below rows) and columns below D of acc * factor to the
-// (rows, D) matrix dst with row stride ld.
-template <typename T>
-__device__ void store_rows(T* dst, const float acc[4][8], long long rows, int D, long long ld, float factor) {
-    int ty = threadIdx.x / 16;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        long long r = ty + 16 * i;
-        if (r >= rows) continue;
-#pragma unroll
-        for (int jj = 0; jj < 8; ++jj) {
-            int c = acc_col(jj);
-            if (c < D) dst[r * ld + c] = from_float<T>(acc[i][jj] * factor);
-        }
-    }
-}
+// The shared memory of every tile kernel.
+#define SHARED_TILES                                                                             \
+    __shared__ __align__(16) float kept[64 * TILE], stage[2 * DC * TILE], w[TILE * TILE]
 
 // ---- forward: one block per (query tile, batch entry) ----------------------------------
-template <typename T>
+template <typename T, int NH>
 __device__ void sdpa_fwd(const Sdpa& a) {
-    __shared__ float ps[TILE][TILE + 1];
-    __shared__ float stage[2 * TILE * (DC + 1)];
-    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+    SHARED_TILES;
     long long b = block_batch();
     if (b >= batch_count(a)) return;
     // causal rows near the end see the most keys: those tiles start first
     long long q0 = (long long)(a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * TILE;
     Bases at = batch_bases(a, b);
-    const T* Q = (const T*)a.q + at.q + q0 * a.q_row;
+    Tile<T> q = tile((const T*)a.q + at.q + q0 * a.q_row, a.q_row, a.L - q0);
     const T* K = (const T*)a.k + at.k;
     const T* V = (const T*)a.v + at.v;
+    float* keep = a.E <= 64 ? kept : nullptr;
 
-    float o[4][8] = {}, m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, l[4] = {}, s[4][4];
+    // m: the running row maxima (log2 units); l: this thread's part of the row sums
+    float o[4][4 * NH] = {}, m[4] = {-INFINITY, -INFINITY, -INFINITY, -INFINITY}, l[4] = {}, s[4][4];
     long long kend = a.causal && q0 + TILE < a.S ? q0 + TILE : a.S;  // causal: later keys are all masked
     for (long long k0 = 0; k0 < kend; k0 += TILE) {
-        tile_abt<T>(s, Q, a.q_row, a.L - q0, K + k0 * a.k_row, a.k_row, a.S - k0, (int)a.E, stage);
+        tile_abt<T>(s, q, tile(K + k0 * a.k_row, a.k_row, a.S - k0), (int)a.E, keep, k0 > 0, stage);
+        scores<T, false>(a, at.m, q0, k0, s);
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-            float mx = -INFINITY;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                s[i][j] = masked_score<T>(a, at.m, q0 + ty + 16 * i, k0 + tx + 16 * j, s[i][j]);
-                mx = fmaxf(mx, s[i][j]);
-            }
+            float mx = fmaxf(fmaxf(s[i][0], s[i][1]), fmaxf(s[i][2], s[i][3]));
             float m_new = fmaxf(m[i], row_max(mx));
             float shift = m_new == -INFINITY ? 0.f : m_new;  // no key so far: exp(-inf) = 0 below
-            float alpha = expf(m[i] - shift);                 // rescales the earlier tiles' sums
+            float alpha = exp2f(m[i] - shift);                // rescales the earlier tiles' sums
             float sum = 0.f;
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
-                float p = expf(s[i][j] - shift);
-                ps[ty + 16 * i][tx + 16 * j] = p;
-                sum += p;
+                s[i][j] = exp2f(s[i][j] - shift);
+                sum += s[i][j];
             }
-            l[i] = l[i] * alpha + row_sum(sum);
+            l[i] = l[i] * alpha + sum;
             m[i] = m_new;
 #pragma unroll
-            for (int jj = 0; jj < 8; ++jj) o[i][jj] *= alpha;
+            for (int jj = 0; jj < 4 * NH; ++jj) o[i][jj] *= alpha;
         }
+        write_t(w, s);
         __syncthreads();
-        tile_wb<T, false>(o, ps, V + k0 * a.v_row, a.v_row, a.S - k0, (int)a.Ev, stage);
+        tile_wb<T, NH>(o, w, tile(V + k0 * a.v_row, a.v_row, a.S - k0), (int)a.Ev, stage);
     }
     // O = o / l; a row with no key left (l = 0) gives zeros and lse = +inf
     T* out = (T*)a.out + (b * a.L + q0) * a.Ev;
     float* lse = (float*)a.lse + b * a.L + q0;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        float inv = l[i] > 0.f ? 1.f / l[i] : 0.f;
+        float sum = row_sum(l[i]);
+        float inv = sum > 0.f ? 1.f / sum : 0.f;
 #pragma unroll
-        for (int jj = 0; jj < 8; ++jj) o[i][jj] *= inv;
-        long long r = ty + 16 * i;
-        if (tx == 0 && q0 + r < a.L) lse[r] = l[i] > 0.f ? m[i] + logf(l[i]) : INFINITY;
+        for (int jj = 0; jj < 4 * NH; ++jj) o[i][jj] *= inv;
+        long long r = 4 * (threadIdx.x / 16) + i;
+        if (threadIdx.x % 16 == 0 && q0 + r < a.L) lse[r] = sum > 0.f ? (m[i] + log2f(sum)) * LN2 : INFINITY;
     }
-    store_rows<T>(out, o, a.L - q0, (int)a.Ev, a.Ev, 1.f);
+    store_rows<T, NH>(out, o, a.L - q0, (int)a.Ev, a.Ev, 1.f);
 }
 
 // ---- backward ----------------------------------------------------------------------------
@@ -303,114 +215,104 @@ __device__ void sdpa_delta(const Sdpa& a) {
     if (lane == 0) ((float*)a.delta)[row] = s;
 }
 
-// P = exp(S - lse) for this thread's entries of the (q0, k0) tile (s holds Q K^T on entry),
-// kept in s and, unless ps is null, stored in ps; dP = dO V^T in dp.
-template <typename T>
-__device__ void weights_and_dp(const Sdpa& a, const Bases& at, long long b, long long q0, long long k0,
-                               float s[4][4], float dp[4][4], float (*ps)[TILE + 1], float* stage) {
-    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
+// lse (log2 units; +inf past L: the row's weights are 0) and delta of queries q0 + 4 t + i, i < 4.
+__device__ __forceinline__ void row_stats(const Sdpa& a, long long b, long long q0, int t, float sh[4], float dl[4]) {
     const float* lse = (const float*)a.lse + b * a.L;
+    const float* delta = (const float*)a.delta + b * a.L;
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-        long long r = q0 + ty + 16 * i;
-        float shift = r < a.L ? lse[r] : INFINITY;  // +inf: the row's weights are 0
-#pragma unroll
-        for (int j = 0; j < 4; ++j) {
-            float p = expf(masked_score<T>(a, at.m, r, k0 + tx + 16 * j, s[i][j]) - shift);
-            s[i][j] = p;
-            if (ps) ps[ty + 16 * i][tx + 16 * j] = p;
-        }
-    }
-    const T* G = (const T*)a.gout + at.g + q0 * a.g_row;
-    const T* V = (const T*)a.v + at.v + k0 * a.v_row;
-    tile_abt<T>(dp, G, a.g_row, a.L - q0, V, a.v_row, a.S - k0, (int)a.Ev, stage);
-}
-
-// dS = P * (dP - delta) into ps (rows past L have P = 0, so their delta is not read).
-__device__ __forceinline__ void write_ds(const float p[4][4], const float dp[4][4], const float delta[4],
-                                         float (*ps)[TILE + 1]) {
-    int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-#pragma unroll
-        for (int j = 0; j < 4; ++j) ps[ty + 16 * i][tx + 16 * j] = p[i][j] * (dp[i][j] - delta[i]);
-}
-
-__device__ __forceinline__ void load_delta(const Sdpa& a, long long b, long long q0, float delta[4]) {
-    const float* d = (const float*)a.delta + b * a.L;
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-        long long r = q0 + threadIdx.x / 16 + 16 * i;
-        delta[i] = r < a.L ? d[r] : 0.f;
+        long long r = q0 + 4 * t + i;
+        sh[i] = r < a.L ? lse[r] * LOG2E : INFINITY;
+        dl[i] = r < a.L ? delta[r] : 0.f;
     }
 }
 
 // dK and dV of one key tile: one block per (key tile, batch entry), looping over the query
-// tiles that can see it.
-template <typename T>
+// tiles that can see it. Its products are transposed (rows: keys): S^T = K Q^T, dP^T = V dO^T.
+template <typename T, int NH>
 __device__ void sdpa_dkv(const Sdpa& a) {
-    __shared__ float ps[TILE][TILE + 1];
-    __shared__ float stage[2 * TILE * (DC + 1)];
+    SHARED_TILES;
     long long b = block_batch(), k0 = (long long)blockIdx.x * TILE;
     if (b >= batch_count(a)) return;
     Bases at = batch_bases(a, b);
     const T* Q = (const T*)a.q + at.q;
-    const T* K = (const T*)a.k + at.k + k0 * a.k_row;
     const T* G = (const T*)a.gout + at.g;
-    float dk[4][8] = {}, dv[4][8] = {}, s[4][4], dp[4][4], delta[4];
-    long long qstart = a.causal ? k0 / TILE * TILE : 0;  // causal: earlier queries see none of these keys
+    Tile<T> k = tile((const T*)a.k + at.k + k0 * a.k_row, a.k_row, a.S - k0);
+    Tile<T> v = tile((const T*)a.v + at.v + k0 * a.v_row, a.v_row, a.S - k0);
+    float* keep = a.E <= 64 ? kept : nullptr;
+    float dk[4][4 * NH] = {}, dv[4][4 * NH] = {}, p[4][4], dp[4][4], sh[4], dl[4];
+    long long qstart = a.causal ? k0 : 0;  // causal: earlier queries see none of these keys
     for (long long q0 = qstart; q0 < a.L; q0 += TILE) {
-        tile_abt<T>(s, Q + q0 * a.q_row, a.q_row, a.L - q0, K, a.k_row, a.S - k0, (int)a.E, stage);
-        weights_and_dp<T>(a, at, b, q0, k0, s, dp, ps, stage);  // ps = P (synchronised by tile_abt)
-        tile_wb<T, true>(dv, ps, G + q0 * a.g_row, a.g_row, a.L - q0, (int)a.Ev, stage);  // dV += P^T dO
-        load_delta(a, b, q0, delta);
-        write_ds(s, dp, delta, ps);
+        Tile<T> q = tile(Q + q0 * a.q_row, a.q_row, a.L - q0), g = tile(G + q0 * a.g_row, a.g_row, a.L - q0);
+        tile_abt<T>(p, k, q, (int)a.E, keep, q0 > qstart, stage);
+        tile_abt<T>(dp, v, g, (int)a.Ev, nullptr, false, stage);
+        scores<T, true>(a, at.m, q0, k0, p);
+        row_stats(a, b, q0, threadIdx.x % 16, sh, dl);  // of this thread's columns
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) p[i][j] = exp2f(p[i][j] - sh[j]);
+        write_t(w, p);
         __syncthreads();
-        tile_wb<T, true>(dk, ps, Q + q0 * a.q_row, a.q_row, a.L - q0, (int)a.E, stage);   // dK += dS^T Q
+        tile_wb<T, NH>(dv, w, g, (int)a.Ev, stage);  // dV += P^T dO
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) p[i][j] *= dp[i][j] - dl[j];  // dS^T
+        write_t(w, p);
+        __syncthreads();
+        tile_wb<T, NH>(dk, w, q, (int)a.E, stage);   // dK += dS^T Q
     }
-    if (a.gstrided) {
-        store_rows<T>((T*)a.gk + at.o + k0 * a.d_row, dk, a.S - k0, (int)a.E, a.d_row, (float)a.scale);
-        store_rows<T>((T*)a.gv + at.o + k0 * a.d_row, dv, a.S - k0, (int)a.Ev, a.d_row, 1.f);
-        return;
-    }
-    store_rows<T>((T*)a.gk + (b * a.S + k0) * a.E, dk, a.S - k0, (int)a.E, a.E, (float)a.scale);
-    store_rows<T>((T*)a.gv + (b * a.S + k0) * a.Ev, dv, a.S - k0, (int)a.Ev, a.Ev, 1.f);
+    T* gk = (T*)a.gk + (a.gstrided ? at.o + k0 * a.d_row : (b * a.S + k0) * a.E);
+    T* gv = (T*)a.gv + (a.gstrided ? at.o + k0 * a.d_row : (b * a.S + k0) * a.Ev);
+    store_rows<T, NH>(gk, dk, a.S - k0, (int)a.E, a.gstrided ? a.d_row : a.E, (float)a.scale);
+    store_rows<T, NH>(gv, dv, a.S - k0, (int)a.Ev, a.gstrided ? a.d_row : a.Ev, 1.f);
 }
 
 // dQ of one query tile: one block per (query tile, batch entry), looping over the key tiles.
-template <typename T>
+template <typename T, int NH>
 __device__ void sdpa_dq(const Sdpa& a) {
-    __shared__ float ps[TILE][TILE + 1];
-    __shared__ float stage[2 * TILE * (DC + 1)];
+    SHARED_TILES;
     long long b = block_batch();
     if (b >= batch_count(a)) return;
     long long q0 = (long long)(a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * TILE;
     Bases at = batch_bases(a, b);
-    const T* Q = (const T*)a.q + at.q + q0 * a.q_row;
+    Tile<T> q = tile((const T*)a.q + at.q + q0 * a.q_row, a.q_row, a.L - q0);
+    Tile<T> g = tile((const T*)a.gout + at.g + q0 * a.g_row, a.g_row, a.L - q0);
     const T* K = (const T*)a.k + at.k;
-    float dq[4][8] = {}, s[4][4], dp[4][4], delta[4];
-    load_delta(a, b, q0, delta);
+    const T* V = (const T*)a.v + at.v;
+    float* keep = a.E <= 64 ? kept : nullptr;
+    float dq[4][4 * NH] = {}, s[4][4], dp[4][4], sh[4], dl[4];
+    row_stats(a, b, q0, threadIdx.x / 16, sh, dl);  // of this thread's rows
     long long kend = a.causal && q0 + TILE < a.S ? q0 + TILE : a.S;
     for (long long k0 = 0; k0 < kend; k0 += TILE) {
-        tile_abt<T>(s, Q, a.q_row, a.L - q0, K + k0 * a.k_row, a.k_row, a.S - k0, (int)a.E, stage);
-        weights_and_dp<T>(a, at, b, q0, k0, s, dp, nullptr, stage);
-        write_ds(s, dp, delta, ps);
+        Tile<T> k = tile(K + k0 * a.k_row, a.k_row, a.S - k0);
+        tile_abt<T>(s, q, k, (int)a.E, keep, k0 > 0, stage);
+        tile_abt<T>(dp, g, tile(V + k0 * a.v_row, a.v_row, a.S - k0), (int)a.Ev, nullptr, false, stage);
+        scores<T, false>(a, at.m, q0, k0, s);
+#pragma unroll
+        for (int i = 0; i < 4; ++i)
+#pragma unroll
+            for (int j = 0; j < 4; ++j) s[i][j] = exp2f(s[i][j] - sh[i]) * (dp[i][j] - dl[i]);  // dS
+        write_t(w, s);
         __syncthreads();
-        tile_wb<T, false>(dq, ps, K + k0 * a.k_row, a.k_row, a.S - k0, (int)a.E, stage);  // dQ += dS K
+        tile_wb<T, NH>(dq, w, k, (int)a.E, stage);  // dQ += dS K
     }
-    if (a.gstrided)
-        store_rows<T>((T*)a.gq + at.o + q0 * a.d_row, dq, a.L - q0, (int)a.E, a.d_row, (float)a.scale);
-    else
-        store_rows<T>((T*)a.gq + (b * a.L + q0) * a.E, dq, a.L - q0, (int)a.E, a.E, (float)a.scale);
+    T* gq = (T*)a.gq + (a.gstrided ? at.o + q0 * a.d_row : (b * a.L + q0) * a.E);
+    store_rows<T, NH>(gq, dq, a.L - q0, (int)a.E, a.gstrided ? a.d_row : a.E, (float)a.scale);
 }
 
-// Launch bounds: forward and dQ fit 128 registers (two blocks of 256 threads per SM); dK/dV
-// holds two accumulators and would spill, so it keeps one block per SM.
-#define SDPA_KERNELS(T, S)                                                                           \
-extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_fwd_##S(Sdpa a) { sdpa_fwd<T>(a); }     \
-extern "C" __global__ void tinynet_sdpa_delta_bwd_##S(Sdpa a) { sdpa_delta<T>(a); }                      \
-extern "C" __global__ void __launch_bounds__(NT) tinynet_sdpa_dkv_bwd_##S(Sdpa a) { sdpa_dkv<T>(a); }    \
-extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_##S(Sdpa a) { sdpa_dq<T>(a); }
+// Kernels _d64 serve head dims E and Ev up to 64 (NH = 1), the others up to 128. Launch bounds:
+// two blocks of 256 threads per SM (128 registers) for all but dK/dV up to 128, which holds two
+// accumulators of 32 and keeps one block per SM.
+#define SDPA_KERNELS(T, S)                                                                                         \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_fwd_##S(Sdpa a) { sdpa_fwd<T, 2>(a); }             \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_fwd_d64_##S(Sdpa a) { sdpa_fwd<T, 1>(a); }         \
+extern "C" __global__ void tinynet_sdpa_delta_bwd_##S(Sdpa a) { sdpa_delta<T>(a); }                                  \
+extern "C" __global__ void __launch_bounds__(NT) tinynet_sdpa_dkv_bwd_##S(Sdpa a) { sdpa_dkv<T, 2>(a); }            \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dkv_bwd_d64_##S(Sdpa a) { sdpa_dkv<T, 1>(a); }     \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_##S(Sdpa a) { sdpa_dq<T, 2>(a); }           \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_d64_##S(Sdpa a) { sdpa_dq<T, 1>(a); }
 
 SDPA_KERNELS(float, f32)
 SDPA_KERNELS(half_bits, f16)

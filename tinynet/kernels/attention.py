@@ -28,6 +28,7 @@ from . import cuda, grad_buffers
 TILE = 64       # query rows and keys per block tile (attention.cu)
 THREADS = 256   # threads per block
 MAXD = 128      # largest head dim E or Ev
+NARROW = 64     # largest head dims of the ..._d64 kernels
 MAXB = 6        # largest number of batch dims
 _GRID_Y = 65535  # CUDA's limit on gridDim.y: more batch entries spill into gridDim.z
 
@@ -111,13 +112,19 @@ def _describe(xp, q, k, v, mask, gout, scale, causal, groups):
     return args, batch, held
 
 
-def _launch(name, dtype, rows, batch, args):
-    """``name`` on a grid of (row tiles, batch entries): one block per TILE rows of ``rows``
+def _launch(kernel, rows, batch, args):
+    """``kernel`` on a grid of (row tiles, batch entries): one block per TILE rows of ``rows``
     and batch entry."""
     n = int(numpy.prod(batch))
     y = min(n, _GRID_Y)
     grid = ((rows + TILE - 1) // TILE, y, (n + y - 1) // y)
-    cuda.kernel("attention.cu", name, dtype)(grid, (THREADS,), (args[()],))
+    kernel(grid, (THREADS,), (args[()],))
+
+
+def _narrow(args):
+    """True when both head dims are at most NARROW: the kernels named ``..._d64`` then hold
+    accumulators of 64 columns instead of 128 (fewer registers: two blocks per SM for dK/dV)."""
+    return max(int(args["E"]), int(args["Ev"])) <= NARROW
 
 
 def forward(xp, q, k, v, mask, scale, causal, groups):
@@ -128,7 +135,10 @@ def forward(xp, q, k, v, mask, scale, causal, groups):
     out = xp.empty(batch + (L, Ev), dtype=q.dtype)
     lse = xp.empty(batch + (L, 1), dtype=numpy.float32)
     args["out"], args["lse"] = pointer(out), pointer(lse)
-    _launch("tinynet_sdpa_fwd", q.dtype, L, batch, args)
+    narrow = _narrow(args)
+    kernel = cuda.kernel("attention.cu", "tinynet_sdpa_fwd_d64", q.dtype) if narrow else \
+        cuda.kernel("attention.cu", "tinynet_sdpa_fwd", q.dtype)
+    _launch(kernel, L, batch, args)
     del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
     return out, lse
 
@@ -145,7 +155,7 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
     cuda.launch(cuda.kernel("attention.cu", "tinynet_sdpa_delta_bwd", q.dtype), rows * 32, (args[()],),
                 threads=THREADS)
     dq = dk = dv = None
-    shared = None
+    shared, narrow = None, _narrow(args)
     if need_q and need_kv and groups == (1, 1) and q.shape == k.shape == v.shape and batch == q.shape[:-2]:
         shared = grad_buffers.like_base(xp, (q, k, v))  # q, k, v split from one projection: one buffer
     if shared is not None:
@@ -158,11 +168,15 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
             dk = xp.empty(batch + (S, E), dtype=q.dtype)
             dv = xp.empty(batch + (S, Ev), dtype=q.dtype)
         args["gk"], args["gv"] = pointer(dk), pointer(dv)
-        _launch("tinynet_sdpa_dkv_bwd", q.dtype, S, batch, args)
+        kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd_d64", q.dtype) if narrow else \
+            cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd", q.dtype)
+        _launch(kernel, S, batch, args)
     if need_q:
         if shared is None:
             dq = xp.empty(batch + (L, E), dtype=q.dtype)
         args["gq"] = pointer(dq)
-        _launch("tinynet_sdpa_dq_bwd", q.dtype, L, batch, args)
+        kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd_d64", q.dtype) if narrow else \
+            cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd", q.dtype)
+        _launch(kernel, L, batch, args)
     del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
     return dq, dk, dv

@@ -8,6 +8,7 @@ kernels are ``cupy.ElementwiseKernel`` specs built once by :func:`elementwise`.
 """
 import functools
 import os
+import re
 
 import numpy
 
@@ -31,20 +32,20 @@ def supported(*arrays, half=False):
     return True
 
 
-HEADER = '#include "half.cuh"'  # the one include a source may have: the half-width types, pasted in
+INCLUDE = re.compile(r'^#include "(\w+\.cuh)"[^\n]*$', re.M)  # a header of this folder, pasted in
 
 
 def source(filename):
-    """The CUDA text of ``filename`` (a .cu file in this folder) as it is compiled: a line
-    ``#include "half.cuh"`` is replaced by that file's text, so the source CuPy caches its
-    build under is the whole program (an edited header is a new source)."""
+    """The CUDA text of ``filename`` (a .cu file in this folder) as it is compiled: each line
+    ``#include "NAME.cuh"`` (``half.cuh``: the half-width types; ``attention_tiles.cuh``: the
+    attention kernels' tile products) is replaced by that file's text, so the source CuPy
+    caches its build under is the whole program (an edited header is a new source)."""
     here = os.path.dirname(__file__)
-    with open(os.path.join(here, filename)) as f:
-        code = f.read()
-    if HEADER in code:
-        with open(os.path.join(here, "half.cuh")) as f:
-            code = code.replace(HEADER, f.read(), 1)
-    return code
+
+    def text(name):
+        with open(os.path.join(here, name)) as f:
+            return f.read()
+    return INCLUDE.sub(lambda m: text(m.group(1)), text(filename))
 
 
 @functools.lru_cache(maxsize=None)

@@ -1,0 +1,180 @@
+"""tinynet's attention kernels (``tinynet/kernels/attention.cu``) run on the CPU, without a GPU.
+
+The CUDA source, as :func:`tinynet.kernels.cuda.source` assembles it, is built with the host's
+C++ compiler between ``tests/cuda_emulation/prelude.h`` (each CUDA thread a coroutine,
+``__syncthreads`` a switch to a scheduler, shared memory function-static) and ``runner.h`` (runs
+every block of a grid), the float16 conversions' PTX replaced by ``_Float16`` casts. The launchers
+of :mod:`tinynet.kernels.attention` then run unchanged on NumPy arrays (their data pointers stand
+in for device pointers): the struct packing, the choice of kernel, the grids and every tile path
+(interior and edge tiles, masks, causal with L != S, head dims over 64 and odd ones, grouped-query
+heads, broadcast batches, the strided gradient buffer) are checked against the float64 math path
+(softmax(scale Q K^T + mask) V and its gradients in NumPy). Skipped where there is no g++ or no
+``ucontext`` (not Linux/glibc)."""
+import ctypes
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy
+import pytest
+
+from tinynet import backend
+from tinynet.kernels import attention as fused
+from tinynet.kernels import cuda, grad_buffers
+
+HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation")
+SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float16): "f16"}
+PTX_HALF = {  # the two conversions written in PTX, as C++
+    'asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));': "f = (float)*(const _Float16*)&h;",
+    'asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));': "{ _Float16 t = (_Float16)x; memcpy(&h, &t, 2); }",
+}
+
+
+@pytest.fixture(scope="module")
+def library(tmp_path_factory):
+    if shutil.which("g++") is None or not sys.platform.startswith("linux"):
+        pytest.skip("needs g++ and ucontext (Linux)")
+    src = cuda.source("attention.cu")
+    for ptx, cpp in PTX_HALF.items():
+        assert ptx in src, "attention_tiles.cuh's float16 conversions changed: update PTX_HALF"
+        src = src.replace(ptx, cpp)
+    parts = [open(os.path.join(HERE, "prelude.h")).read(), src, "#define EMU_ARG Sdpa\n",
+             open(os.path.join(HERE, "runner.h")).read()]
+    folder = tmp_path_factory.mktemp("attention_emulated")
+    cpp, lib = folder / "attention.cpp", folder / "attention.so"
+    cpp.write_text("".join(parts))
+    subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-w", str(cpp), "-o", str(lib)], check=True)
+    return ctypes.CDLL(str(lib))
+
+
+class _Kernel:
+    def __init__(self, lib, name):
+        self.lib, self.fn = lib, ctypes.cast(getattr(lib, name), ctypes.c_void_p)
+
+    def __call__(self, grid, block, args):
+        arg = numpy.array(args[0], dtype=fused.ARGS)
+        rc = self.lib.emu_run(self.fn, arg.ctypes.data_as(ctypes.c_void_p), *map(ctypes.c_uint, grid),
+                              ctypes.c_uint(block[0]))
+        assert rc == 0
+
+
+def _like_base(xp, arrays):
+    """grad_buffers.like_base for NumPy views of one array (NaN-filled: an unwritten element shows)."""
+    base = arrays[0].base
+    if base is None or not base.flags.c_contiguous or any(a.base is not base for a in arrays):
+        return None
+    whole = numpy.full(base.shape, numpy.nan, dtype=base.dtype).reshape(-1)
+    return [numpy.lib.stride_tricks.as_strided(whole[(a.ctypes.data - base.ctypes.data) // a.itemsize:],
+                                               a.shape, a.strides) for a in arrays]
+
+
+@pytest.fixture
+def emulated(library, monkeypatch):
+    monkeypatch.setattr(cuda, "kernel", lambda f, op, dtype: _Kernel(library, f"{op}_{SUFFIX[numpy.dtype(dtype)]}"))
+    monkeypatch.setattr(cuda, "launch", lambda fn, n, args, threads=256:
+                        fn((max(1, (int(n) + threads - 1) // threads), 1, 1), (threads,), args))
+    monkeypatch.setattr(fused, "pointer", lambda a: a.ctypes.data)
+    monkeypatch.setattr(backend, "_CUPY_NDARRAY", numpy.ndarray)
+    monkeypatch.setattr(grad_buffers, "like_base", _like_base)
+
+
+def _reference(q, k, v, mask, scale, causal, groups, gout):
+    """out, dq, dk, dv of the float64 math path, dk and dv per key/value head."""
+    q, k, v, gout = (x.astype(numpy.float64) for x in (q, k, v, gout))
+    k, v = numpy.repeat(k, groups[0], axis=-3), numpy.repeat(v, groups[1], axis=-3)
+    s = scale * q @ numpy.swapaxes(k, -1, -2)
+    keep = numpy.ones(s.shape[-2:], dtype=bool)
+    keep = numpy.tril(keep) if causal else keep
+    if mask is not None and mask.dtype == numpy.bool_:
+        keep = keep & mask
+    elif mask is not None:
+        s = s + mask
+    s = numpy.where(keep, s, -numpy.inf)
+    m = s.max(-1, keepdims=True)
+    p = numpy.exp(s - numpy.where(numpy.isfinite(m), m, 0))
+    total = p.sum(-1, keepdims=True)
+    p = numpy.where(total > 0, p / numpy.where(total > 0, total, 1), 0)  # a row with no key: zeros
+    dp = gout @ numpy.swapaxes(v, -1, -2)
+    ds = p * (dp - (dp * p).sum(-1, keepdims=True))
+    dk, dv = scale * numpy.swapaxes(ds, -1, -2) @ q, numpy.swapaxes(p, -1, -2) @ gout
+    fold = [x.reshape(x.shape[:-3] + (x.shape[-3] // g, g) + x.shape[-2:]).sum(-3) for x, g in ((dk, groups[0]),
+                                                                                              (dv, groups[1]))]
+    return p @ v, scale * ds @ k, fold[0], fold[1]
+
+
+def _bool_mask(shape, empty_row=False):
+    m = numpy.random.default_rng(3).random(shape) > 0.4
+    m[..., 0] = True
+    if empty_row:
+        m[..., 1, :] = False
+    return m
+
+
+CASES = [
+    # (id, query, key, value shapes, mask, causal, (kgroup, vgroup))
+    ("interior_E64", (1, 2, 128, 64), (1, 2, 128, 64), (1, 2, 128, 64), None, False, (1, 1)),
+    ("causal_130_E64", (1, 1, 130, 64), (1, 1, 130, 64), (1, 1, 130, 64), None, True, (1, 1)),
+    ("causal_200_300", (1, 1, 200, 64), (1, 1, 300, 64), (1, 1, 300, 64), None, True, (1, 1)),
+    ("causal_300_130_Ev48", (1, 1, 300, 32), (1, 1, 130, 32), (1, 1, 130, 48), None, True, (1, 1)),
+    ("odd_E45_Ev33_bool", (2, 2, 77, 45), (2, 2, 77, 45), (2, 2, 77, 33), _bool_mask((77, 77)), False, (1, 1)),
+    ("empty_rows", (1, 1, 37, 16), (1, 1, 53, 16), (1, 1, 53, 16), _bool_mask((37, 53), True), False, (1, 1)),
+    ("float_mask_causal", (1, 1, 130, 64), (1, 1, 130, 64), (1, 1, 130, 64),
+     numpy.random.default_rng(4).standard_normal((130, 130)), True, (1, 1)),
+    ("wide_E64_Ev128", (1, 1, 128, 64), (1, 1, 200, 64), (1, 1, 200, 128), None, True, (1, 1)),
+    ("wide_E100_Ev64", (1, 1, 70, 100), (1, 1, 90, 100), (1, 1, 90, 64), None, False, (1, 1)),
+    ("wide_E128_L_gt_S", (1, 1, 150, 128), (1, 1, 70, 128), (1, 1, 70, 16), None, True, (1, 1)),
+    ("gqa", (1, 4, 40, 32), (1, 2, 50, 32), (1, 1, 50, 32), None, False, (2, 4)),
+    ("broadcast_batch", (1, 2, 20, 16), (2, 2, 30, 16), (2, 1, 30, 8), None, False, (1, 1)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_emulated_kernels_match_the_float64_math_path(emulated, case, dtype):
+    _, qs, ks, vs, mask, causal, groups = case
+    r = numpy.random.default_rng(0)
+    q, k, v = (r.standard_normal(s).astype(dtype) for s in (qs, ks, vs))
+    mask = mask.astype(dtype) if mask is not None and mask.dtype != numpy.bool_ else mask
+    scale = 1 / numpy.sqrt(qs[-1])
+    out, lse = fused.forward(numpy, q, k, v, mask, scale, causal, groups)
+    gout = r.standard_normal(out.shape).astype(dtype)
+    got = [out] + list(fused.backward(numpy, q, k, v, mask, out, lse, gout, scale, causal, groups, True, True))
+    for i, g in ((2, groups[0]), (3, groups[1])):  # per query head: summed over each group, as the op does
+        got[i] = got[i].reshape(got[i].shape[:-3] + (got[i].shape[-3] // g, g) + got[i].shape[-2:]).sum(-3)
+    ref = _reference(q, k, v, mask, scale, causal, groups, gout)
+    for name, a, b in zip(("out", "dq", "dk", "dv"), got, ref):
+        assert a.shape == b.shape and a.dtype == numpy.dtype(dtype), name
+        err = numpy.abs(a.astype(numpy.float64) - b).max() / numpy.abs(b).max()
+        assert numpy.isfinite(a).all() and err < (1e-5 if dtype == "float32" else 3e-3), f"{name}: {err:.2e}"
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_emulated_gradients_in_one_buffer(emulated, causal):
+    """q, k and v split from one projection: the gradients are written as views of one buffer."""
+    base = numpy.random.default_rng(1).standard_normal((2, 70, 3 * 64)).astype(numpy.float32)
+    q, k, v = (base[..., i * 64:(i + 1) * 64] for i in range(3))
+    out, lse = fused.forward(numpy, q, k, v, None, 0.125, causal, (1, 1))
+    gout = numpy.random.default_rng(2).standard_normal(out.shape).astype(numpy.float32)
+    got = fused.backward(numpy, q, k, v, None, out, lse, gout, 0.125, causal, (1, 1), True, True)
+    assert [g.ctypes.data - got[0].ctypes.data for g in got] == [a.ctypes.data - q.ctypes.data for a in (q, k, v)]
+    assert all(g.strides == q.strides for g in got)
+    ref = _reference(q, k, v, None, 0.125, causal, (1, 1), gout)
+    for a, b in zip((out,) + got, ref):
+        assert numpy.abs(a - b).max() / numpy.abs(b).max() < 1e-5
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_emulated_rows_aligned_but_head_dims_odd(emulated, dtype):
+    """Rows 4-element aligned (vector loads) whose head dims end inside a group of 4: the tail is read as 0."""
+    r = numpy.random.default_rng(5)
+    q = r.standard_normal((1, 2, 77, 48)).astype(dtype)[..., :47]
+    k = r.standard_normal((1, 2, 90, 48)).astype(dtype)[..., :47]
+    v = r.standard_normal((1, 2, 90, 36)).astype(dtype)[..., :35]
+    out, lse = fused.forward(numpy, q, k, v, None, 0.15, True, (1, 1))
+    gout = r.standard_normal(out.shape).astype(dtype)
+    got = fused.backward(numpy, q, k, v, None, out, lse, gout, 0.15, True, (1, 1), True, True)
+    ref = _reference(q, k, v, None, 0.15, True, (1, 1), gout)
+    tol = 1e-5 if dtype == "float32" else 3e-3
+    for a, b in zip((out,) + got, ref):
+        assert numpy.abs(a.astype(numpy.float64) - b).max() / numpy.abs(b).max() < tol
