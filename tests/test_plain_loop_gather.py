@@ -83,6 +83,12 @@ def test_tensor_index_gather_of_a_view_matches_torch(device, view):
     check_op(device, lambda x, i: make(x)[i], lambda x, i: make(x)[i], [base, idx])
 
 
+def test_tensor_index_gather_with_a_strided_index(device):
+    """A strided index tensor (every other entry of a permutation) picks its own entries."""
+    perm = numpy.array([4, 1, 5, 0, 3, 2, 5, 1])
+    check_op(device, lambda x, p: x[p[::2]], lambda x, p: x[p[::2]], [X, perm])
+
+
 def test_tensor_index_gather_with_an_empty_index(device):
     x = tinynet.tensor(X, device=device, requires_grad=True)
     for itype in (tinynet.int64, tinynet.int32):

@@ -78,12 +78,12 @@ def _kernel(word, index_itemsize):
 
 def usable(src, idx):
     """True when ``src[idx]`` can go through :func:`gather_rows`: CuPy arrays on the current
-    GPU, ``src`` C-contiguous with at least one dimension, ``idx`` 1-D int32 or int64, tinynet's
-    kernels on."""
+    GPU, both C-contiguous, ``src`` with at least one dimension, ``idx`` 1-D int32 or int64,
+    tinynet's kernels on. (``_c_contiguous`` is CuPy's flag, read without making a Flags object.)"""
     return (backend.kernels_enabled and type(src) is backend._CUPY_NDARRAY and type(idx) is backend._CUPY_NDARRAY
-            and idx.ndim == 1 and idx.dtype.kind == "i" and idx.dtype.itemsize in _INDEX and src.ndim >= 1
-            and src._c_contiguous and src.data.device_id == idx.data.device_id  # (CuPy's flag, without a Flags object)
-            == backend.cupy.cuda.runtime.getDevice())
+            and idx.ndim == 1 and idx.dtype.kind == "i" and idx.dtype.itemsize in _INDEX and idx._c_contiguous
+            and src.ndim >= 1 and src._c_contiguous
+            and src.data.device_id == idx.data.device_id == backend.cupy.cuda.runtime.getDevice())
 
 
 def gather_rows(src, idx):
