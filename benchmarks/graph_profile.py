@@ -24,12 +24,20 @@ sys.path.insert(0, HERE)
 
 def _graph_of(framework, step):
     """The captured graph object and its replay function, once the step has been captured."""
+    # make_graphed_step's closure holds train_step: tinynet's compiled step, or PyTorch's
+    # recipe, whose own closure holds the captured graph in a dict
+    train_step = [c.cell_contents for c in step.__closure__ if getattr(c.cell_contents, "__name__", "") ==
+                  "train_step" or hasattr(c.cell_contents, "_cache")][0]
     if framework == "tinynet":
-        fn = step.__closure__  # make_graphed_step's closure holds the compiled train_step
-        graphed = [c.cell_contents for c in fn if hasattr(c.cell_contents, "_cache")][0]
-        entry = next(iter(graphed._cache.values()))
+        entry = next(iter(train_step._cache.values()))
+        if entry.bound:
+            # the graph's first kernel copies the arguments from the addresses of the last call;
+            # point it at live copies of the batch, so the replays alone do that copy too
+            batch = [s.array.copy() for s in entry.static[1]]
+            entry.ptrs = [a.data.ptr for a in batch]
+            return lambda: (batch, entry.graph.replay())
         return entry.graph.replay
-    state = [c.cell_contents for c in step.__closure__ if isinstance(c.cell_contents, dict)][0]
+    state = [c.cell_contents for c in train_step.__closure__ if isinstance(c.cell_contents, dict)][0]
     return state["g"].replay
 
 

@@ -7,18 +7,45 @@
   warm-up steps on a side stream, ``torch.cuda.graph`` around zero_grad, forward,
   backward and optimizer step, then ``static_x.copy_(batch)`` and ``g.replay()``.
 
-``gather=True`` (``train_throughput.py --gather``) is the loop users write: each step's batch
-is ``X[idx]``, ``Y[idx]`` for a slice ``idx`` of a random permutation (an integer tensor on the
-device), gathered outside the graph and handed to the graphed step; without it the batch is
-a contiguous slice of the resident images.
+``gather=True`` (``train_throughput.py --gather``) is the loop users write, the same in both
+frameworks::
+
+    perm = randperm(n, device=...)            # at the start of each epoch
+    for i in range(0, n - b + 1, b):          # full batches only: one captured shape
+        idx = perm[i:i + b]
+        loss = step(X[idx], Y[idx])           # gathered outside the graph, then the graphed step
+
+(:func:`plain_loop`: the harness's calls walk through the permutation and draw a new one when
+an epoch's full batches are used up); without it the batch is a contiguous slice of the
+resident images at the harness's offsets.
 """
 
 
-def make_graphed_step(framework, model_name, device, x, y, gather=False):
-    """``(step(lo, hi) -> loss, sync, loss_value)`` as ``train_throughput.make_step``."""
+def plain_loop(n, randperm):
+    """``next_index(b)``: the index of the next batch of the loop above, ``perm[i:i + b]``, with
+    ``perm = randperm()`` drawn again when the epoch has no full batch of ``b`` left."""
+    perm, pos = randperm(), 0
+
+    def next_index(b):
+        nonlocal perm, pos
+        if pos + b > n:
+            perm, pos = randperm(), 0
+        pos += b
+        return perm[pos - b:pos]
+    return next_index
+
+
+def graphed_parts(framework, model_name, device, x, y):
+    """The pieces of the graphed training loop in ``framework``: ``(xs, ys, randperm,
+    train_step, sync, loss_value)``, with the images ``xs`` and labels ``ys`` on the GPU,
+    ``randperm()`` a new permutation of their rows on the GPU, ``train_step(bx, by) -> loss``
+    the graphed step on a batch (tinynet: ``tinynet.compile``; PyTorch: its CUDA-graph recipe,
+    capturing at the first call, then ``static.copy_(batch)`` and ``replay()``),
+    ``sync()`` a device synchronisation and ``loss_value(loss)`` the loss as a float."""
     from models import LOGITS, RECIPES, tinynet_model, torch_model
     if device != "cuda":
         raise SystemExit("--graph needs --device cuda")
+    n = len(x)
     if framework == "tinynet":
         import tinynet
         import tinynet.nn.functional as F
@@ -37,15 +64,9 @@ def make_graphed_step(framework, model_name, device, x, y, gather=False):
             opt.step()
             return loss
 
-        perm = tinynet.randperm(len(x), device=device)
-
-        def step(lo, hi):
-            if gather:
-                idx = perm[lo:hi]
-                return train_step(xs[idx], ys[idx])
-            return train_step(xs[lo:hi], ys[lo:hi])
         sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize
-        return step, sync, lambda loss: loss.item()
+        return (xs, ys, lambda: tinynet.randperm(n, device=device), train_step, sync,
+                lambda loss: loss.item())
 
     import torch
     import torch.nn.functional as F
@@ -56,7 +77,6 @@ def make_graphed_step(framework, model_name, device, x, y, gather=False):
     xs, ys = torch.tensor(x, device=device), torch.tensor(y, device=device)
     criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
     state = {}
-    perm = torch.randperm(len(x), device=device)
 
     def body(bx, by):
         opt.zero_grad(set_to_none=True)
@@ -65,9 +85,9 @@ def make_graphed_step(framework, model_name, device, x, y, gather=False):
         opt.step()
         return loss
 
-    def step(lo, hi):
+    def train_step(bx, by):
         if "g" not in state:
-            static_x, static_y = xs[lo:hi].clone(), ys[lo:hi].clone()
+            static_x, static_y = bx.clone(), by.clone()
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
@@ -79,13 +99,22 @@ def make_graphed_step(framework, model_name, device, x, y, gather=False):
             with torch.cuda.graph(g):
                 static_loss = body(static_x, static_y)
             state.update(g=g, x=static_x, y=static_y, loss=static_loss)
-        if gather:
-            idx = perm[lo:hi]
-            state["x"].copy_(xs[idx])
-            state["y"].copy_(ys[idx])
-        else:
-            state["x"].copy_(xs[lo:hi])
-            state["y"].copy_(ys[lo:hi])
+        state["x"].copy_(bx)
+        state["y"].copy_(by)
         state["g"].replay()
         return state["loss"]
-    return step, torch.cuda.synchronize, lambda loss: loss.item()
+    return (xs, ys, lambda: torch.randperm(n, device=device), train_step, torch.cuda.synchronize,
+            lambda loss: loss.item())
+
+
+def make_graphed_step(framework, model_name, device, x, y, gather=False):
+    """``(step(lo, hi) -> loss, sync, loss_value)`` as ``train_throughput.make_step``."""
+    xs, ys, randperm, train_step, sync, loss_value = graphed_parts(framework, model_name, device, x, y)
+    next_index = plain_loop(len(x), randperm)
+
+    def step(lo, hi):
+        if gather:
+            idx = next_index(hi - lo)
+            return train_step(xs[idx], ys[idx])
+        return train_step(xs[lo:hi], ys[lo:hi])
+    return step, sync, loss_value

@@ -17,6 +17,7 @@ allocation costs host time, so it is off until asked for).
 """
 from .. import backend, random as _random
 from ..errors import DeviceError
+from ..kernels import index_rows
 from .graphs import CUDAGraph, graph, graph_pool_handle, is_current_stream_capturing
 from .graphed_callables import make_graphed_callables
 
@@ -81,10 +82,16 @@ class device:
 
 
 def synchronize(device=None):
-    """Wait until every kernel queued on ``device`` (default the current GPU) has finished."""
+    """Wait until every kernel queued on ``device`` (default the current GPU) has finished.
+
+    Raises:
+        IndexOutOfRangeError: a GPU tensor-index gather (``x[idx]``) that finished met an index
+            out of range (its check runs on the device; see ``tinynet/kernels/index_rows.py``).
+    """
     cp = _cp("synchronize")
     with cp.cuda.Device(_index("synchronize", device)):
         cp.cuda.runtime.deviceSynchronize()
+    index_rows.check("cuda.synchronize")
 
 
 def get_device_name(device=None):

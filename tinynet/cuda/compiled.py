@@ -15,10 +15,18 @@ arguments and the values of the others):
 2. the next call copies its tensor arguments into static input buffers, captures the
    step into a :class:`~tinynet.cuda.CUDAGraph` (nothing runs while capturing) and replays
    it once: that replay is the step;
-3. later calls copy their tensor arguments into the static buffers and replay. The
+3. later calls replay the graph, whose first kernel copies the call's tensor arguments
+   into the static buffers (the arguments' addresses reach it through the graph's device
+   cells, refilled with its other per-replay numbers in one host-to-device copy: no copy
+   launch per argument; an argument that is the static buffer itself is not copied). The
    returned tensors are the graph's static outputs: the next call overwrites them
    (``clone()`` one to keep it). Host code in the step (Python counters, ``print``)
    runs only while capturing, not at replays.
+
+Per replay the host does: one pass over the arguments for the cache key (shapes, dtypes,
+devices, ``requires_grad``, the other arguments' values), a dictionary look-up, the
+arguments' addresses into the cells, the graph's replay (``CUDAGraph.replay``). Nothing
+waits for the device.
 
 A new signature is captured again (at most ``cache_size`` graphs are kept; the least
 recently used is dropped). A step that cannot be captured (it calls ``.item()``, prints
@@ -30,12 +38,17 @@ CPU) the step always runs eagerly, with identical results.
 import collections
 import warnings
 
-from .. import backend
-from ..errors import ArgumentError, ArgumentTypeError, GraphCaptureError, GraphWarmupError
+from .. import backend, capture
+from ..errors import (ArgumentError, ArgumentTypeError, DeviceMismatchError, DTypeError, GraphCaptureError,
+                      GraphWarmupError, IndexOutOfRangeError, ShapeError)
+from ..kernels import bind_inputs
 from ..tensor import Tensor
 from .graphs import CUDAGraph, graph
 
 MAX_WARMUP = 32  # eager calls per signature at most, when captures keep finding first-step state missing
+# errors of bad input that a step raises eagerly too: a capture that meets one raises it as it is
+# (not as a GraphCaptureError, nor by running the step eagerly after a warning)
+_BAD_INPUT = (ShapeError, DTypeError, ArgumentError, ArgumentTypeError, IndexOutOfRangeError, DeviceMismatchError)
 _MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 
 
@@ -92,6 +105,8 @@ class _Entry:
         self.static = None
         self.out = None
         self.eager = False
+        self.bound = False  # the graph copies the arguments itself (bind_inputs.cu), from the addresses in ptrs
+        self.ptrs = ()
 
 
 def _signature(args, kwargs):
@@ -106,7 +121,7 @@ def _signature(args, kwargs):
             arr = a.array
             tensors.append(a)
             if type(arr) is gpu_array or isinstance(arr, gpu_array):
-                key.append(("T", arr.shape, arr.dtype, arr.device.id, a.requires_grad))
+                key.append(("T", arr.shape, arr.dtype, arr.data.device_id, a.requires_grad))
             else:
                 on_gpu = False
                 key.append(("T", arr.shape, arr.dtype, -1, a.requires_grad))
@@ -148,27 +163,34 @@ class GraphedStep:
         if entry.eager or entry.calls < self.warmup:
             entry.calls += 1
             return self.fn(*args, **kwargs)
+        g = entry.graph
+        if g is not None:
+            if entry.bound:  # the graph's first kernel copies from these addresses; keep lives past the launch
+                entry.ptrs, keep = _sources(entry.static[1], tensors)
+            else:
+                _copy_in(entry.static[1], tensors)
+            try:
+                g.replay()
+                return entry.out
+            except GraphCaptureError:  # a frozen setting changed: capture again below
+                if g.released:  # its process group was destroyed: no recapture either
+                    raise
+                g.reset()
+                entry.graph = None
         if entry.static is None:
             entry.static = _static_copies(args, kwargs)
         else:
             _copy_in(entry.static[1], tensors)
-        if entry.graph is not None:
-            try:
-                entry.graph.replay()
-                return entry.out
-            except GraphCaptureError:  # a frozen setting changed: capture again below
-                if entry.graph.released:  # its process group was destroyed: no recapture either
-                    raise
-                entry.graph.reset()
-                entry.graph = None
         return self._capture(entry, args, kwargs)
 
     def _capture(self, entry, args, kwargs):
         """Capture the step on the static inputs (which hold this call's tensors) and replay it."""
         s_args, s_kwargs = entry.static[0]
+        bind = bind_inputs.plan([s.array for s in entry.static[1]])  # (its kernel loaded before the capture)
         g = CUDAGraph()
         try:
             with graph(g):
+                _record_binding(entry, bind)
                 out = self.fn(*s_args, **s_kwargs)
         except GraphWarmupError:
             # state a first real step makes is missing (a GradScaler skipped every warm-up
@@ -178,6 +200,8 @@ class GraphedStep:
                 raise
             return self.fn(*args, **kwargs)
         except GraphCaptureError as e:
+            if isinstance(e.__cause__, _BAD_INPUT):  # the step's own error on these inputs, as eagerly
+                raise e.__cause__ from None
             if self.fullgraph:
                 raise
             if not self._warned:
@@ -206,6 +230,37 @@ def _copy_in(static, tensors):
                                             cp.cuda.runtime.memcpyDeviceToDevice, stream)
         else:
             dst[...] = src
+
+
+def _record_binding(entry, bind):
+    """During the capture: reserve one device cell per tensor argument and record the kernel
+    that copies from the addresses they hold into the static buffers (``bind_inputs.cu``), as
+    the graph's first kernel. Where that does not apply (``bind`` None: more than 16 tensor
+    arguments, kernels off) the arguments are copied by :func:`_copy_in` before each replay."""
+    entry.bound = bind is not None
+    if bind is None:
+        return
+    count = bind[2]
+    entry.ptrs = [0] * count  # the capture's own replay: the static buffers hold this call's tensors
+    cells = capture.current().cells(count, lambda first: entry.ptrs)
+    bind_inputs.launch(bind, cells)
+
+
+def _sources(static, tensors):
+    """``(addresses, keep)``: the address of each argument's data for the binding kernel (0
+    for an argument that is its static buffer: nothing to copy), a new list at each call (the
+    replay compares it with the last one to skip an unchanged upload). A non-contiguous
+    argument (a view) is first made contiguous (one copy, on the current stream, where the
+    replay runs); ``keep`` holds those copies until the replay is queued."""
+    ptrs, keep = [], []
+    for s, a in zip(static, tensors):
+        src = a.array
+        if not src._c_contiguous:  # CuPy's flag, read without making a Flags object
+            src = backend.cupy.ascontiguousarray(src)
+            keep.append(src)
+        p = src.data.ptr
+        ptrs.append(0 if p == s.array.data.ptr else p)
+    return ptrs, keep
 
 
 def _static_copies(args, kwargs):

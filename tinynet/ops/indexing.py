@@ -6,8 +6,12 @@ Reading by index and adding into zeros at the same index are each other's gradie
 :class:`ScatterAddInto` for ``gather`` along a dim. Each backward is the other op, so
 both can be differentiated again. Repeated indices accumulate (``add.at``).
 
-Indices are checked against the sizes on the CPU; on the GPU they are not (the check would
-wait for the device every call), as in PyTorch's asynchronous CUDA errors.
+Indices are checked against the sizes on the CPU. On the GPU, ``x[idx]`` with a 1-D int32/int64
+index tensor (the batch gather of a training loop) is one kernel launch that checks each index
+on the device and reports an out-of-range one at the next GPU gather or
+``tinynet.cuda.synchronize()`` (``kernels/index_rows.py``: PyTorch's device-side check, as
+asynchronous as its report); other GPU indices are not checked (the check would wait for the
+device every call) and CuPy wraps an out-of-range value around.
 
 Differences from PyTorch: slices may have negative steps (``x[::-1]``, NumPy's; PyTorch
 raises); an index with two Ellipses raises.
@@ -22,6 +26,7 @@ from .. import backend, determinism
 from ..autograd import Op
 from ..autograd.anomaly import STATE as _anomaly
 from ..errors import ArgumentError, ArgumentTypeError, DTypeError, IndexOutOfRangeError, ShapeError
+from ..kernels import index_rows
 from ..tensor import Tensor
 from .util import check_int, check_tensor, dim_index, is_graph, unbroadcast
 
@@ -96,6 +101,21 @@ class GetItem(Op):
 
     def backward(self, xp, gy):
         return (IndexAddInto(self.shape, self.index).call(xp, gy),)
+
+
+class RowGather(GetItem):
+    """``x[idx]`` for a 1-D int32/int64 index array ``idx`` on the first dimension of a GPU
+    array, when the result takes part in autograd: the forward is ``index_rows``'s one-launch
+    gather (CuPy's ``take`` where it does not apply), the backward :class:`GetItem`'s
+    (``IndexAddInto``: repeated indices accumulate)."""
+
+    def __init__(self, index):
+        self.is_view = self.bf16_native = False
+        self.index = index
+
+    def forward_gpu(self, xp, x):
+        self.shape = x.shape
+        return index_rows.gather_rows(x, self.index) if index_rows.usable(x, self.index) else x[self.index]
 
 
 class IndexAddInto(Op):
@@ -210,8 +230,16 @@ def getitem(input, index):
     """``input[index]``: ints, slices, None, Ellipsis, bool masks and integer arrays/tensors.
     Basic indexing (ints, slices) gives a view; advanced indexing a copy.
 
+    On the GPU, ``x[idx]`` with a 1-D int32/int64 index tensor on the same GPU and a
+    C-contiguous ``x`` is one kernel launch with no host synchronisation
+    (``tinynet/kernels/index_rows.py``); its backward adds the gradient rows into zeros at
+    ``idx`` (repeated indices accumulate), as for any integer index.
+
     Raises:
-        IndexOutOfRangeError: an index is out of range (names the shape).
+        IndexOutOfRangeError: an index is out of range (names the shape). On the GPU that
+            gather checks its indices on the device and raises at the next such gather or at
+            ``tinynet.cuda.synchronize()`` (the rows of the bad indices are zeros); other GPU
+            indices are not checked.
         DTypeError: a float tensor used as an index.
     """
     if type(index) is slice:  # x[a:b], the batch slice of every training step
@@ -225,6 +253,12 @@ def getitem(input, index):
         idx = index
     elif type(index) is int:  # x[i]: nothing to convert
         idx = index
+    elif (type(index) is Tensor and type(index.array) is backend._CUPY_NDARRAY
+          and index_rows.usable(input.array, index.array)):
+        # x[idx], the batch gather of a training loop on the GPU: one launch, no host sync
+        if not input.requires_grad and not _anomaly[0]:  # nothing to record: the output made directly
+            return Tensor._wrap(index_rows.gather_rows(input.array, index.array))
+        return RowGather(index.array).apply(input)
     else:
         idx = to_index(index, backend.array_module(input.array))
     try:

@@ -1,0 +1,48 @@
+// x[idx] for a 1-D integer index on the first dimension of a C-contiguous array: one launch,
+// out[r, ...] = x[idx[r], ...], with the rows copied in the widest word (16, 8, 4, 2 or 1 bytes)
+// that divides the row size and the addresses (the launcher picks it), so one kernel serves
+// every dtype (its bits are copied).
+//
+// Index values: -rows <= j < 0 counts from the end (PyTorch's and NumPy's rule). An index
+// outside [-rows, rows) reads nothing: its output row is zeros and the thread that copies the
+// row's first word records the index and the size in the error record `err`, page-locked host
+// memory the device writes through the unified address space: err[1] = the index, err[2] =
+// rows, then a system-wide fence, then err[0] = 1. The host reads the record without waiting for
+// the device (kernels/index_rows.py) and raises tinynet's IndexOutOfRangeError at the next GPU
+// tensor-index gather or tinynet.cuda.synchronize(): PyTorch's device-side check, reported as
+// asynchronously as its device-side assert is, without ending the CUDA context.
+template <typename W, typename I>
+__device__ void gather_rows(const W* src, const I* idx, long long rows, long long row_words,
+                            long long total, W* out, volatile long long* err) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    long long r = i / row_words, w = i - r * row_words;
+    long long j = (long long)idx[r];
+    long long k = j < 0 ? j + rows : j;
+    if (k < 0 || k >= rows) {
+        out[i] = W();  // value-initialised: zero bits
+        if (w == 0) {
+            err[1] = j;
+            err[2] = rows;
+            __threadfence_system();
+            err[0] = 1;
+        }
+        return;
+    }
+    out[i] = src[k * row_words + w];
+}
+
+#define INDEX_ROWS_KERNEL(W, WS, I, IS)                                                             \
+extern "C" __global__ void tinynet_index_rows_##WS##_##IS(const W* src, const I* idx, long long rows, \
+        long long row_words, long long total, W* out, long long* err) {                              \
+    gather_rows<W, I>(src, idx, rows, row_words, total, out, err); }
+
+#define INDEX_ROWS_WIDTHS(I, IS)                                                                    \
+INDEX_ROWS_KERNEL(unsigned char, w1, I, IS)                                                          \
+INDEX_ROWS_KERNEL(unsigned short, w2, I, IS)                                                         \
+INDEX_ROWS_KERNEL(unsigned int, w4, I, IS)                                                           \
+INDEX_ROWS_KERNEL(uint2, w8, I, IS)                                                                  \
+INDEX_ROWS_KERNEL(uint4, w16, I, IS)
+
+INDEX_ROWS_WIDTHS(int, i32)
+INDEX_ROWS_WIDTHS(long long, i64)

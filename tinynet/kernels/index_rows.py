@@ -1,0 +1,115 @@
+"""``x[idx]`` on the GPU for a 1-D int32/int64 index tensor on the first dimension: one kernel
+launch (``index_rows.cu``), no host synchronisation, no bounds check that reads the device.
+
+The loop users write (``perm = randperm(n)``; per batch ``X[perm[i:i + b]]``) gathered its
+batch through CuPy's ``take`` (an ``ElementwiseKernel``: argument parsing, a broadcast and a
+kernel-cache look-up per call); this launcher does the same copy with a cached ``RawKernel``.
+
+Index checks. PyTorch checks indices on the device (an out-of-range index is a device-side
+assert, reported at a later CUDA call). Reading the indices back on the host would wait for
+the device at every gather; CuPy's ``take`` instead wraps an out-of-range index around
+(modulo the size), silently. Here the kernel checks each index, writes a zero row for an
+out-of-range one (never reading outside ``x``) and records the index and the size in an error
+record in page-locked host memory that the device writes directly (mapped memory; no copy,
+no wait). The host reads that record, a plain memory read, at the start of every later GPU
+gather and in :func:`tinynet.cuda.synchronize`, and raises
+:class:`~tinynet.errors.IndexOutOfRangeError` there: as asynchronous as PyTorch's report, but
+a typed error that leaves the CUDA context usable. After ``synchronize()`` the error of every
+gather launched before it has been raised.
+"""
+import ctypes
+
+import numpy
+
+from .. import backend
+from ..errors import IndexOutOfRangeError
+from . import cuda
+
+_KERNELS: dict = {}   # (word bytes, index itemsize) -> the RawKernel function
+_RECORD: list = []    # [host view (int64[4]) of the error record, its device address as a kernel argument]
+_WORDS = (16, 8, 4, 2, 1)
+_INDEX = {4: "i32", 8: "i64"}
+
+
+def _record():
+    """The error record: 4 int64 of page-locked, device-mapped host memory (made once per
+    process, kept for its life: ``cudaHostAllocPortable | cudaHostAllocMapped``, readable from
+    every GPU). ``[0]`` is 1 once an out-of-range index was met, ``[1]`` the index, ``[2]`` the size."""
+    if not _RECORD:
+        rt = backend.cupy.cuda.runtime
+        ptr = rt.hostAlloc(32, 3)
+        ctypes.memset(ptr, 0, 32)
+        device_ptr = rt.pointerGetAttributes(ptr).devicePointer or ptr  # the same address under UVA
+        view = numpy.ctypeslib.as_array((ctypes.c_int64 * 4).from_address(ptr))
+        _RECORD.extend((view, numpy.uint64(device_ptr)))
+    return _RECORD
+
+
+def check(op="getitem"):
+    """Raise the out-of-range error that a finished gather recorded (and clear the record).
+    A plain read of host memory: nothing waits for the device. Returns None when clean."""
+    if _RECORD:
+        view = _RECORD[0]
+        if view[0]:
+            bad, size = int(view[1]), int(view[2])
+            view[0] = 0
+            raise IndexOutOfRangeError(
+                f"{op}: an index tensor on the GPU held index {bad}, out of bounds for dimension 0 with size "
+                f"{size} (found by an earlier gather, reported now: GPU index checks are asynchronous; "
+                f"that gather's rows for it are zeros)")
+
+
+def clear():
+    """Drop a recorded out-of-range index without raising; True when one was pending (a test
+    harness's isolation between tests: tests/conftest.py)."""
+    if _RECORD and _RECORD[0][0]:
+        _RECORD[0][0] = 0
+        return True
+    return False
+
+
+def _kernel(word, index_itemsize):
+    fn = _KERNELS.get((word, index_itemsize))
+    if fn is None:
+        fn = _KERNELS[(word, index_itemsize)] = cuda.module("index_rows.cu").get_function(
+            f"tinynet_index_rows_w{word}_{_INDEX[index_itemsize]}")
+    return fn
+
+
+def usable(src, idx):
+    """True when ``src[idx]`` can go through :func:`gather_rows`: CuPy arrays on the current
+    GPU, both C-contiguous, ``src`` with at least one dimension, ``idx`` 1-D int32 or int64,
+    tinynet's kernels on. (``_c_contiguous`` is CuPy's flag, read without making a Flags object.)"""
+    return (backend.kernels_enabled and type(src) is backend._CUPY_NDARRAY and type(idx) is backend._CUPY_NDARRAY
+            and idx.ndim == 1 and idx.dtype.kind == "i" and idx.dtype.itemsize in _INDEX and idx._c_contiguous
+            and src.ndim >= 1 and src._c_contiguous
+            and src.data.device_id == idx.data.device_id == backend.cupy.cuda.runtime.getDevice())
+
+
+def gather_rows(src, idx):
+    """``src[idx]`` (``usable(src, idx)`` must hold): a new C-contiguous array of shape
+    ``idx.shape + src.shape[1:]`` and ``src``'s dtype, in one launch on the current stream.
+    Indices in ``[-len(src), 0)`` count from the end. First raises the error of an earlier
+    gather whose index was out of range (see the module's docstring)."""
+    record = _RECORD or _record()
+    if record[0][0]:
+        check()
+    n = idx.shape[0]
+    out = backend._CUPY_NDARRAY((n,) + src.shape[1:], src.dtype)  # cupy.empty without its wrapper
+    rows = src.shape[0]
+    if n == 0:
+        return out
+    if rows == 0:  # nothing to read: every index is out of range, known without the device
+        raise IndexOutOfRangeError("getitem: index out of bounds for dimension 0 with size 0")
+    row_bytes = src.nbytes // rows
+    if row_bytes == 0:  # rows of no elements: nothing to copy
+        return out
+    ptr = src.data.ptr
+    for word in _WORDS:
+        if row_bytes % word == 0 and ptr % word == 0:
+            break
+    row_words = row_bytes // word
+    total = n * row_words
+    cuda.launch(_kernel(word, idx.dtype.itemsize), total,
+                (src, idx, cuda.i64(rows), cuda.i64(row_words), cuda.i64(total), out, record[1]))
+    return out
