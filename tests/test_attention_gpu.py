@@ -232,8 +232,9 @@ TILE_CASES = [
     ("edge_causal_200_300", (N, H, 200, 64), (N, H, 300, 64), (N, H, 300, 64), None, {"is_causal": True}),
     ("edge_causal_300_130", (N, H, 300, 32), (N, H, 130, 32), (N, H, 130, 48), None, {"is_causal": True}),
     ("bool_mask_whole_tiles", (N, H, 128, 64), (N, H, 192, 64), (N, H, 192, 64), _bool_mask((128, 192)), {}),
-    ("float_mask_causal", (N, H, 130, 64), (N, H, 130, 64), (N, H, 130, 64), _float_mask((130, 130)),
-     {"is_causal": True}),
+    # PyTorch refuses attn_mask with is_causal: the causal pattern is in the additive mask (-inf above the diagonal)
+    ("float_mask_lower", (N, H, 130, 64), (N, H, 130, 64), (N, H, 130, 64),
+     numpy.where(numpy.tri(130, dtype=bool), _float_mask((130, 130)), -numpy.inf), {}),
     ("wide_E64_Ev128", (N, H, 128, 64), (N, H, 200, 64), (N, H, 200, 128), None, {"is_causal": True}),
     ("wide_E96_Ev40", (N, H, 130, 96), (N, H, 70, 96), (N, H, 70, 40), None, {}),
     ("odd_E45_Ev33_mask", (3, 5, 77, 45), (3, 5, 77, 45), (3, 5, 77, 33), _bool_mask((77, 77)), {}),
