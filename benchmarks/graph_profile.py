@@ -28,17 +28,8 @@ def _graph_of(framework, step):
     # recipe, whose own closure holds the captured graph in a dict
     train_step = [c.cell_contents for c in step.__closure__ if getattr(c.cell_contents, "__name__", "") ==
                   "train_step" or hasattr(c.cell_contents, "_cache")][0]
-    if framework == "tinynet":
-        entry = next(iter(train_step._cache.values()))
-        if entry.bound:
-            # the graph's first kernel copies the arguments from the addresses of the last call;
-            # point it at live copies of the batch, so the replays alone do that copy too
-            batch = [s.array.copy() for s in entry.static[1]]
-            entry.ptrs = [a.data.ptr for a in batch]
-            return lambda: (batch, entry.graph.replay())
-        return entry.graph.replay
-    state = [c.cell_contents for c in train_step.__closure__ if isinstance(c.cell_contents, dict)][0]
-    return state["g"].replay
+    from graph_steps import replay_of
+    return replay_of(framework, train_step)
 
 
 def measure(framework, model, batch, x, y, steps=300, cprofile=0):

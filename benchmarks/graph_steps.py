@@ -43,13 +43,14 @@ def graphed_parts(framework, model_name, device, x, y):
     capturing at the first call, then ``static.copy_(batch)`` and ``replay()``),
     ``sync()`` a device synchronisation and ``loss_value(loss)`` the loss as a float."""
     from models import LOGITS, RECIPES, tinynet_model, torch_model
-    if device != "cuda":
+    if device != "cuda" and framework != "tinynet":  # tinynet.compile runs the step eagerly on the CPU
         raise SystemExit("--graph needs --device cuda")
     n = len(x)
     if framework == "tinynet":
         import tinynet
         import tinynet.nn.functional as F
-        tinynet.backends.cudnn.benchmark = True
+        if device == "cuda":
+            tinynet.backends.cudnn.benchmark = True
         tinynet.manual_seed(0)
         model = tinynet_model(model_name).to(device)
         opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
@@ -64,7 +65,7 @@ def graphed_parts(framework, model_name, device, x, y):
             opt.step()
             return loss
 
-        sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize
+        sync = tinynet.backend.cupy.cuda.get_current_stream().synchronize if device == "cuda" else (lambda: None)
         return (xs, ys, lambda: tinynet.randperm(n, device=device), train_step, sync,
                 lambda loss: loss.item())
 
@@ -118,3 +119,22 @@ def make_graphed_step(framework, model_name, device, x, y, gather=False):
             return train_step(xs[idx], ys[idx])
         return train_step(xs[lo:hi], ys[lo:hi])
     return step, sync, loss_value
+
+
+def replay_of(framework, train_step):
+    """The captured graph's replay alone, once ``train_step`` (from :func:`graphed_parts`) has
+    been captured; None when nothing was (tinynet on the CPU runs the step eagerly)."""
+    if framework == "tinynet":
+        cache = getattr(train_step, "_cache", None)
+        entry = next(iter(cache.values())) if cache else None
+        if entry is None or entry.graph is None:
+            return None
+        if entry.bound:
+            # the graph's first kernel copies the arguments from the addresses of the last call;
+            # point it at live copies of the batch, so the replays alone do that copy too
+            batch = [s.array.copy() for s in entry.static[1]]
+            entry.ptrs = [a.data.ptr for a in batch]
+            return lambda: (batch, entry.graph.replay())
+        return entry.graph.replay
+    state = [c.cell_contents for c in train_step.__closure__ if isinstance(c.cell_contents, dict)][0]
+    return state["g"].replay

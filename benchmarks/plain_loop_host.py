@@ -49,56 +49,12 @@ from results_file import write_results  # noqa: E402  (benchmarks/, on the path 
 PIECES = ("slice", "gather_x", "gather_y", "step", "replay", "iteration", "randperm", "randperm_per_step")
 
 
-def _tinynet_eager_parts(model_name, x, y):
-    """The loop's pieces in tinynet on the CPU (NumPy backend): ``tinynet.compile`` runs the step
-    eagerly there, so this only checks that the script runs (``--device cpu``)."""
-    import tinynet
-    import tinynet.nn.functional as F
-    from models import LOGITS, RECIPES, tinynet_model
-    tinynet.manual_seed(0)
-    model = tinynet_model(model_name)
-    opt = tinynet.optim.SGD(model.parameters(), **RECIPES[model_name])
-    criterion = F.cross_entropy if model_name in LOGITS else F.nll_loss
-
-    @tinynet.compile(fullgraph=True)
-    def train_step(bx, by):
-        opt.zero_grad()
-        loss = criterion(model(bx), by)
-        loss.backward()
-        opt.step()
-        return loss
-    n = len(x)
-    return (tinynet.tensor(x), tinynet.tensor(y), lambda: tinynet.randperm(n), train_step, lambda: None,
-            lambda loss: loss.item())
-
-
-def _replay_of(framework, train_step):
-    """The captured graph's replay alone (None on the CPU, where nothing is captured)."""
-    if framework == "tinynet":
-        cache = getattr(train_step, "_cache", None)
-        if not cache:
-            return None
-        entry = next(iter(cache.values()))
-        if entry.graph is None:
-            return None
-        if entry.bound:  # the graph copies its arguments from these addresses: live copies of the batch
-            batch = [s.array.copy() for s in entry.static[1]]
-            entry.ptrs = [a.data.ptr for a in batch]
-            return lambda: (batch, entry.graph.replay())
-        return entry.graph.replay
-    state = [c.cell_contents for c in train_step.__closure__ if isinstance(c.cell_contents, dict)][0]
-    return state["g"].replay
-
-
 def measure(framework, model_name, batch, device, calls, warmup, images):
     """``{piece: [microseconds per call]}`` for one framework, model and batch."""
     from train_throughput import load_images
     x, y, _ = load_images(images, None, model_name)
-    if device == "cpu":
-        xs, ys, randperm, train_step, sync, loss_value = _tinynet_eager_parts(model_name, x, y)
-    else:
-        from graph_steps import graphed_parts
-        xs, ys, randperm, train_step, sync, loss_value = graphed_parts(framework, model_name, device, x, y)
+    from graph_steps import graphed_parts, replay_of
+    xs, ys, randperm, train_step, sync, loss_value = graphed_parts(framework, model_name, device, x, y)
     n = len(x)
     clock = time.perf_counter
     times = {p: [] for p in PIECES}
@@ -135,7 +91,7 @@ def measure(framework, model_name, batch, device, calls, warmup, images):
         times["randperm"].append((clock() - t) * 1e6)
     steps_per_epoch = max(1, n // batch)
     times["randperm_per_step"] = [v / steps_per_epoch for v in times["randperm"]]
-    replay = _replay_of(framework, train_step) if device != "cpu" else None
+    replay = replay_of(framework, train_step) if device != "cpu" else None
     if replay is not None:
         for _ in range(calls):
             sync()
