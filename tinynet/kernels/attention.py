@@ -31,9 +31,10 @@ MAXD = 128      # largest head dim E or Ev
 NARROW = 64     # largest head dims of the ..._d64 kernels
 MAXB = 6        # largest number of batch dims
 _GRID_Y = 65535  # CUDA's limit on gridDim.y: more batch entries spill into gridDim.z
+DS_LIMIT = 1 << 29  # largest float32 dS^T scratch (bytes) that the backward stores rather than recomputes
 
 MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
-_POINTERS = ("q", "k", "v", "mask", "out", "lse", "gout", "delta", "gq", "gk", "gv")
+_POINTERS = ("q", "k", "v", "mask", "out", "lse", "gout", "delta", "gq", "gk", "gv", "ds")
 _SIZES = ("q_row", "k_row", "v_row", "m_row", "m_col", "g_row", "L", "S", "E", "Ev", "kgroup", "vgroup",
           "mask_kind", "causal", "gstrided", "d_row")
 ARGS = numpy.dtype([(n, "<u8") for n in _POINTERS]
@@ -168,6 +169,11 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
             dk = xp.empty(batch + (S, E), dtype=q.dtype)
             dv = xp.empty(batch + (S, Ev), dtype=q.dtype)
         args["gk"], args["gv"] = pointer(dk), pointer(dv)
+        tiles = -(-L // TILE) * -(-S // TILE) * TILE * TILE
+        if need_q and int(numpy.prod(batch)) * tiles * 4 <= DS_LIMIT:
+            ds = xp.empty(int(numpy.prod(batch)) * tiles, dtype=numpy.float32)  # every tile read is written
+            held.append(ds)
+            args["ds"] = pointer(ds)
         kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd_d64", q.dtype) if narrow else \
             cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd", q.dtype)
         _launch(kernel, S, batch, args)
@@ -175,8 +181,12 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
         if shared is None:
             dq = xp.empty(batch + (L, E), dtype=q.dtype)
         args["gq"] = pointer(dq)
-        kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd_d64", q.dtype) if narrow else \
-            cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd", q.dtype)
+        if args["ds"]:  # dK/dV left dS^T: dQ is one product per key tile
+            kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dqs_bwd_d64", q.dtype) if narrow else \
+                cuda.kernel("attention.cu", "tinynet_sdpa_dqs_bwd", q.dtype)
+        else:
+            kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd_d64", q.dtype) if narrow else \
+                cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd", q.dtype)
         _launch(kernel, L, batch, args)
     del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
     return dq, dk, dv
