@@ -14,8 +14,10 @@
 //   backward  delta = rowsum(dO * O);  P = exp(S - lse) recomputed tile by tile;
 //             dV = P^T dO,  dP = dO V^T,  dS = P * (dP - delta),
 //             dK = scale * dS^T Q  (one block per key tile, looping over the query tiles),
-//             dQ = scale * dS K    (one block per query tile, looping over the key tiles);
-//             no atomics: every gradient element is written by one thread, in a fixed order.
+//             dQ = scale * dS K    (one block per query tile, looping over the key tiles: from the
+//             dS^T tiles dK/dV stored in a float32 scratch when the launcher gives one, else
+//             recomputing S, dP and dS); no atomics: every gradient element is written by one
+//             thread, in a fixed order.
 // The exponentials are base 2 (scores times log2(e)), lse is stored in natural units. A query
 // row that sees no key gets O = 0 and lse = +inf, so its P is 0 in backward (the convention of
 // tinynet/ops/attention.py).
@@ -34,7 +36,8 @@
 // their fixed operand (Q in forward and dQ, K in dK/dV) in shared memory when its head dim is at
 // most 64, staged once. Tiles wholly inside the (L, S) matrix, below the causal diagonal and
 // without a mask skip the per-element bounds, causal and mask tests (scores).
-// Shared memory per block: kept [64][TILE] + stage [2 DC][TILE] + W [TILE][TILE] = 48 KB.
+// Shared memory per block: kept [64][TILE] + stage [2 DC][TILE] + W [TILE][TILE] = 48 KB (dQ from
+// the stored dS^T: 32 KB, no kept operand).
 //
 // Head dims E (queries/keys) and Ev (values) are any value 1..128; L and S any lengths.
 // Each input is addressed through its own batch strides (0 along broadcast dims) and row

@@ -14,7 +14,11 @@ copied to the device besides the arrays: the struct travels with the launch.
 The kernels write their outputs for every entry of the broadcast batch: ``out``
 ``(*batch, L, Ev)``, the float32 row log-sum-exp ``(*batch, L, 1)`` and, in backward,
 ``dq (*batch, L, E)``, ``dk (*batch, S, E)``, ``dv (*batch, S, Ev)``; the op sums the
-gradients back to the inputs' shapes. Where q, k and v are views of one array (a fused q/k/v
+gradients back to the inputs' shapes. When both dq and dk/dv are wanted and a float32 scratch of
+``batch x L x S`` (each rounded up to 64) is at most :data:`DS_LIMIT` bytes, the dK/dV kernel
+leaves its ``dS^T`` tiles there and dQ is one tile product per key tile (``..._dqs_bwd``) rather
+than three with the exponentials (``..._dq_bwd``, which recomputes ``dS``).
+Where q, k and v are views of one array (a fused q/k/v
 projection split in three, no broadcasting), the gradients are views of one new array at the
 same offsets and strides (:func:`tinynet.kernels.grad_buffers.like_base`), so the split's
 backward joins them without copies, as after cuDNN's backward (in float32 the GPT's step made
