@@ -154,9 +154,14 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
     what :func:`forward` returned."""
     args, batch, held = _describe(xp, q, k, v, mask, gout, scale, causal, groups)
     L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-    delta = xp.empty(batch + (L,), dtype=numpy.float32)
-    args["out"], args["lse"], args["delta"] = pointer(out), pointer(lse), pointer(delta)
     rows = int(numpy.prod(batch)) * L  # delta = rowsum(dO * O): one warp per row
+    tiles = int(numpy.prod(batch)) * -(-L // TILE) * -(-S // TILE) * TILE * TILE  # of the dS^T scratch
+    stored = need_q and need_kv and tiles * 4 <= DS_LIMIT
+    scratch = xp.empty((tiles if stored else 0) + rows, dtype=numpy.float32)  # [dS^T tiles, delta]: one allocation
+    held.append(scratch)
+    args["out"], args["lse"] = pointer(out), pointer(lse)
+    args["delta"] = pointer(scratch) + 4 * (tiles if stored else 0)
+    args["ds"] = pointer(scratch) if stored else 0  # every tile dQ reads, dK/dV writes
     cuda.launch(cuda.kernel("attention.cu", "tinynet_sdpa_delta_bwd", q.dtype), rows * 32, (args[()],),
                 threads=THREADS)
     dq = dk = dv = None
@@ -173,11 +178,6 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
             dk = xp.empty(batch + (S, E), dtype=q.dtype)
             dv = xp.empty(batch + (S, Ev), dtype=q.dtype)
         args["gk"], args["gv"] = pointer(dk), pointer(dv)
-        tiles = -(-L // TILE) * -(-S // TILE) * TILE * TILE
-        if need_q and int(numpy.prod(batch)) * tiles * 4 <= DS_LIMIT:
-            ds = xp.empty(int(numpy.prod(batch)) * tiles, dtype=numpy.float32)  # every tile read is written
-            held.append(ds)
-            args["ds"] = pointer(ds)
         kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd_d64", q.dtype) if narrow else \
             cuda.kernel("attention.cu", "tinynet_sdpa_dkv_bwd", q.dtype)
         _launch(kernel, S, batch, args)
