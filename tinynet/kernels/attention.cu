@@ -331,8 +331,7 @@ __device__ void sdpa_dq_stored(const Sdpa& a) {
         for (int e = 0; e < 4; ++e) {  // W[key][query] = dS^T, the layout write_t leaves
             int r = threadIdx.x / 16 + 16 * e, c = 4 * (threadIdx.x % 16);
             *(float4*)(w + swz(r, c)) = *(const float4*)(ds + (k0 + r) * lp + c);
-        }
-        __syncthreads();
+        }  // no barrier here: tile_wb's first one, after it stages K, covers these stores too
         tile_wb<T, NH>(dq, w, tile(K + k0 * a.k_row, a.k_row, a.S - k0), (int)a.E, stage);  // dQ += dS K
     }
     T* gq = (T*)a.gq + (a.gstrided ? at.o + q0 * a.d_row : (b * a.L + q0) * a.E);
