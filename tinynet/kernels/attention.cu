@@ -265,9 +265,9 @@ __device__ void sdpa_dkv(const Sdpa& a) {
             for (int j = 0; j < 4; ++j) p[i][j] *= dp[i][j] - dl[j];  // dS^T
         if (a.ds) {  // whole tiles, rows past S and columns past L being 0: no bounds to test
             long long lp = (a.L + TILE - 1) / TILE * TILE, sp = (a.S + TILE - 1) / TILE * TILE;
-            float* d = (float*)a.ds + (b * sp + k0 + 4 * (threadIdx.x / 16)) * lp + q0 + 4 * (threadIdx.x % 16);
+            float4* d = (float4*)a.ds + ((b * sp + k0 + 4 * (threadIdx.x / 16)) * lp + q0) / 4 + threadIdx.x % 16;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) *(float4*)(d + i * lp) = make_float4(p[i][0], p[i][1], p[i][2], p[i][3]);
+            for (int i = 0; i < 4; ++i) d[i * (lp / 4)] = make_float4(p[i][0], p[i][1], p[i][2], p[i][3]);
         }
         write_t(w, p);
         __syncthreads();

@@ -148,13 +148,15 @@ __device__ void tile_wb(float acc[4][4 * NH], const float* w, const Tile<T>& B, 
     for (int h = 0; h < NH; ++h) {
         int c0 = 64 * h;
         if (c0 >= D) break;  // the same for every thread of the block
+        float4 v[4];  // the four loads issued before the stores (one global round trip, not four)
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             int r = ty + 16 * k;
-            float4 v = r < B.rows ? load4(B.p + r * B.ld + c0 + 4 * tx, B.vec, D - c0 - 4 * tx)
-                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-            *(float4*)(stage + r * 64 + 4 * tx) = v;
+            v[k] = r < B.rows ? load4(B.p + r * B.ld + c0 + 4 * tx, B.vec, D - c0 - 4 * tx)
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
         }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) *(float4*)(stage + (ty + 16 * k) * 64 + 4 * tx) = v[k];
         __syncthreads();
         for (int c = 0; c < TILE; c += 4) {  // rows c..c + 3 of W share their swizzle
             const float* wc = w + swz(c, 4 * ty);
