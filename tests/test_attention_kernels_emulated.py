@@ -178,3 +178,27 @@ def test_emulated_rows_aligned_but_head_dims_odd(emulated, dtype):
     tol = 1e-5 if dtype == "float32" else 3e-3
     for a, b in zip((out,) + got, ref):
         assert numpy.abs(a.astype(numpy.float64) - b).max() / numpy.abs(b).max() < tol
+
+
+@pytest.mark.parametrize("mode", ["dq_only", "dkv_only", "no_scratch"])
+@pytest.mark.parametrize("case", [CASES[2], CASES[4], CASES[9], CASES[10]], ids=lambda c: c[0])
+def test_emulated_gradients_without_the_stored_scores(emulated, monkeypatch, case, mode):
+    """dQ recomputes dS (its own kernel) when dK/dV is not wanted or the dS^T scratch would pass
+    DS_LIMIT; dK/dV alone stores no scratch."""
+    _, qs, ks, vs, mask, causal, groups = case
+    r = numpy.random.default_rng(6)
+    q, k, v = (r.standard_normal(s).astype(numpy.float32) for s in (qs, ks, vs))
+    if mode == "no_scratch":
+        monkeypatch.setattr(fused, "DS_LIMIT", 0)
+    out, lse = fused.forward(numpy, q, k, v, mask, 0.2, causal, groups)
+    gout = r.standard_normal(out.shape).astype(numpy.float32)
+    got = list(fused.backward(numpy, q, k, v, mask, out, lse, gout, 0.2, causal, groups, mode != "dkv_only",
+                              mode != "dq_only"))
+    for i, g in ((1, groups[0]), (2, groups[1])):
+        if got[i] is not None:
+            got[i] = got[i].reshape(got[i].shape[:-3] + (got[i].shape[-3] // g, g) + got[i].shape[-2:]).sum(-3)
+    ref = _reference(q, k, v, mask, 0.2, causal, groups, gout)[1:]
+    assert (got[0] is None) == (mode == "dkv_only") and (got[1] is None) == (mode == "dq_only")
+    for name, a, b in zip(("dq", "dk", "dv"), got, ref):
+        if a is not None:
+            assert numpy.abs(a - b).max() / numpy.abs(b).max() < 1e-5, name

@@ -14,8 +14,10 @@
 //   backward  delta = rowsum(dO * O);  P = exp(S - lse) recomputed tile by tile;
 //             dV = P^T dO,  dP = dO V^T,  dS = P * (dP - delta),
 //             dK = scale * dS^T Q  (one block per key tile, looping over the query tiles),
-//             dQ = scale * dS K    (one block per query tile, looping over the key tiles);
-//             no atomics: every gradient element is written by one thread, in a fixed order.
+//             dQ = scale * dS K    (one block per query tile, looping over the key tiles: from the
+//             dS^T tiles dK/dV stored in a float32 scratch when the launcher gives one, else
+//             recomputing S, dP and dS); no atomics: every gradient element is written by one
+//             thread, in a fixed order.
 // The exponentials are base 2 (scores times log2(e)), lse is stored in natural units. A query
 // row that sees no key gets O = 0 and lse = +inf, so its P is 0 in backward (the convention of
 // tinynet/ops/attention.py).
@@ -34,7 +36,8 @@
 // their fixed operand (Q in forward and dQ, K in dK/dV) in shared memory when its head dim is at
 // most 64, staged once. Tiles wholly inside the (L, S) matrix, below the causal diagonal and
 // without a mask skip the per-element bounds, causal and mask tests (scores).
-// Shared memory per block: kept [64][TILE] + stage [2 DC][TILE] + W [TILE][TILE] = 48 KB.
+// Shared memory per block: kept [64][TILE] + stage [2 DC][TILE] + W [TILE][TILE] = 48 KB (dQ from
+// the stored dS^T: 32 KB, no kept operand).
 //
 // Head dims E (queries/keys) and Ev (values) are any value 1..128; L and S any lengths.
 // Each input is addressed through its own batch strides (0 along broadcast dims) and row
@@ -55,9 +58,10 @@
 // Strides count elements. Outputs are contiguous: out (B, L, Ev), lse and delta (B, L),
 // gq (B, L, E), gk (B, S, E), gv (B, S, Ev), B the product of the batch dims; except with
 // gstrided, when gq, gk and gv are views of one gradient buffer with batch strides db and row
-// stride d_row (q, k, v split from one projection: grad_buffers.like_base).
+// stride d_row (q, k, v split from one projection: grad_buffers.like_base). ds, when not 0, is
+// float32 scratch of (B, S', L') (S', L' rounded up to TILE) where dK/dV leaves dS^T for dQ.
 struct Sdpa {
-    unsigned long long q, k, v, mask, out, lse, gout, delta, gq, gk, gv;  // device pointers
+    unsigned long long q, k, v, mask, out, lse, gout, delta, gq, gk, gv, ds;  // device pointers
     long long batch[MAXB];                                // broadcast batch shape, 1-padded on the left
     long long qb[MAXB], kb[MAXB], vb[MAXB], mb[MAXB], gb[MAXB], db[MAXB];  // batch strides of q, k, v, mask, dO, dQ/dK/dV
     long long q_row, k_row, v_row, m_row, m_col, g_row;  // row strides (and the mask's column stride)
@@ -259,6 +263,12 @@ __device__ void sdpa_dkv(const Sdpa& a) {
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) p[i][j] *= dp[i][j] - dl[j];  // dS^T
+        if (a.ds) {  // whole tiles, rows past S and columns past L being 0: no bounds to test
+            long long lp = (a.L + TILE - 1) / TILE * TILE, sp = (a.S + TILE - 1) / TILE * TILE;
+            float4* d = (float4*)a.ds + ((b * sp + k0 + 4 * (threadIdx.x / 16)) * lp + q0) / 4 + threadIdx.x % 16;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) d[i * (lp / 4)] = make_float4(p[i][0], p[i][1], p[i][2], p[i][3]);
+        }
         write_t(w, p);
         __syncthreads();
         tile_wb<T, NH>(dk, w, q, (int)a.E, stage);   // dK += dS^T Q
@@ -302,6 +312,32 @@ __device__ void sdpa_dq(const Sdpa& a) {
     store_rows<T, NH>(gq, dq, a.L - q0, (int)a.E, a.gstrided ? a.d_row : a.E, (float)a.scale);
 }
 
+// dQ of one query tile from the dS^T tiles that dK/dV stored (a.ds): one product per key tile
+// (dQ += dS K) instead of three, at the cost of writing and reading dS once.
+template <typename T, int NH>
+__device__ void sdpa_dq_stored(const Sdpa& a) {
+    __shared__ __align__(16) float stage[2 * DC * TILE], w[TILE * TILE];
+    long long b = block_batch();
+    if (b >= batch_count(a)) return;
+    long long q0 = (long long)(a.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x) * TILE;
+    Bases at = batch_bases(a, b);
+    const T* K = (const T*)a.k + at.k;
+    long long lp = (a.L + TILE - 1) / TILE * TILE, sp = (a.S + TILE - 1) / TILE * TILE;
+    const float* ds = (const float*)a.ds + b * sp * lp + q0;
+    float dq[4][4 * NH] = {};
+    long long kend = a.causal && q0 + TILE < a.S ? q0 + TILE : a.S;
+    for (long long k0 = 0; k0 < kend; k0 += TILE) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {  // W[key][query] = dS^T, the layout write_t leaves
+            int r = threadIdx.x / 16 + 16 * e, c = 4 * (threadIdx.x % 16);
+            *(float4*)(w + swz(r, c)) = *(const float4*)(ds + (k0 + r) * lp + c);
+        }  // no barrier here: tile_wb's first one, after it stages K, covers these stores too
+        tile_wb<T, NH>(dq, w, tile(K + k0 * a.k_row, a.k_row, a.S - k0), (int)a.E, stage);  // dQ += dS K
+    }
+    T* gq = (T*)a.gq + (a.gstrided ? at.o + q0 * a.d_row : (b * a.L + q0) * a.E);
+    store_rows<T, NH>(gq, dq, a.L - q0, (int)a.E, a.gstrided ? a.d_row : a.E, (float)a.scale);
+}
+
 // Kernels _d64 serve head dims E and Ev up to 64 (NH = 1), the others up to 128. Launch bounds:
 // two blocks of 256 threads per SM (128 registers) for all but dK/dV up to 128, which holds two
 // accumulators of 32 and keeps one block per SM.
@@ -312,7 +348,9 @@ extern "C" __global__ void tinynet_sdpa_delta_bwd_##S(Sdpa a) { sdpa_delta<T>(a)
 extern "C" __global__ void __launch_bounds__(NT) tinynet_sdpa_dkv_bwd_##S(Sdpa a) { sdpa_dkv<T, 2>(a); }            \
 extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dkv_bwd_d64_##S(Sdpa a) { sdpa_dkv<T, 1>(a); }     \
 extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_##S(Sdpa a) { sdpa_dq<T, 2>(a); }           \
-extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_d64_##S(Sdpa a) { sdpa_dq<T, 1>(a); }
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dq_bwd_d64_##S(Sdpa a) { sdpa_dq<T, 1>(a); }       \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dqs_bwd_##S(Sdpa a) { sdpa_dq_stored<T, 2>(a); }   \
+extern "C" __global__ void __launch_bounds__(NT, 2) tinynet_sdpa_dqs_bwd_d64_##S(Sdpa a) { sdpa_dq_stored<T, 1>(a); }
 
 SDPA_KERNELS(float, f32)
 SDPA_KERNELS(half_bits, f16)

@@ -14,7 +14,11 @@ copied to the device besides the arrays: the struct travels with the launch.
 The kernels write their outputs for every entry of the broadcast batch: ``out``
 ``(*batch, L, Ev)``, the float32 row log-sum-exp ``(*batch, L, 1)`` and, in backward,
 ``dq (*batch, L, E)``, ``dk (*batch, S, E)``, ``dv (*batch, S, Ev)``; the op sums the
-gradients back to the inputs' shapes. Where q, k and v are views of one array (a fused q/k/v
+gradients back to the inputs' shapes. When both dq and dk/dv are wanted and a float32 scratch of
+``batch x L x S`` (each rounded up to 64) is at most :data:`DS_LIMIT` bytes, the dK/dV kernel
+leaves its ``dS^T`` tiles there and dQ is one tile product per key tile (``..._dqs_bwd``) rather
+than three with the exponentials (``..._dq_bwd``, which recomputes ``dS``).
+Where q, k and v are views of one array (a fused q/k/v
 projection split in three, no broadcasting), the gradients are views of one new array at the
 same offsets and strides (:func:`tinynet.kernels.grad_buffers.like_base`), so the split's
 backward joins them without copies, as after cuDNN's backward (in float32 the GPT's step made
@@ -31,9 +35,10 @@ MAXD = 128      # largest head dim E or Ev
 NARROW = 64     # largest head dims of the ..._d64 kernels
 MAXB = 6        # largest number of batch dims
 _GRID_Y = 65535  # CUDA's limit on gridDim.y: more batch entries spill into gridDim.z
+DS_LIMIT = 1 << 29  # largest float32 dS^T scratch (bytes) that the backward stores rather than recomputes
 
 MASK_NONE, MASK_BOOL, MASK_ADD = 0, 1, 2
-_POINTERS = ("q", "k", "v", "mask", "out", "lse", "gout", "delta", "gq", "gk", "gv")
+_POINTERS = ("q", "k", "v", "mask", "out", "lse", "gout", "delta", "gq", "gk", "gv", "ds")
 _SIZES = ("q_row", "k_row", "v_row", "m_row", "m_col", "g_row", "L", "S", "E", "Ev", "kgroup", "vgroup",
           "mask_kind", "causal", "gstrided", "d_row")
 ARGS = numpy.dtype([(n, "<u8") for n in _POINTERS]
@@ -149,9 +154,14 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
     what :func:`forward` returned."""
     args, batch, held = _describe(xp, q, k, v, mask, gout, scale, causal, groups)
     L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
-    delta = xp.empty(batch + (L,), dtype=numpy.float32)
-    args["out"], args["lse"], args["delta"] = pointer(out), pointer(lse), pointer(delta)
     rows = int(numpy.prod(batch)) * L  # delta = rowsum(dO * O): one warp per row
+    tiles = int(numpy.prod(batch)) * -(-L // TILE) * -(-S // TILE) * TILE * TILE  # of the dS^T scratch
+    stored = need_q and need_kv and tiles * 4 <= DS_LIMIT
+    scratch = xp.empty((tiles if stored else 0) + rows, dtype=numpy.float32)  # [dS^T tiles, delta]: one allocation
+    held.append(scratch)
+    args["out"], args["lse"] = pointer(out), pointer(lse)
+    args["delta"] = pointer(scratch) + 4 * (tiles if stored else 0)
+    args["ds"] = pointer(scratch) if stored else 0  # every tile dQ reads, dK/dV writes
     cuda.launch(cuda.kernel("attention.cu", "tinynet_sdpa_delta_bwd", q.dtype), rows * 32, (args[()],),
                 threads=THREADS)
     dq = dk = dv = None
@@ -175,8 +185,12 @@ def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, n
         if shared is None:
             dq = xp.empty(batch + (L, E), dtype=q.dtype)
         args["gq"] = pointer(dq)
-        kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd_d64", q.dtype) if narrow else \
-            cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd", q.dtype)
+        if args["ds"]:  # dK/dV left dS^T: dQ is one product per key tile
+            kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dqs_bwd_d64", q.dtype) if narrow else \
+                cuda.kernel("attention.cu", "tinynet_sdpa_dqs_bwd", q.dtype)
+        else:
+            kernel = cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd_d64", q.dtype) if narrow else \
+                cuda.kernel("attention.cu", "tinynet_sdpa_dq_bwd", q.dtype)
         _launch(kernel, L, batch, args)
     del held  # queued: CuPy's memory pool orders reuse after the launch on the stream
     return dq, dk, dv

@@ -97,23 +97,31 @@ __device__ __forceinline__ void stage_t(float* dst, const Tile<T>& A, int d0, in
 
 // acc = A B^T for the TILE x TILE tile of A's and B's first rows, over D head-dim columns staged
 // DC at a time (threads 0-127 stage A, 128-255 B). With kept (D <= 64), A^T lives there for the
-// caller's whole loop: staged on the first call, reused when ready.
+// caller's whole loop: staged on the first call, reused when ready; then B takes the whole stage,
+// 2 DC columns at a time (each half of the threads staging DC), so one staging and two barriers
+// serve head dims up to 64.
 template <typename T>
 __device__ void tile_abt(float acc[4][4], const Tile<T>& A, const Tile<T>& B, int D, float* kept, bool ready,
                          float* stage) {
     int tx = threadIdx.x % 16, ty = threadIdx.x / 16, u = threadIdx.x;
-    float* bs = stage + DC * TILE;
 #pragma unroll
     for (int i = 0; i < 4; ++i)
 #pragma unroll
         for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-    for (int d0 = 0; d0 < D; d0 += DC) {
+    for (int d0 = 0, n; d0 < D; d0 += n) {
+        bool wide = kept && ready && D - d0 > DC;  // the same for every thread of the block
+        n = wide ? 2 * DC : DC;
         float* as = kept ? kept + d0 * TILE : stage;
-        if (u >= NT / 2) stage_t<T>(bs, B, d0, D, u - NT / 2);
-        else if (!(kept && ready)) stage_t<T>(as, A, d0, D, u);
+        float* bs = wide ? stage : stage + DC * TILE;
+        int hi = u / (NT / 2);  // one staging call: (wide) B's halves, else A (unless kept) and B
+        bool b = hi || wide;      // fields selected one by one: a selected struct would go to local memory
+        Tile<T> src = {b ? B.p : A.p, b ? B.ld : A.ld, b ? B.rows : A.rows, b ? B.vec : A.vec};
+        if (b || !(kept && ready))
+            stage_t<T>(b ? stage + (wide ? hi : 1) * DC * TILE : as, src, d0 + (wide ? hi * DC : 0), D,
+                       u % (NT / 2));
         __syncthreads();
 #pragma unroll 4
-        for (int d = 0; d < DC; ++d) fma16<4>(acc, 0, lds4(as + d * TILE + 4 * ty), lds4(bs + d * TILE + 4 * tx));
+        for (int d = 0; d < n; ++d) fma16<4>(acc, 0, lds4(as + d * TILE + 4 * ty), lds4(bs + d * TILE + 4 * tx));
         __syncthreads();
     }
 }
@@ -140,13 +148,15 @@ __device__ void tile_wb(float acc[4][4 * NH], const float* w, const Tile<T>& B, 
     for (int h = 0; h < NH; ++h) {
         int c0 = 64 * h;
         if (c0 >= D) break;  // the same for every thread of the block
+        float4 v[4];  // the four loads issued before the stores (one global round trip, not four)
 #pragma unroll
         for (int k = 0; k < 4; ++k) {
             int r = ty + 16 * k;
-            float4 v = r < B.rows ? load4(B.p + r * B.ld + c0 + 4 * tx, B.vec, D - c0 - 4 * tx)
-                                  : make_float4(0.f, 0.f, 0.f, 0.f);
-            *(float4*)(stage + r * 64 + 4 * tx) = v;
+            v[k] = r < B.rows ? load4(B.p + r * B.ld + c0 + 4 * tx, B.vec, D - c0 - 4 * tx)
+                              : make_float4(0.f, 0.f, 0.f, 0.f);
         }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) *(float4*)(stage + (ty + 16 * k) * 64 + 4 * tx) = v[k];
         __syncthreads();
         for (int c = 0; c < TILE; c += 4) {  // rows c..c + 3 of W share their swizzle
             const float* wc = w + swz(c, 4 * ty);
