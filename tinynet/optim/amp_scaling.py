@@ -22,6 +22,7 @@ import numpy
 
 from .. import capture
 from ..errors import GraphCaptureError
+from ..kernels import optim_update
 from ..tensor import Tensor
 
 _pending: "weakref.WeakSet" = weakref.WeakSet()  # optimizers with a replay whose flag is not yet read
@@ -78,3 +79,18 @@ def record(optimizer, cap, flag):
         return ()
     cap.cells(0, hook)
     return ids
+
+
+def fused_step(optimizer, fused, group, live, states, flag, stepped):
+    """One group's update of a scaled step in a capture: the fused kernels with ``flag``,
+    the parameters' ids appended to ``stepped`` (the list :func:`record` returned).
+
+    Raises:
+        GraphCaptureError: the optimizer or the group cannot take the fused kernels."""
+    params, grads = [p.array for p in live], [p.grad.array for p in live]
+    if not (fused is not None and optimizer._step_supports_amp_scaling and optim_update.usable(params, grads)
+            and fused(group, params, grads, states, found_inf=flag)):
+        raise GraphCaptureError(f"{type(optimizer).__name__}.step: a GradScaler step in a CUDA graph needs the fused "
+                                f"SGD/Adam/AdamW kernels (one dtype, contiguous GPU parameters); this one runs "
+                                f"eagerly (at {capture.user_line()})")
+    stepped.extend(id(p) for p in live)

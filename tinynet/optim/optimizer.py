@@ -253,12 +253,7 @@ class Optimizer:
             states = [state(p, group) for p in live]
             params, grads = [p.array for p in live], [p.grad.array for p in live]
             if found is not None:
-                if not (fused is not None and self._step_supports_amp_scaling and optim_update.usable(params, grads)
-                        and fused(group, params, grads, states, found_inf=found)):
-                    raise GraphCaptureError(f"{type(self).__name__}.step: a GradScaler step in a CUDA graph needs the "
-                                            f"fused SGD/Adam/AdamW kernels (one dtype, contiguous GPU parameters); "
-                                            f"this one runs eagerly (at {capture.user_line()})")
-                stepped.extend(id(p) for p in live)
+                amp_scaling.fused_step(self, fused, group, live, states, found, stepped)
                 continue
             if fused is not None and optim_update.usable(params, grads) and fused(group, params, grads, states):
                 continue
