@@ -90,6 +90,14 @@ def _seed():
 
 
 @pytest.fixture
+def own_rnn_path(monkeypatch):
+    """For tests of tinynet's own recurrent kernels and ops: cuDNN's RNN (the GPU default;
+    tests/test_cudnn_rnn_gpu.py tests it) is switched off. Files use it with
+    ``pytestmark = pytest.mark.usefixtures("own_rnn_path")``."""
+    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
+
+
+@pytest.fixture
 def cpu_default_device():
     """Factories default to the CPU, as PyTorch's do (the CuPy backend defaults to the GPU): for
     tests that compare with PyTorch on the CPU or check what only the CPU checks (value ranges)."""

@@ -211,3 +211,12 @@ def check_rnn_module(ours, ref, batch_first, given_h0, op_name, per_step_names=(
     for (name, p), q in zip(ours.named_parameters(), ref.parameters()):
         assert_close(p.grad, q.grad, 1e-10, 1e-12, what=name)
 
+
+def recurrence_arrays(seed, gates, states=1, bias=True, T=5, N=3, H=4):
+    """Float64 inputs of a recurrent sequence op (tinynet/ops/rnn_sequence*.py): the input
+    projection (T, N, gates * H), ``states`` initial states (N, H), the recurrent weight
+    (gates * H, H) scaled by 0.5 and, with ``bias``, the bias (gates * H,)."""
+    g = rng(seed)
+    arrays = [g.standard_normal((T, N, gates * H))] + [g.standard_normal((N, H)) for _ in range(states)]
+    arrays.append(g.standard_normal((gates * H, H)) * 0.5)
+    return arrays + ([g.standard_normal(gates * H)] if bias else [])

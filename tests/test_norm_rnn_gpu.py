@@ -16,14 +16,9 @@ try:
 except ImportError:  # the PyTorch comparisons are skipped without it
     torch = None
 
-pytestmark = pytest.mark.gpu
+pytestmark = [pytest.mark.gpu, pytest.mark.usefixtures("own_rnn_path")]
 
 
-@pytest.fixture(autouse=True)
-def tinynets_own_rnn_path(monkeypatch):
-    """The layer tests here are of tinynet's own recurrent cell kernels: cuDNN's RNN (the GPU
-    default; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
-    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
 DEV = "cuda"
 DTYPES = ("float32", "float64")
 TOL = {"float32": (2e-4, 5e-5), "float64": (1e-9, 1e-11)}

@@ -10,12 +10,8 @@ from tinynet.ops import rnn as R
 
 torch = pytest.importorskip("torch")
 
+pytestmark = pytest.mark.usefixtures("own_rnn_path")
 
-@pytest.fixture(autouse=True)
-def tinynets_own_rnn_path(monkeypatch):
-    """These tests are of tinynet's own recurrent kernels: on the GPU, cuDNN's RNN (the
-    default there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
-    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
 
 L, N, H_IN, H = 4, 3, 5, 4
 DTYPES = ("float32", "float64")

@@ -3,7 +3,7 @@ and CuPy with the fused cell kernels): forward and backward against PyTorch's LS
 written step by step, float64 finite differences, second derivatives, the per-step path, and
 nn.LSTM taking it."""
 import pytest
-from helpers import TOLERANCE, assert_close, check_sequence_op, graph_ops, rng
+from helpers import TOLERANCE, assert_close, check_sequence_op, graph_ops, recurrence_arrays, rng
 
 import tinynet
 from tinynet import nn
@@ -12,22 +12,14 @@ from tinynet.ops.rnn_sequence import LSTMSequence
 
 torch = pytest.importorskip("torch")
 
-
-@pytest.fixture(autouse=True)
-def tinynets_own_rnn_path(monkeypatch):
-    """These tests are of tinynet's own recurrent kernels: on the GPU, cuDNN's RNN (the
-    default there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
-    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
+pytestmark = pytest.mark.usefixtures("own_rnn_path")
 
 
 T, N, H = 5, 3, 4
 
 
 def _arrays(seed, bias=True):
-    g = rng(seed)
-    arrays = [g.standard_normal((T, N, 4 * H)), g.standard_normal((N, H)), g.standard_normal((N, H)),
-              g.standard_normal((4 * H, H)) * 0.5]
-    return arrays + ([g.standard_normal(4 * H)] if bias else [])
+    return recurrence_arrays(seed, 4, states=2, bias=bias, T=T, N=N, H=H)
 
 
 def _torch_lstm(xg, h, c, w, b, reverse):

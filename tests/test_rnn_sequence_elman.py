@@ -3,7 +3,7 @@ and backward against PyTorch's RNN math written step by step, float64 finite dif
 derivatives, the per-step ops' bits (byte for byte), and nn.RNN taking it and matching torch.nn.RNN."""
 import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, check_rnn_module, check_sequence_op, gradcheck, rng
+from helpers import TOLERANCE, assert_close, check_rnn_module, check_sequence_op, gradcheck, recurrence_arrays, rng
 
 import tinynet
 from tinynet import nn
@@ -14,27 +14,15 @@ from tinynet.ops.split import unbind
 
 torch = pytest.importorskip("torch")
 
-
-@pytest.fixture(autouse=True)
-def tinynets_own_rnn_path(monkeypatch):
-    """These tests are of tinynet's own recurrent path: on the GPU, cuDNN's RNN (the default
-    there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
-    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
-
-
-@pytest.fixture(autouse=True)
-def _on_the_cpu(cpu_default_device):
-    """The op runs on NumPy arrays only (nn.RNN on the GPU records its per-step ops)."""
-    yield
+# (the CPU default: nn.RNN/nn.GRU on the GPU record per-step ops; these ops run on NumPy arrays)
+pytestmark = pytest.mark.usefixtures("own_rnn_path", "cpu_default_device")
 
 
 T, N, H = 5, 3, 4
 
 
 def _arrays(seed, bias=True, T=T, N=N, H=H):
-    g = rng(seed)
-    arrays = [g.standard_normal((T, N, H)), g.standard_normal((N, H)), g.standard_normal((H, H)) * 0.5]
-    return arrays + ([g.standard_normal(H)] if bias else [])
+    return recurrence_arrays(seed, 1, bias=bias, T=T, N=N, H=H)
 
 
 def _torch_rnn(xg, h, w, b, nonlinearity, reverse):

@@ -3,7 +3,7 @@ backward against PyTorch's GRU math written step by step, float64 finite differe
 derivatives, the per-step path (GRUGates), and nn.GRU taking it and matching torch.nn.GRU."""
 import numpy
 import pytest
-from helpers import TOLERANCE, assert_close, check_rnn_module, check_sequence_op, gradcheck, rng
+from helpers import TOLERANCE, assert_close, check_rnn_module, check_sequence_op, gradcheck, recurrence_arrays, rng
 
 import tinynet
 from tinynet import nn
@@ -12,27 +12,15 @@ from tinynet.ops.rnn_sequence_gru import GRUSequence
 
 torch = pytest.importorskip("torch")
 
-
-@pytest.fixture(autouse=True)
-def tinynets_own_rnn_path(monkeypatch):
-    """These tests are of tinynet's own recurrent kernels: on the GPU, cuDNN's RNN (the
-    default there; tests/test_cudnn_rnn_gpu.py tests it) is switched off."""
-    monkeypatch.setattr(tinynet.backends.cudnn, "rnn_enabled", False)
-
-
-@pytest.fixture(autouse=True)
-def _on_the_cpu(cpu_default_device):
-    """The op runs on NumPy arrays only (nn.GRU on the GPU records its per-step ops)."""
-    yield
+# (the CPU default: nn.RNN/nn.GRU on the GPU record per-step ops; these ops run on NumPy arrays)
+pytestmark = pytest.mark.usefixtures("own_rnn_path", "cpu_default_device")
 
 
 T, N, H = 5, 3, 4
 
 
 def _arrays(seed, bias=True, T=T, N=N, H=H):
-    g = rng(seed)
-    arrays = [g.standard_normal((T, N, 3 * H)), g.standard_normal((N, H)), g.standard_normal((3 * H, H)) * 0.5]
-    return arrays + ([g.standard_normal(3 * H)] if bias else [])
+    return recurrence_arrays(seed, 3, bias=bias, T=T, N=N, H=H)
 
 
 def _torch_gru(xg, h, w, b, reverse):
