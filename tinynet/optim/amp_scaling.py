@@ -81,13 +81,14 @@ def record(optimizer, cap, flag):
     return ids
 
 
-def fused_step(optimizer, fused, group, live, states, flag, stepped):
-    """One group's update of a scaled step in a capture: the fused kernels with ``flag``,
-    the parameters' ids appended to ``stepped`` (the list :func:`record` returned).
+def fused_step(optimizer, fused, group, live, arrays, flag, stepped):
+    """One group's update of a scaled step in a capture: the fused kernels with ``flag`` on
+    ``arrays`` (the group's parameter arrays, gradient arrays and states), the parameters'
+    ids appended to ``stepped`` (the list :func:`record` returned).
 
     Raises:
         GraphCaptureError: the optimizer or the group cannot take the fused kernels."""
-    params, grads = [p.array for p in live], [p.grad.array for p in live]
+    params, grads, states = arrays
     if not (fused is not None and optimizer._step_supports_amp_scaling and optim_update.usable(params, grads)
             and fused(group, params, grads, states, found_inf=flag)):
         raise GraphCaptureError(f"{type(optimizer).__name__}.step: a GradScaler step in a CUDA graph needs the fused "

@@ -253,7 +253,7 @@ class Optimizer:
             states = [state(p, group) for p in live]
             params, grads = [p.array for p in live], [p.grad.array for p in live]
             if found is not None:
-                amp_scaling.fused_step(self, fused, group, live, states, found, stepped)
+                amp_scaling.fused_step(self, fused, group, live, (params, grads, states), found, stepped)
                 continue
             if fused is not None and optim_update.usable(params, grads) and fused(group, params, grads, states):
                 continue
