@@ -17,6 +17,7 @@ ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
 SOURCES = sorted(glob.glob(os.path.join(ROOT, "kernels", "*.cu")))
 HALF = {"tinynet_max_pool2d_fwd", "tinynet_max_pool2d_bwd", "tinynet_max_pool2d_bwd_disjoint",
         "tinynet_dropout_fwd", "tinynet_dropout_bwd", "tinynet_channel_sum_rows", "tinynet_channel_sum_parts",
+        "tinynet_channel_sum_rows4",
         "tinynet_relu_fwd", "tinynet_relu_bwd", "tinynet_bias_add_fwd", "tinynet_bias_grad_bwd",
         "tinynet_bias_grad_rows_bwd", "tinynet_gemm_fwd", "tinynet_lrn_fwd", "tinynet_lrn_bwd_terms", "tinynet_lrn_bwd",
         "tinynet_grad_sqsum_fwd", "tinynet_grad_norm_finish_fwd", "tinynet_grad_scale_fwd", "tinynet_gelu_fwd",

@@ -175,6 +175,32 @@ def test_linear_bias_gradient_column_sums(dtype):
     assert _rel(b.grad.double().numpy(force=True), expect) < (1e-5 if dtype == "float32" else 1e-2)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+@pytest.mark.parametrize("shape", [(16384, 384), (3000, 1540), (700, 12)])
+def test_column_sum_vector_kernel_gives_the_scalar_kernels_bits(dtype, shape):
+    """Four columns a thread (one vector read) sum each column in the scalar kernel's order:
+    the same bits, for C a multiple of 4; other widths keep the scalar kernel."""
+    from tinynet.kernels import cuda, gpu_ops
+    cp = backend.cupy
+    values = numpy.random.default_rng(9).standard_normal(shape)
+    rows = tinynet.tensor(values, dtype=getattr(tinynet, dtype), device="cuda").array
+    m, c = shape
+    parts = max(1, min(512, (m + 255) // 256))
+    partial = cp.empty((parts, c), dtype=cp.float64 if dtype == "float64" else cp.float32)
+    expect = cp.empty(c, dtype=rows.dtype)
+    cuda.kernel("channel_sum.cu", "tinynet_channel_sum_rows", rows.dtype)(
+        ((c + 31) // 32, parts), (32, 8), (rows, partial, cuda.i64(m), cuda.i32(c)))
+    cuda.launch(cuda.kernel("channel_sum.cu", "tinynet_channel_sum_parts", rows.dtype), c,
+                (partial, expect, cuda.i32(parts), cuda.i32(c)))
+    got = gpu_ops.column_sum(rows)
+    assert got.dtype == rows.dtype and got.shape == (c,)
+    assert bytes(got.view(cp.uint8).get()) == bytes(expect.view(cp.uint8).get())
+    odd = tinynet.tensor(values[:, 1:], dtype=getattr(tinynet, dtype), device="cuda")  # C not a multiple of 4
+    exact = odd.double().numpy(force=True).sum(axis=0)
+    got = tinynet.Tensor._wrap(gpu_ops.column_sum(odd.array)).double().numpy(force=True)
+    assert _rel(got, exact) < {"float64": 1e-12, "float32": 1e-5}.get(dtype, 1e-2)
+
+
 def test_cublas_bias_is_added_inside_the_product():
     """A large linear layer's bias rides in cuBLAS's beta = 1 term: float32 gives the bits of a
     separate addition; bfloat16 is rounded once (within half an ulp of the float64 result plus
