@@ -324,6 +324,43 @@ def test_batchnorm_running_stats_on_gpu_match_cpu():
     _close(stats["cuda"], stats["cpu"], rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("data,params", [("float32", "float32"), ("float64", "float64"), ("float16", "float16"),
+                                         ("float16", "float32")])
+def test_batchnorm_eval_statistics_kernel(data, params):
+    """Eval mode takes (mean, invstd) from the running statistics in one launch: the bits of
+    ``1 / sqrt(var + eps)`` computed elementwise by CuPy in the accumulation dtype, and the
+    output and input gradient of PyTorch's eval-mode batch norm."""
+    import cupy
+    import torch
+    from tinynet.kernels import batchnorm
+    r = numpy.random.default_rng(12)
+    x = r.standard_normal((4, 6, 5, 7)) * 2 + 1
+    rm, rv = r.standard_normal(6), r.uniform(0.1, 3.0, 6)
+    w, b = r.standard_normal(6), r.standard_normal(6)
+    acc = numpy.float64 if data == "float64" else numpy.float32
+    arr = {k: cupy.asarray(v.astype(params)) for k, v in (("rm", rm), ("rv", rv), ("w", w), ("b", b))}
+    _, mean, invstd = batchnorm.batch_norm_fwd(cupy.asarray(x.astype(data)), arr["w"], arr["b"], arr["rm"], arr["rv"],
+                                               False, 0.1, 1e-5)
+    expect = 1 / cupy.sqrt(arr["rv"].astype(acc) + 1e-5)
+    assert mean.dtype == acc and bytes(invstd.get()) == bytes(expect.get())
+    assert bytes(mean.get()) == bytes(arr["rm"].astype(acc).get())
+    bn = nn.BatchNorm2d(6).to("cuda").to(getattr(tinynet, params)).eval()
+    bn.load_state_dict({"weight": tinynet.tensor(w), "bias": tinynet.tensor(b), "running_mean": tinynet.tensor(rm),
+                        "running_var": tinynet.tensor(rv), "num_batches_tracked": tinynet.tensor(3)})
+    xt = tinynet.tensor(x, dtype=getattr(tinynet, data), device="cuda", requires_grad=True)
+    y = bn(xt)
+    y.backward(tinynet.ones_like(y))
+    tb = torch.nn.BatchNorm2d(6).double().eval()
+    tb.load_state_dict({"weight": torch.tensor(w), "bias": torch.tensor(b), "running_mean": torch.tensor(rm),
+                        "running_var": torch.tensor(rv), "num_batches_tracked": torch.tensor(3)})
+    xr = torch.tensor(xt.double().numpy(force=True), requires_grad=True)
+    yr = tb(xr)
+    yr.backward(torch.ones_like(yr))
+    tol = 1e-12 if data == "float64" else 1e-5 if data == "float32" else 5e-3
+    numpy.testing.assert_allclose(y.double().numpy(force=True), yr.detach().numpy(), rtol=tol, atol=tol * 4)
+    numpy.testing.assert_allclose(xt.grad.double().numpy(force=True), xr.grad.numpy(), rtol=tol, atol=tol * 4)
+
+
 @pytest.mark.parametrize("shape", [(1024, 10, 24, 24), (64, 20, 8, 8), (3, 7, 5, 9), (1, 4, 33, 1), (200, 50),
                                    (2, 3, 100)])
 def test_bias_grad_kernel_matches_float64_sum(shape):

@@ -29,9 +29,10 @@ FLOAT32_ONLY = {"tinynet_cast_to_f16", "tinynet_cast_to_bf16"}
 # float16 but not bfloat16 (Op.apply widens bfloat16 batch norm to float32): batch norm, whose
 # kernels that read the parameters also come as NAME_pf32_f16 (float32 parameters, autocast's case)
 FLOAT16 = {"tinynet_batch_norm_stats_fwd", "tinynet_batch_norm_stats_rows_fwd", "tinynet_batch_norm_fwd",
-           "tinynet_batch_norm_bwd", "tinynet_batch_norm_sums_bwd", "tinynet_batch_norm_sums_rows_bwd"}
+           "tinynet_batch_norm_eval_stats_fwd", "tinynet_batch_norm_bwd", "tinynet_batch_norm_sums_bwd",
+           "tinynet_batch_norm_sums_rows_bwd"}
 PF32 = {"tinynet_batch_norm_stats_fwd", "tinynet_batch_norm_stats_rows_fwd", "tinynet_batch_norm_fwd",
-        "tinynet_batch_norm_bwd"}
+        "tinynet_batch_norm_eval_stats_fwd", "tinynet_batch_norm_bwd"}
 
 
 def _nvrtc():

@@ -74,6 +74,17 @@ __device__ void bn_apply(const T* x, const typename Acc<T>::type* mean, const ty
     store(y, i, v * (w ? (A)load(w, c) : (A)1) + (b ? (A)load(b, c) : (A)0));
 }
 
+// Eval mode: the running statistics as the apply kernel's (mean, invstd), one thread a channel,
+// invstd = 1 / sqrt(running_var + eps) in A (IEEE division and square root: the bits of the
+// same three operations done elementwise).
+template <typename P, typename A>
+__device__ void bn_eval_stats(const P* rm, const P* rv, A* mean, A* invstd, int C, A eps) {
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    if (c >= C) return;
+    mean[c] = (A)load(rm, c);
+    invstd[c] = (A)1 / sqrt((A)load(rv, c) + eps);
+}
+
 // Per channel: sum(gy) and sum(gy * xhat).
 template <typename T>
 __device__ void bn_grad_sums(const T* x, const T* gy, const typename Acc<T>::type* mean,
@@ -236,6 +247,9 @@ __device__ void bn_grad_sums_rows(const T* x, const T* gy, const typename Acc<T>
 extern "C" __global__ void tinynet_batch_norm_stats_fwd##Q##_##S(const T* x, Acc<T>::type* mean,      \
         Acc<T>::type* invstd, P* rm, P* rv, int N, int C, int L, Acc<T>::type eps, Acc<T>::type mom) { \
     bn_stats<T, P>(x, mean, invstd, rm, rv, N, C, L, eps, mom); }                                     \
+extern "C" __global__ void tinynet_batch_norm_eval_stats_fwd##Q##_##S(const P* rm, const P* rv,        \
+        Acc<T>::type* mean, Acc<T>::type* invstd, int C, Acc<T>::type eps) {                          \
+    bn_eval_stats<P, Acc<T>::type>(rm, rv, mean, invstd, C, eps); }                                   \
 extern "C" __global__ void tinynet_batch_norm_fwd##Q##_##S(const T* x, const Acc<T>::type* mean,      \
         const Acc<T>::type* invstd, const P* w, const P* b, T* y, long long n, int C, int L) {         \
     bn_apply<T, P>(x, mean, invstd, w, b, y, n, C, L); }                                              \

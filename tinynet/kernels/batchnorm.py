@@ -85,9 +85,10 @@ def batch_norm_fwd(x, weight, bias, running_mean, running_var, training, momentu
             part = cp.empty(2 * c * parts, dtype=acc)
             cuda.kernel("batchnorm.cu", "tinynet_batch_norm_stats_rows_fwd" + pf, x.dtype)(
                 (c, parts), (threads,), (x, part, counters, mean, invstd) + tail)
-    else:
-        mean = running_mean.astype(acc, copy=False)
-        invstd = 1 / cp.sqrt(running_var.astype(acc, copy=False) + eps)
+    else:  # the running statistics, invstd = 1 / sqrt(var + eps): one launch (were up to five CuPy calls)
+        mean, invstd = cp.empty(c, dtype=acc), cp.empty(c, dtype=acc)
+        cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_eval_stats_fwd" + pf, x.dtype), c,
+                    (running_mean, running_var, mean, invstd, cuda.i32(c), cuda.scalar(acc, eps)))
     y = cp.empty(x.shape, dtype=x.dtype)
     cuda.launch(cuda.kernel("batchnorm.cu", "tinynet_batch_norm_fwd" + pf, x.dtype), x.size,
                 (x, mean, invstd, weight, bias, y, cp.int64(x.size), cp.int32(c), cp.int32(length)))
