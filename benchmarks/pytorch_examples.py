@@ -6,6 +6,8 @@
 ``--examples-dir`` is a checkout of that repository, kept OUTSIDE this project (none of its code
 is copied here). Each program runs twice, in separate processes, on the same small data and
 arguments: ``python -m tinynet.compat SCRIPT ARGS`` and ``python SCRIPT ARGS`` with PyTorch.
+On a GPU machine pass ``--accel``: mnist_rnn, mnist_hogwild, word_language_model and dcgan train
+on the CPU unless given their accelerator flag (``ACCEL_FLAG``); mnist and vae use it by default.
 Per program the table gives: whether it ran on tinynet (else the first PyTorch name tinynet
 lacks, from the compat runner's one-line message, or the error), the first and last loss each
 side printed and whether they agree, and the speed ratio (PyTorch's wall time / tinynet's:
@@ -58,8 +60,22 @@ ERROR_LINE = re.compile(r"^[\w.]*(Error|Exception|Interrupt)\b.*:")
 LOSS = re.compile(r"(?i)loss[^0-9\n]*?(-?\d+\.\d+(?:e[-+]?\d+)?)")
 
 
-def programs(wiki):
-    """(name, script, args, setup scripts, tolerance) of each program, in the issue's order."""
+# The programs whose accelerator is opt-in, and the flag that opts in (mnist and vae use it by
+# default and take --no-accel; the others have no accelerator flag): --accel adds these
+ACCEL_FLAG = {"mnist_rnn": "--accel", "mnist_hogwild": "--cuda", "word_language_model": "--accel", "dcgan": "--accel"}
+
+
+def programs(wiki, accel=False):
+    """(name, script, args, setup scripts, tolerance) of each program, in the issue's order;
+    with ``accel`` each program whose accelerator is opt-in gets its flag (``ACCEL_FLAG``)."""
+    specs = _programs(wiki)
+    if not accel:
+        return specs
+    return [(name, script, args + [ACCEL_FLAG[script.split("/")[0]]] if script.split("/")[0] in ACCEL_FLAG else args,
+             setup, tol) for name, script, args, setup, tol in specs]
+
+
+def _programs(wiki):
     wlm = ["--data", wiki, "--epochs", "1", "--log-interval", "10"]
     return [
         ("mnist", "mnist/main.py", ["--dry-run", "--epochs", "1"], [], TOLERANCE),
@@ -272,6 +288,8 @@ def main(argv=None):
     ap.add_argument("--test-images", type=int, default=1024)
     ap.add_argument("--torchvision-dir", default=None, help="PyTorch's torchvision (default: made in the work folder)")
     ap.add_argument("--only", nargs="*", help="program names to run (default: all)")
+    ap.add_argument("--accel", action="store_true",
+                    help="add the accelerator flag to the programs where it is opt-in (the GPU machine's runs)")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per run")
     ap.add_argument("--out", default=os.path.join(HERE, "results", "pytorch_examples.json"))
     ap.add_argument("--markdown", action="store_true", help="print the docs table")
@@ -298,7 +316,7 @@ def main(argv=None):
     # PyTorch's wheel arrives with its .pyc files; tinynet's tree may have none (a fresh checkout,
     # or PYTHONDONTWRITEBYTECODE): compile it once, so no run pays ~0.4 s of compiling at import
     subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(ROOT, "tinynet")], check=False)
-    for spec in programs(wiki):
+    for spec in programs(wiki, args.accel):
         if args.only and spec[0] not in args.only:
             continue
         r = run_program(spec, examples_dir, work, data_root, tv_dir, args.timeout)
@@ -312,6 +330,7 @@ def main(argv=None):
                             text=True).stdout.strip()
     meta = {"machine": platform.platform(), "cpus": os.cpu_count(), "python": platform.python_version(),
             "tinynet_commit": commit, "train_images": args.train_images, "test_images": args.test_images,
+            "accel": args.accel,
             "date": time.strftime("%Y-%m-%d")}
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
