@@ -6,6 +6,7 @@ PyTorch does). Max pooling keeps the arg-max of each window so backward sends th
 gradient to exactly one input (PyTorch's rule). Adaptive average pooling uses the bins
 ``[floor(i*H/out), ceil((i+1)*H/out))`` written as two averaging matrices.
 """
+import functools
 import math
 import numbers
 
@@ -173,6 +174,10 @@ class AdaptiveAvgPool2d(Op):
 
 def _pool_args(op, input, kernel_size, stride, padding, dilation):
     check_4d(op, "input", input, "(N, C, H, W)")
+    return _pool_params(op, kernel_size, stride, padding, dilation)
+
+
+def _pool_params(op, kernel_size, stride, padding, dilation):
     k = pair(op, "kernel_size", kernel_size)
     s = k if stride is None or isinstance(stride, (tuple, list)) and not stride else pair(op, "stride", stride)
     p = pair(op, "padding", padding)
@@ -182,6 +187,20 @@ def _pool_args(op, input, kernel_size, stride, padding, dilation):
     if p[0] > k[0] // 2 or p[1] > k[1] // 2 or min(p) < 0:
         raise ArgumentError(f"{op}: padding must be between 0 and half the kernel size {k}, got {p}")
     return k, s, p, d
+
+
+def _plain(v):
+    """An int or a pair of ints, nothing that compares equal to one (bools, floats, lists)."""
+    return type(v) is int or (type(v) is tuple and len(v) == 2 and type(v[0]) is int and type(v[1]) is int)
+
+
+@functools.lru_cache(maxsize=512)
+def _max_pool_geometry(kernel_size, stride, padding, dilation, ceil_mode, h, w):
+    """``(kernel, stride, padding, dilation, (H_out, W_out))`` of max_pool2d over an (H, W)
+    plane, checked (the errors of :func:`_pool_params` and ``pool_out``): each module's
+    arguments are parsed once, not at every call (errors are not cached)."""
+    k, s, p, d = _pool_params("max_pool2d", kernel_size, stride, padding, dilation)
+    return k, s, p, d, tuple(pool_out("max_pool2d", (h, w)[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(2))
 
 
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
@@ -203,10 +222,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     Raises:
         ShapeError: input not 4-D or too small. ArgumentError: bad kernel/stride/padding.
     """
-    k, s, p, d = _pool_args("max_pool2d", input, kernel_size, stride, padding, dilation)
-    out = tuple(pool_out("max_pool2d", input.shape[2 + i], k[i], s[i], p[i], d[i], ceil_mode)
-                for i in range(2))
+    check_4d("max_pool2d", "input", input, "(N, C, H, W)")
     x = input.array
+    h, w = x.shape[2:]
+    if _plain(kernel_size) and (stride is None or _plain(stride)) and _plain(padding) and _plain(dilation) \
+            and type(ceil_mode) is bool:  # a module's own arguments: the checked geometry from the cache
+        k, s, p, d, out = _max_pool_geometry(kernel_size, stride, padding, dilation, ceil_mode, h, w)
+    else:
+        k, s, p, d, out = _max_pool_geometry.__wrapped__(kernel_size, stride, padding, dilation, ceil_mode, h, w)
     if not backend.is_gpu_array(x) and cpu_pooling.tiles_batch_last(x, k, s, p, d, out):
         y = cpu_pooling.MaxPool2dTiles(k, s, p, d, out).apply(input)
     else:
