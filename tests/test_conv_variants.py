@@ -84,6 +84,11 @@ CT2D = {
                                                                 padding=1)),
     "odd_big_pad": ((2, 2, 5, 5), (2, 3, 5, 3), dict(stride=3, padding=(3, 1), output_padding=(2, 0))),
     "one_pixel": ((2, 3, 1, 1), (3, 2, 2, 2), dict(stride=2)),
+    # dcgan's generator layers, small: on the CPU the first two take the batch-last backward, the
+    # third (256 output positions, 64 taps a channel) the NCHW im2col one
+    "dcgan_first": ((4, 16, 1, 1), (16, 8, 4, 4), {}),
+    "dcgan_up": ((4, 8, 4, 4), (8, 4, 4, 4), dict(stride=2, padding=1)),
+    "dcgan_up_wide": ((2, 8, 16, 16), (8, 4, 4, 4), dict(stride=2, padding=1)),
 }
 
 

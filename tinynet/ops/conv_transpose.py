@@ -39,6 +39,7 @@ from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .conv import Conv2dIm2col, single
+from .cpu.conv import Conv2dBatchLast, prefers_batch_last
 from .shape import squeeze, unsqueeze
 from .util import check_tensor
 from .window import col2im_add, pair
@@ -117,7 +118,12 @@ class ConvTranspose2dOp(Op):
         gx = gw = gb = None
         h, wd = x.shape[2:]
         if need_x or need_w:  # the convolution of gy by w: gx is its output, gw its filter gradient
-            conv = Conv2dIm2col(self.stride, self._pairs(), self.dilation, self.groups, None)
+            out = _conv_out(gy, w, self)
+            if xp is numpy and prefers_batch_last(gy, w.shape, self.groups, out):  # as conv2d chooses
+                conv = Conv2dBatchLast(self.stride, self._pairs(), self.dilation, 1, out)
+                conv.inputs = (None, None, None)  # no bias: the columns carry no ones row
+            else:
+                conv = Conv2dIm2col(self.stride, self._pairs(), self.dilation, self.groups, None)
             conv.needs_input_grad = (False, need_w, False)
             z = conv.forward(xp, gy, w, None)                                  # (N, C_in, >= H, >= W)
             if need_x:
@@ -195,6 +201,14 @@ class ConvTranspose2dOp(Op):
         if need_b:
             gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else gy.sum(axis=(0, 2, 3))
         return gx, gw, gb
+
+
+def _conv_out(gy, w, op):
+    """Output size (H', W') of the convolution of ``gy`` by ``w`` that the backward runs:
+    PyTorch's convolution size with ``op``'s stride, padding and dilation (at least the
+    transposed convolution's input size; output_padding adds rows it does not reach)."""
+    return tuple((gy.shape[2 + i] + 2 * op.padding[i] - op.dilation[i] * (w.shape[2 + i] - 1) - 1) // op.stride[i] + 1
+                 for i in range(2))
 
 
 def _check(op, input, weight, bias, groups, spatial):
