@@ -19,8 +19,11 @@ bottom/right, choosing among the input sizes a strided convolution maps to the s
 strided add per kernel offset, :func:`tinynet.ops.window.col2im_add`); its backward is the
 convolution itself: ``gx = conv2d(gy, w)`` (cropped to the input size) and ``gw`` the
 convolution's filter gradient for input ``gy`` and output gradient ``x``, both through
-:class:`tinynet.ops.conv.Conv2dIm2col`. On the GPU (``forward_gpu``) cuDNN's backward-data
-("dgrad") plan of that convolution runs forward and its fprop/wgrad plans backward, when
+:class:`tinynet.ops.conv.Conv2dIm2col`, or on NumPy, where ``conv2d`` would take it (few output
+positions or taps: ``tinynet.ops.cpu.conv.prefers_batch_last``), through the batch-last
+:class:`tinynet.ops.cpu.conv.Conv2dBatchLast` (one GEMM a pass over the threads). On the GPU
+(``forward_gpu``) cuDNN's backward-data ("dgrad") plan of that convolution runs forward and
+its fprop/wgrad plans backward, when
 :mod:`tinynet.kernels.cudnn` can build them; else tinynet's col2im kernel (cuBLAS GEMM),
 else the generic code. Not twice differentiable (as conv2d).
 
