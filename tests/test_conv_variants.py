@@ -84,8 +84,8 @@ CT2D = {
                                                                 padding=1)),
     "odd_big_pad": ((2, 2, 5, 5), (2, 3, 5, 3), dict(stride=3, padding=(3, 1), output_padding=(2, 0))),
     "one_pixel": ((2, 3, 1, 1), (3, 2, 2, 2), dict(stride=2)),
-    # dcgan's generator layers, small: on the CPU the first two take the batch-last backward, the
-    # third (256 output positions, 64 taps a channel) the NCHW im2col one
+    # dcgan's generator layers, small: on the CPU the first two take the batch-last backward (few
+    # positions), the third (256 positions of the convolution, 64 taps a channel) the NCHW im2col one
     "dcgan_first": ((4, 16, 1, 1), (16, 8, 4, 4), {}),
     "dcgan_up": ((4, 8, 4, 4), (8, 4, 4, 4), dict(stride=2, padding=1)),
     "dcgan_up_wide": ((2, 8, 16, 16), (8, 4, 4, 4), dict(stride=2, padding=1)),
@@ -113,6 +113,79 @@ def test_conv_transpose2d_unbatched(device):
     x, w, b = R.standard_normal((2, 3, 4)), _w(2, 3, 3, 2), R.standard_normal(3)
     _check(device, lambda x_, w_, b_: F.conv_transpose2d(x_, w_, b_, stride=2),
              lambda x_, w_, b_: TF.conv_transpose2d(x_, w_, b_, stride=2), [x, w, b])
+
+
+# at least 256 output taps a C_in (C_out*kH*kW) and over 100 positions of the convolution the
+# backward runs: on the CPU these take the batch-last backward by the taps rule alone
+CT2D_BATCH_LAST = {
+    "stride1": ((2, 2, 11, 11), (2, 16, 4, 4), {}),
+    "stride2_pad": ((1, 3, 11, 11), (3, 16, 4, 4), dict(stride=2, padding=1)),
+    "stride2_outpad_dilation": ((1, 2, 10, 11), (2, 16, 4, 4), dict(stride=2, padding=2, output_padding=1,
+                                                                     dilation=(2, 1))),
+    "rect": ((1, 2, 11, 12), (2, 16, 4, 4), dict(stride=(2, 1), padding=(1, 0), output_padding=(1, 0),
+                                               dilation=(1, 2))),
+    # output_padding >= stride: the convolution reaches rows past the input (zero rows of x)
+    "reaches_past_input": ((2, 2, 11, 11), (2, 16, 4, 4), dict(dilation=3, output_padding=2)),
+}
+
+
+@pytest.mark.parametrize("bias", [True, False])
+@pytest.mark.parametrize("name", sorted(CT2D_BATCH_LAST))
+def test_conv_transpose2d_batch_last_backward_matches_torch(name, bias, device, monkeypatch):
+    """conv_transpose2d's gradients where the NumPy backward runs batch-last (one set of columns
+    of gy a row block for both products, tinynet.ops.cpu.conv_transpose): float64 against PyTorch
+    and finite differences, float32 against PyTorch's float32; on the CPU the path is taken."""
+    from tinynet.ops import conv_transpose
+    calls = []
+    real = conv_transpose.conv_transpose2d_backward
+    monkeypatch.setattr(conv_transpose, "conv_transpose2d_backward", lambda *a: calls.append(1) or real(*a))
+    xs, ws, kw = CT2D_BATCH_LAST[name]
+    assert ws[1] * ws[2] * ws[3] >= conv_transpose.BATCH_LAST_MIN_TAPS
+    inputs = [R.standard_normal(xs), _w(*ws)] + ([R.standard_normal(ws[1])] if bias else [])
+    _check(device, lambda *t: F.conv_transpose2d(*t, **kw), lambda *t: TF.conv_transpose2d(*t, **kw), inputs)
+    assert bool(calls) == (device == "cpu")
+
+
+@pytest.mark.parametrize("needs", ["input", "weight"])
+def test_conv_transpose2d_batch_last_backward_one_gradient(needs, device):
+    """Only the input's or only the weight's gradient asked for (the other product skipped)."""
+    x, w = R.standard_normal((2, 4, 9, 9)), _w(4, 16, 4, 4)
+    kw = dict(stride=2, padding=1, output_padding=1)
+    xo = tinynet.tensor(x, device=device, requires_grad=needs == "input")
+    wo = tinynet.tensor(w, device=device, requires_grad=needs == "weight")
+    xt = torch.tensor(x, requires_grad=needs == "input")
+    wt = torch.tensor(w, requires_grad=needs == "weight")
+    out = F.conv_transpose2d(xo, wo, **kw)
+    r = R.standard_normal(out.shape)
+    (out * tinynet.tensor(r, device=device)).sum().backward()
+    (TF.conv_transpose2d(xt, wt, **kw) * torch.tensor(r)).sum().backward()
+    ours, theirs = (xo, xt) if needs == "input" else (wo, wt)
+    other = wo if needs == "input" else xo
+    assert_close(ours.grad, theirs.grad, 1e-10, 1e-10)
+    assert other.grad is None
+
+
+# dcgan's generator (pytorch/examples dcgan/main.py, nz 100, ngf 64) at batch 8: the first layer on
+# a 1x1 input, three upsampling layers batch-last on the CPU, the 3-channel one on the NCHW code
+DCGAN_G = [((8, 100, 1, 1), (100, 512, 4, 4), 1, 0), ((8, 512, 4, 4), (512, 256, 4, 4), 2, 1),
+           ((8, 256, 8, 8), (256, 128, 4, 4), 2, 1), ((8, 128, 16, 16), (128, 64, 4, 4), 2, 1),
+           ((8, 64, 32, 32), (64, 3, 4, 4), 2, 1)]
+
+
+@pytest.mark.parametrize("layer", range(len(DCGAN_G)))
+def test_conv_transpose2d_dcgan_layers_match_torch(layer, device):
+    """dcgan's generator layer shapes in float32 (no bias, as there): output and both gradients
+    against PyTorch's float32, within a tolerance relative to each result's largest value."""
+    xs, ws, stride, padding = DCGAN_G[layer]
+    x, w = R.standard_normal(xs).astype("float32"), (0.02 * _w(*ws)).astype("float32")
+    xo, wo = (tinynet.tensor(a, device=device, requires_grad=True) for a in (x, w))
+    xt, wt = (torch.tensor(a, requires_grad=True) for a in (x, w))
+    out, ref = F.conv_transpose2d(xo, wo, None, stride, padding), TF.conv_transpose2d(xt, wt, None, stride, padding)
+    r = R.standard_normal(tuple(ref.shape)).astype("float32")
+    (out * tinynet.tensor(r, device=device)).sum().backward()
+    (ref * torch.tensor(r)).sum().backward()
+    for a, b in [(out, ref), (xo.grad, xt.grad), (wo.grad, wt.grad)]:
+        assert_close(a, b, 1e-5, 1e-5 * float(b.detach().abs().max()))
 
 
 CT1D = {

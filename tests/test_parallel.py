@@ -241,11 +241,11 @@ def test_split_matrix_products_match_torch(fn, tfn, split_everything, monkeypatc
 @pytest.mark.parametrize("cfg", [dict(x=(3, 6, 4, 5), w=(6, 17, 4, 4), kw=dict(stride=2, padding=1)),
                                  dict(x=(2, 5, 3, 3), w=(5, 22, 3, 4), kw=dict(stride=(2, 1), padding=(0, 2),
                                                                             dilation=(1, 2), output_padding=1)),
-                                 dict(x=(2, 4, 1, 1), w=(4, 20, 4, 4), kw={})])  # 1x1 input: the per-sample path
+                                 dict(x=(2, 4, 1, 1), w=(4, 20, 4, 4), kw={})])  # 1x1 input: one (N, C_in) product
 def test_conv_transpose2d_batch_last_forward_matches_torch(cfg, split, request, threads):
     """conv_transpose2d's NumPy forward with at least ``BATCH_LAST_MIN_TAPS`` output taps (one
-    product over (C_in, H*W*N), adds over channel groups): values and gradients against PyTorch,
-    and the same bits as the per-sample code it replaces."""
+    product over (C_in, H*W*N), adds over channel groups; on a 1x1 input one (N, C_in) product):
+    values and gradients against PyTorch, and the same bits as the per-sample code it replaces."""
     if torch is None:
         pytest.skip("PyTorch not installed: reference unavailable")
     from tinynet.ops import conv_transpose

@@ -16,12 +16,15 @@ gradient of ``conv2d(z, w)`` for a z of C_out channels: every input pixel scatte
 bottom/right, choosing among the input sizes a strided convolution maps to the same size.
 
 :class:`ConvTranspose2dOp` computes forward as col2im of ``W^T x`` (one batched GEMM and one
-strided add per kernel offset, :func:`tinynet.ops.window.col2im_add`); its backward is the
-convolution itself: ``gx = conv2d(gy, w)`` (cropped to the input size) and ``gw`` the
-convolution's filter gradient for input ``gy`` and output gradient ``x``, both through
-:class:`tinynet.ops.conv.Conv2dIm2col`, or on NumPy, where ``conv2d`` would take it (few output
-positions or taps: ``tinynet.ops.cpu.conv.prefers_batch_last``), through the batch-last
-:class:`tinynet.ops.cpu.conv.Conv2dBatchLast` (one GEMM a pass over the threads). On the GPU
+strided add per kernel offset, :func:`tinynet.ops.window.col2im_add`; on NumPy with one group
+and at least ``BATCH_LAST_MIN_TAPS`` output taps the same sums batch-last, or on a 1x1 input
+one (N, C_in) product); its backward is the convolution itself: ``gx = conv2d(gy, w)``
+(cropped to the input size) and ``gw`` the convolution's filter gradient for input ``gy`` and
+output gradient ``x``, through :class:`tinynet.ops.conv.Conv2dIm2col`, or on NumPy with one
+group, for at least ``BATCH_LAST_MIN_TAPS`` taps or where ``conv2d`` would go batch-last (few
+positions or taps: ``tinynet.ops.cpu.conv.prefers_batch_last``), through
+:func:`tinynet.ops.cpu.conv_transpose.conv_transpose2d_backward` (batch-last columns of ``gy``
+built once a row block for both products, the blocks over the threads). On the GPU
 (``forward_gpu``) cuDNN's backward-data ("dgrad") plan of that convolution runs forward and
 its fprop/wgrad plans backward, when
 :mod:`tinynet.kernels.cudnn` can build them; else tinynet's col2im kernel (cuBLAS GEMM),
@@ -42,14 +45,16 @@ from ..kernels import cuda, cudnn, gpu_ops
 from ..tensor import Tensor
 from .autocast import autocast_op
 from .conv import Conv2dIm2col, single
-from .cpu.conv import Conv2dBatchLast, prefers_batch_last
+from .cpu.conv import prefers_batch_last, scatter_taps, to_batch_last, to_nchw
+from .cpu.conv_transpose import conv_transpose2d_backward
 from .shape import squeeze, unsqueeze
 from .util import check_tensor
 from .window import col2im_add, pair
 
 # the CPU forward goes batch-last (_forward_batch_last) from this many output taps C_out*kH*kW on:
 # below, its two layout copies cost more than its product saves (dcgan's last layer, 3*4*4 taps:
-# 16.7 ms against 14.0 ms a call; its 1024-4096-tap layers 1.6-3.2x faster)
+# 16.7 ms against 14.0 ms a call; its 1024-4096-tap layers 1.6-3.2x faster). The NumPy backward
+# goes batch-last from the same count (its 64->3 layer: 14-16 ms batch-last, 7 ms on im2col)
 BATCH_LAST_MIN_TAPS = 256
 
 
@@ -64,8 +69,10 @@ class ConvTranspose2dOp(Op):
         self.cudnn = None
 
     def forward(self, xp, x, w, b):
-        if (xp is numpy and self.groups == 1 and x.dtype == w.dtype and x.shape[2] * x.shape[3] > 1
+        if (xp is numpy and self.groups == 1 and x.dtype == w.dtype
                 and w.shape[1] * w.shape[2] * w.shape[3] >= BATCH_LAST_MIN_TAPS):
+            if x.shape[2] * x.shape[3] == 1:
+                return self._forward_one_pixel(xp, x, w, b)
             return self._forward_batch_last(xp, x, w, b)
         (sh, sw), (ph, pw), (dh, dw), g = self.stride, self.padding, self.dilation, self.groups
         n, ci, h, wd = x.shape
@@ -82,6 +89,30 @@ class ConvTranspose2dOp(Op):
         self.save_for_backward(x, w)
         return y
 
+    def _forward_one_pixel(self, xp, x, w, b):
+        """NumPy, one group, a 1x1 input (dcgan's first layer): each tap lands on its own
+        output pixel, so the output is one product ``x`` (N, C_in) @ ``w`` (C_in,
+        C_out*kH*kW) split over the threads (:func:`tinynet.parallel.matmul`), its taps placed
+        ``dilation`` apart and cropped by ``padding``. The general path's N matrix-vector
+        products and kH*kW strided adds took 9.8 ms for dcgan's (64, 100, 1, 1) -> (64, 512,
+        4, 4) on the 2-core CPU."""
+        (ph, pw), (dh, dw) = self.padding, self.dilation
+        n, ci = x.shape[:2]
+        _, co, kh, kw = w.shape
+        ho, wo = self.out
+        taps = parallel.matmul(x.reshape(n, ci), w.reshape(ci, co * kh * kw)).reshape(n, co, kh, kw)
+        span_h, span_w = dh * (kh - 1) + 1, dw * (kw - 1) + 1
+        if (ph, pw, dh, dw, ho, wo) == (0, 0, 1, 1, kh, kw):
+            y = taps
+        else:
+            full = xp.zeros((n, co, max(span_h, ph + ho), max(span_w, pw + wo)), dtype=taps.dtype)
+            full[:, :, :span_h:dh, :span_w:dw] = taps
+            y = xp.ascontiguousarray(full[:, :, ph:ph + ho, pw:pw + wo])
+        if b is not None:
+            y += b.reshape(1, -1, 1, 1)
+        self.save_for_backward(x, w)
+        return y
+
     def _forward_batch_last(self, xp, x, w, b):
         """NumPy, one group: the same sums as :meth:`forward` in the batch-last layout of
         :mod:`tinynet.ops.cpu.conv`: ``W^T`` (C_out*kH*kW, C_in) times ``x`` as (C_in, H*W*N) in
@@ -89,27 +120,18 @@ class ConvTranspose2dOp(Op):
         N thin (.., H*W) products on one core), then the kH*kW strided adds into a zeroed
         (C_out, H', W', N) buffer, runs of N contiguous values, over channel groups on the
         threads, in the same offset order; the output is copied back to NCHW. dcgan's generator
-        layers of 1024-4096 taps at batch 64 on the 2-core CPU: 93-119 ms -> 36-74 ms. Taken for
-        inputs of more than one pixel (a 1x1 input's per-sample products are matrix-vector
-        products, summed otherwise) and at least ``BATCH_LAST_MIN_TAPS`` output taps."""
+        layers of 1024-4096 taps at batch 64 on the 2-core CPU: 93-119 ms -> 36-74 ms (and
+        19-35 ms with the NCHW copy of :func:`tinynet.ops.cpu.conv.to_nchw`). Taken for inputs
+        of more than one pixel and at least ``BATCH_LAST_MIN_TAPS`` output taps."""
         (sh, sw), (ph, pw), (dh, dw) = self.stride, self.padding, self.dilation
         n, ci, h, wd = x.shape
         _, co, kh, kw = w.shape
         ho, wo = self.out
-        xt = xp.ascontiguousarray(x.transpose(1, 2, 3, 0)).reshape(ci, h * wd * n)
-        cols = parallel.matmul(w.reshape(ci, co * kh * kw).T, xt).reshape(co, kh, kw, h, wd, n)
+        xt = to_batch_last(xp, x).reshape(ci, h * wd * n)
         span_h, span_w = sh * (h - 1) + dh * (kh - 1) + 1, sw * (wd - 1) + dw * (kw - 1) + 1
-        full = xp.empty((co, max(span_h, ph + ho), max(span_w, pw + wo), n), dtype=cols.dtype)
-        groups = parallel.ranges(co, full.nbytes + cols.nbytes, xp)  # output-channel groups
-
-        def scatter(i):
-            lo, hi = groups[i]
-            part = full[lo:hi]
-            part[...] = 0
-            col2im_add(part.transpose(3, 0, 1, 2), cols[lo:hi].transpose(5, 0, 1, 2, 3, 4), sh, sw, dh, dw)
-
-        parallel.parallel_for(len(groups), scatter, xp)
-        y = xp.ascontiguousarray(full[:, ph:ph + ho, pw:pw + wo].transpose(3, 0, 1, 2))
+        full = scatter_taps(xp, w, xt, (h, wd), (sh, sw), (dh, dw),
+                            (co, max(span_h, ph + ho), max(span_w, pw + wo), n))
+        y = to_nchw(xp, full[:, ph:ph + ho, pw:pw + wo].transpose(3, 0, 1, 2))
         if b is not None:
             y += b.reshape(1, -1, 1, 1)
         self.save_for_backward(x, w)
@@ -122,19 +144,20 @@ class ConvTranspose2dOp(Op):
         h, wd = x.shape[2:]
         if need_x or need_w:  # the convolution of gy by w: gx is its output, gw its filter gradient
             out = _conv_out(gy, w, self)
-            if xp is numpy and prefers_batch_last(gy, w.shape, self.groups, out):  # as conv2d chooses
-                conv = Conv2dBatchLast(self.stride, self._pairs(), self.dilation, 1, out)
-                conv.inputs = (None, None, None)  # no bias: the columns carry no ones row
+            if xp is numpy and self.groups == 1 and (w.shape[1] * w.shape[2] * w.shape[3] >= BATCH_LAST_MIN_TAPS
+                                                      or prefers_batch_last(gy, w.shape, 1, out)):
+                gx, gw = conv_transpose2d_backward(xp, x, w, gy, self.stride, self.padding, self.dilation, out,
+                                                   need_x, need_w)
             else:
                 conv = Conv2dIm2col(self.stride, self._pairs(), self.dilation, self.groups, None)
-            conv.needs_input_grad = (False, need_w, False)
-            z = conv.forward(xp, gy, w, None)                                  # (N, C_in, >= H, >= W)
-            if need_x:
-                gx = xp.ascontiguousarray(z[:, :, :h, :wd])
-            if need_w:
-                extra = (z.shape[2] - h, z.shape[3] - wd)  # rows the convolution sees past the input
-                gz = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1]))) if any(extra) else x
-                gw = conv.backward(xp, gz)[1]
+                conv.needs_input_grad = (False, need_w, False)
+                z = conv.forward(xp, gy, w, None)                              # (N, C_in, >= H, >= W)
+                if need_x:
+                    gx = xp.ascontiguousarray(z[:, :, :h, :wd])
+                if need_w:
+                    extra = (z.shape[2] - h, z.shape[3] - wd)  # rows the convolution sees past the input
+                    gz = xp.pad(x, ((0, 0), (0, 0), (0, extra[0]), (0, extra[1]))) if any(extra) else x
+                    gw = conv.backward(xp, gz)[1]
         if need_b:
             gb = gy.sum(axis=(0, 2, 3))
         return gx, gw, gb
