@@ -96,18 +96,29 @@ def _input_grad_stride1(xp, gy, w, pshape, dilation):
 
     parallel.parallel_for(len(rows), taps_product, xp)
     t = t.reshape(c, kh, ho, wp, n)
-    gpad = xp.empty(pshape, dtype=gy.dtype)
-    groups = parallel.ranges(c, gpad.nbytes + t.nbytes, xp)  # input-channel groups
 
-    def add_taps(i):
-        lo, hi = groups[i]
-        g = gpad[lo:hi]
-        g[...] = 0
+    def add_taps(lo, hi, g):
         for p in range(kh):
             g[:, p * dh:p * dh + ho] += t[lo:hi, p]
 
-    parallel.parallel_for(len(groups), add_taps, xp)
-    return gpad
+    return zeroed_sums(xp, xp.empty(pshape, dtype=gy.dtype), t.nbytes, add_taps)
+
+
+def zeroed_sums(xp, out, read_bytes, add):
+    """``out`` (C, ...) zeroed and summed into by channel groups on tinynet's threads: each
+    group's slice ``out[lo:hi]`` is zeroed, then ``add(lo, hi, slice)`` adds its terms (the
+    groups are disjoint, so no two threads write one value). ``read_bytes``: what ``add``
+    reads besides ``out``, for :func:`tinynet.parallel.ranges`' cost. Returns ``out``."""
+    groups = parallel.ranges(out.shape[0], out.nbytes + read_bytes, xp)
+
+    def run(i):
+        lo, hi = groups[i]
+        part = out[lo:hi]
+        part[...] = 0
+        add(lo, hi, part)
+
+    parallel.parallel_for(len(groups), run, xp)
+    return out
 
 
 def _filter_grad_batch_last(cols, gyt):
@@ -173,18 +184,10 @@ def scatter_taps(xp, w, xt, in_hw, stride, dilation, shape):
     ci, co, kh, kw = w.shape
     (h, wd), (sh, sw), (dh, dw), n = in_hw, stride, dilation, shape[3]
     cols = parallel.matmul(w.reshape(ci, co * kh * kw).T, xt).reshape(co, kh, kw, h, wd, n)
-    full = xp.empty(shape, dtype=cols.dtype)
-    groups = parallel.ranges(co, full.nbytes + cols.nbytes, xp)  # output-channel groups
-
-    def scatter(i):
-        lo, hi = groups[i]
-        part = full[lo:hi]
-        part[...] = 0
-        # col2im_add on (N, C, ...) views of the batch-last buffers (writes through)
+    def scatter(lo, hi, part):  # col2im_add on (N, C, ...) views of the batch-last buffers (writes through)
         col2im_add(part.transpose(3, 0, 1, 2), cols[lo:hi].transpose(5, 0, 1, 2, 3, 4), sh, sw, dh, dw)
 
-    parallel.parallel_for(len(groups), scatter, xp)
-    return full
+    return zeroed_sums(xp, xp.empty(shape, dtype=cols.dtype), cols.nbytes, scatter)
 
 
 def to_batch_last(xp, a, before=(0, 0), after=(0, 0)):
