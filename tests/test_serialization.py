@@ -1,6 +1,7 @@
 """tinynet.save / tinynet.load: npz for state dicts, pickled objects behind a weights_only load, atomic."""
 import os
 import pickle
+import sys
 import threading
 
 import numpy
@@ -176,3 +177,52 @@ def test_load_arguments_as_pytorch(tmp_path):
         tinynet.load(tmp_path / "a.npz", weights_only="yes")
     with pytest.raises(tinynet.errors.ArgumentError, match="pickle_protocol"):
         tinynet.save(nn.Linear(1, 1), tmp_path / "b.pt", pickle_protocol=1)
+
+
+def test_tensors_load_onto_the_device_they_were_saved_from(tmp_path, device):
+    """PyTorch's map_location=None: a model saved from the GPU by a program whose default device
+    is the CPU (the compat runner's) comes back on the GPU, whole module and state dict alike."""
+    m = nn.Sequential(nn.Embedding(5, 3), nn.Linear(3, 2)).to(device)
+    old = tinynet.get_default_device()
+    tinynet.set_default_device("cpu")
+    try:
+        tinynet.save(m, tmp_path / "m.pt")
+        tinynet.save({"sd": m.state_dict(), "host": tinynet.ones(2, device="cpu")}, tmp_path / "sd.npz")
+        with tinynet.serialization.safe_globals([nn.Sequential, nn.Embedding, nn.Linear]):
+            back = tinynet.load(tmp_path / "m.pt")
+            assert back[0].weight.device == m[0].weight.device and back[1].bias.device == m[1].bias.device
+            assert tinynet.load(tmp_path / "m.pt", map_location="cpu")[0].weight.device == tinynet.device("cpu")
+        sd = tinynet.load(tmp_path / "sd.npz")
+        assert {v.device for v in sd["sd"].values()} == {m[0].weight.device}
+        assert sd["host"].device == tinynet.device("cpu")  # each tensor its own device
+        assert (sd["sd"]["1.weight"].cpu().numpy() == m[1].weight.detach().cpu().numpy()).all()
+        mapped = tinynet.load(tmp_path / "sd.npz", map_location={str(m[0].weight.device): "cpu"})
+        assert {v.device for v in mapped["sd"].values()} == {tinynet.device("cpu")}
+    finally:
+        tinynet.set_default_device(old)
+
+
+class _SavedOnGpu:
+    """Pickles as a tensor that a GPU machine saved (tinynet.tensor._rebuild with "cuda:0")."""
+
+    def __reduce__(self):
+        return (sys.modules["tinynet.tensor"]._rebuild, (numpy.arange(3, dtype=numpy.float32), "cuda:0", False))
+
+
+@pytest.mark.skipif(tinynet.cuda.is_available(), reason="the file's GPU exists on this machine")
+def test_a_gpu_file_on_a_machine_without_gpu_needs_map_location(tmp_path):
+    tinynet.save({"w": _SavedOnGpu()}, tmp_path / "pickled.pt")
+    tinynet.save({"w": tinynet.ones(3)}, tmp_path / "plain.npz")
+    with numpy.load(tmp_path / "plain.npz", allow_pickle=False) as z:  # the structure entry says cuda:0
+        entries = {k: z[k] for k in z.files}
+    meta = bytes(entries["__tinynet__"]).decode().replace('"device": "cpu"', '"device": "cuda:0"')
+    entries["__tinynet__"] = numpy.frombuffer(meta.encode(), dtype=numpy.uint8)
+    numpy.savez(tmp_path / "structured.npz", **entries)
+    for name in ("pickled.pt", "structured.npz"):
+        with pytest.raises(tinynet.errors.DeviceError, match="map_location='cpu'"):
+            tinynet.load(tmp_path / name)
+        for where in ("cpu", {"cuda:0": "cpu"}, tinynet.device("cpu")):
+            w = tinynet.load(tmp_path / name, map_location=where)["w"]
+            assert w.device == tinynet.device("cpu") and w.shape == (3,)
+    with pytest.raises(tinynet.errors.ArgumentTypeError, match="map_location"):
+        tinynet.load(tmp_path / "plain.npz", map_location=lambda storage, loc: storage)

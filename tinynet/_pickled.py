@@ -49,10 +49,10 @@ def dumps(obj, protocol):
     return buf.getvalue(), {name: host for name, (_, host) in arrays.items()}
 
 
-def _remap(device):
-    """``tinynet.tensor._rebuild`` with its device argument replaced by ``device``."""
-    def rebuild(values, _saved_device, requires_grad, cls=None):
-        return _rebuild(values, str(device), requires_grad, cls)
+def _remap(place):
+    """``tinynet.tensor._rebuild`` with its device argument replaced by ``place(saved device)``."""
+    def rebuild(values, saved_device, requires_grad, cls=None):
+        return _rebuild(values, str(place(saved_device)), requires_grad, cls)
     return rebuild
 
 
@@ -70,8 +70,8 @@ class _FullUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def loads(stream, arrays, device, weights_only, where, encoding="ASCII"):
-    """The object :func:`dumps` pickled, its tensors on ``device``.
+def loads(stream, arrays, place, weights_only, where, encoding="ASCII"):
+    """The object :func:`dumps` pickled, each tensor on ``place(its saved device string)``.
 
     Raises:
         UnpicklingError: ``weights_only`` and a global off the allow-list.
@@ -82,7 +82,7 @@ def loads(stream, arrays, device, weights_only, where, encoding="ASCII"):
             raise SerializationError(f"load: {where} refers to a missing array {pid!r}")
         return arrays[pid[1]]
 
-    rebuild = _remap(device)
+    rebuild = _remap(place)
     if weights_only:
         unpickler = Unpickler(io.BytesIO(stream), persistent_load, where)
         unpickler._allowed["tinynet.tensor._rebuild"] = rebuild

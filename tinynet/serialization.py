@@ -38,7 +38,7 @@ from . import _pickled, backend, devices, safetensors_format
 from ._weights_only_unpickler import (add_safe_globals, clear_safe_globals, get_safe_globals, register_default,
                                       safe_globals)
 from .atomic import atomic_write
-from .errors import ArgumentError, ArgumentTypeError, SerializationError
+from .errors import ArgumentError, ArgumentTypeError, DeviceError, SerializationError
 from .tensor import Tensor
 
 __all__ = ["save", "load", "add_safe_globals", "clear_safe_globals", "get_safe_globals", "safe_globals"]
@@ -59,7 +59,7 @@ def _encode(obj, path, arrays):
         while name in arrays or name == _META:
             name += "_"
         arrays[name] = backend.to_device(data, devices.CPU)
-        return {"__" + kind + "__": name}
+        return {"__" + kind + "__": name, "device": str(devices.of_array(data))}
     if isinstance(obj, dict):
         return {"__dict__": [[_encode_key(k, path), _encode(v, path + [str(k)], arrays)] for k, v in obj.items()]}
     if isinstance(obj, (list, tuple)):
@@ -82,20 +82,56 @@ def _encode_key(k, path):
                              f"'{'/'.join(path) or '<root>'}'")
 
 
-def _decode(obj, arrays, device):
+def _decode(obj, arrays, place):
     if isinstance(obj, dict):
         if "__tensor__" in obj:
-            return Tensor._wrap(backend.to_device(arrays[obj["__tensor__"]], device))
+            return Tensor._wrap(backend.to_device(arrays[obj["__tensor__"]], place(obj.get("device"))))
         if "__array__" in obj:
-            return backend.to_device(arrays[obj["__array__"]], device)
+            return backend.to_device(arrays[obj["__array__"]], place(obj.get("device")))
         if "__tuple__" in obj:
-            return tuple(_decode(v, arrays, device) for v in obj["__tuple__"])
+            return tuple(_decode(v, arrays, place) for v in obj["__tuple__"])
         if "__dict__" in obj:
-            return {k: _decode(v, arrays, device) for k, v in obj["__dict__"]}
+            return {k: _decode(v, arrays, place) for k, v in obj["__dict__"]}
         raise SerializationError(f"load: unknown record {sorted(obj)} in the file's structure")
     if isinstance(obj, list):
-        return [_decode(v, arrays, device) for v in obj]
+        return [_decode(v, arrays, place) for v in obj]
     return obj
+
+
+def _placer(map_location):
+    """``place(saved)``: the device a tensor saved on ``saved`` (a device string, None when the
+    file does not say) loads onto, following PyTorch's ``map_location`` rules: None keeps the
+    saved device (files without one: the default device); a device (string, ``tinynet.device``,
+    GPU index) takes every tensor; a dict maps saved device strings to targets, others keep
+    theirs."""
+    if map_location is None or isinstance(map_location, dict):
+        table = {} if map_location is None else map_location
+        for k, v in table.items():
+            if not isinstance(k, str):
+                raise ArgumentTypeError(f"load: map_location's keys must be device strings, got {type(k).__name__}")
+            devices.resolve(v, "load")  # a bad target fails before any tensor is built
+        cache = {}
+
+        def place(saved):
+            if saved not in cache:
+                cache[saved] = _saved_device(table.get(saved, saved)) if saved is not None else devices.default_device()
+            return cache[saved]
+        return place
+    if callable(map_location):
+        raise ArgumentTypeError("load: map_location as a function (PyTorch's storage callback) is not supported; "
+                                "pass a device, a device string or a dict of them")
+    device = devices.resolve(map_location, "load")
+    return lambda saved: device
+
+
+def _saved_device(where):
+    """The device ``where`` (from the file, or a map_location dict) on this machine."""
+    try:
+        return devices.resolve(where, "load")
+    except DeviceError as exc:
+        raise DeviceError(f"{exc}. The file's tensors were saved on {where!r} and load onto the device they were "
+                          "saved from unless map_location says otherwise (PyTorch's rule): pass "
+                          "map_location='cpu' (or a device of this machine)") from None
 
 
 def _target(f, op):
@@ -199,8 +235,12 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
     Args:
         f (str, os.PathLike or binary file object): the file.
-        map_location: ``"cpu"`` or ``"cuda"``; default the active backend's device. Every
-            tensor lands there.
+        map_location: where tensors load, PyTorch's rules: None (default) puts each tensor on
+            the device it was saved from (files that do not record one, such as safetensors
+            and plain ``.npz``: the default device); a device (``"cpu"``, ``"cuda:0"``, a
+            :class:`tinynet.device`, a GPU index) takes every tensor; a dict maps saved device
+            strings to targets (``{"cuda:1": "cuda:0"}``), unmapped ones stay. PyTorch's
+            function form is not supported.
         pickle_module: PyTorch's argument; only ``None`` or the standard :mod:`pickle`.
         weights_only (bool, optional): for a pickled object (module doc), rebuild only
             allowed globals (tensors, containers, numbers and what :func:`add_safe_globals` /
@@ -222,7 +262,10 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         SerializationError: the file is neither a readable ``.npz`` archive (or needs
             pickle) nor a readable safetensors file (truncated, foreign).
         MissingExtraError: a safetensors file without the ``safetensors`` package.
-        ArgumentTypeError: ``f`` is neither a path nor a file object; ``weights_only`` not a bool.
+        DeviceError: a tensor's device (saved, or from ``map_location``) is not on this
+            machine (``"cuda"`` without a GPU); the message says to pass ``map_location``.
+        ArgumentTypeError: ``f`` is neither a path nor a file object; ``weights_only`` not a
+            bool; ``map_location`` a function or a dict with non-string keys.
         ArgumentError: another ``pickle_module``, ``mmap=True``, an unknown keyword argument.
     """
     if weights_only is not None and not isinstance(weights_only, bool):
@@ -234,14 +277,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     unknown = set(pickle_load_args) - {"encoding"}
     if unknown:
         raise ArgumentError(f"load: unexpected keyword argument(s) {sorted(unknown)}")
-    device = devices.resolve(map_location, "load")
+    place = _placer(map_location)
     path = _target(f, "load")
     source = f if path is None else path
     if path is None:
         path = getattr(f, "name", "<file object>")
     data = _safetensors_bytes(source)
     if data is not None:
-        return safetensors_format.from_bytes(data, path, device)
+        return safetensors_format.from_bytes(data, path, place(None))
     try:
         loaded = numpy.load(source, allow_pickle=False)
         if not isinstance(loaded, numpy.lib.npyio.NpzFile):
@@ -253,19 +296,19 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
         raise SerializationError(f"load: {path!r} is not a readable tinynet .npz checkpoint ({exc})") from None
     if _META not in arrays:
-        return {k: Tensor._wrap(backend.to_device(v, device)) for k, v in arrays.items()}
+        return {k: Tensor._wrap(backend.to_device(v, place(None))) for k, v in arrays.items()}
     try:
         meta = json.load(io.BytesIO(arrays.pop(_META).tobytes()))
     except ValueError as exc:
         raise SerializationError(f"load: {path!r} has a corrupt structure entry ({exc})") from None
     if meta.get("format") == _PICKLED and meta.get("pickle") in arrays:
         stream = arrays.pop(meta["pickle"]).tobytes()
-        return _pickled.loads(stream, arrays, device, weights_only is not False, repr(path),
+        return _pickled.loads(stream, arrays, place, weights_only is not False, repr(path),
                               pickle_load_args.get("encoding", "ASCII"))
     if meta.get("format") != _FORMAT:
         raise SerializationError(f"load: {path!r} has format {meta.get('format')!r}, expected {_FORMAT} "
                                  f"or {_PICKLED}")
-    return _decode(meta["root"], arrays, device)
+    return _decode(meta["root"], arrays, place)
 
 
 def _safetensors_bytes(source):
