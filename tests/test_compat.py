@@ -139,6 +139,22 @@ def test_code_and_module_forms_as_python_takes_them(tmp_path):
     assert out.returncode == 1 and "torch.no_such_name" in out.stderr
 
 
+def test_the_program_path_holds_tinynets_parent_not_its_package_folder(tmp_path):
+    """The folder that holds ``tinynet/`` goes on ``sys.path`` (for spawned children), never the
+    package folder itself: there ``import cuda`` (CuPy's ``cuda.pathfinder`` namespace package)
+    found ``tinynet/cuda`` and CuPy could not be imported inside a compat run."""
+    package = os.path.join(ROOT, "tinynet")
+    code = ("import sys, os, importlib.util; spec = importlib.util.find_spec('cuda'); "
+            "print([os.path.abspath(p or '.') for p in sys.path].count(%r), "
+            "spec is None or 'tinynet' not in (spec.origin or ''))")
+    env = _env()
+    env["PYTHONPATH"] = ""  # only the compat runner can put tinynet's folder on the path
+    out = subprocess.run([sys.executable, "-m", "tinynet.compat", "-c", code % package], cwd=ROOT, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["0", "True"]
+
+
 def test_install_refuses_a_process_with_pytorch_imported():
     import tinynet.compat
     pytest.importorskip("torch")

@@ -106,7 +106,7 @@ def _program(argv, folder):
     """The process as ``python`` sets it up for a program: the hook installed, ``sys.argv``,
     ``folder`` first on ``sys.path``, the CPU as the default device; all restored after."""
     install()
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # holds tinynet/
     old_argv, old_path = sys.argv, list(sys.path)
     sys.argv = list(argv)
     if sys.path and sys.path[0] in ("", os.getcwd()):
