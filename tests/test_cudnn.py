@@ -139,3 +139,28 @@ def test_float16_conv(no_tf32):
     ref = torch.nn.functional.conv2d(torch.tensor(x, dtype=torch.float64), torch.tensor(w, dtype=torch.float64),
                                      padding=1)
     assert _rel(y.detach().numpy().astype(numpy.float64), ref.detach().numpy()) <= 2e-3
+
+
+@gpu
+def test_benchmark_limit_times_at_most_that_many_candidates(monkeypatch, no_tf32):
+    """PyTorch's ``cudnn.benchmark_limit``: candidates timed in cuDNN's heuristic order up to the
+    limit (0: all); every limit keeps the result."""
+    rng = numpy.random.default_rng(3)
+    x = tinynet.tensor(rng.standard_normal((8, 3, 20, 20)), dtype="float32", device="cuda")
+    w = tinynet.tensor(rng.standard_normal((6, 3, 5, 5)), dtype="float32", device="cuda")
+    plain = F.conv2d(x, w, stride=2).detach().numpy()
+    timed = []
+    original = impl._time_candidate
+    monkeypatch.setattr(impl, "_time_candidate", lambda *a, **k: timed.append(a[3]) or original(*a, **k))
+    monkeypatch.setattr(tinynet.backends.cudnn, "benchmark", True)
+    counts = {}
+    for limit in (1, 3, 0):
+        monkeypatch.setattr(tinynet.backends.cudnn, "benchmark_limit", limit)
+        timed.clear()
+        out = F.conv2d(x, w, stride=2).detach().numpy()
+        counts[limit] = len(timed)
+        numpy.testing.assert_allclose(out, plain, rtol=1e-5, atol=1e-5)
+    assert counts[1] == 3 and 3 <= counts[3] <= 9 and counts[0] >= counts[3]  # fprop, dgrad, wgrad each
+    monkeypatch.setattr(tinynet.backends.cudnn, "benchmark_limit", -1)
+    with pytest.raises(tinynet.errors.ArgumentError, match="benchmark_limit"):
+        F.conv2d(x, w, stride=3)

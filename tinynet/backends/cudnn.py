@@ -4,6 +4,10 @@ Attributes (assign to change):
     enabled (bool): use cuDNN for conv2d on the GPU when it is usable. Default True.
     benchmark (bool): time every candidate plan once per shape and keep the fastest
         (like PyTorch's ``cudnn.benchmark``). Default False: cuDNN's heuristic choice.
+    benchmark_limit (int): with ``benchmark``, the most candidate plans timed per shape, taken
+        in cuDNN's heuristic order; 0 times every candidate. Default 10, as PyTorch's
+        ``torch.backends.cudnn.benchmark_limit`` (dcgan's five layers timed ~27 candidates
+        each, three directions, before the limit: 6.8 s of a 10 s dry run on an H200).
     deterministic (bool): only engines without the NONDETERMINISTIC note. Default False.
     allow_tf32 (bool): let float32 convolutions (and cuDNN RNNs) use TF32 tensor cores.
         Default True, as PyTorch's ``torch.backends.cudnn.allow_tf32``.
@@ -27,6 +31,7 @@ from ..kernels import cudnn as _impl
 
 enabled = True
 benchmark = False
+benchmark_limit = 10
 deterministic = False
 allow_tf32 = True
 rnn_enabled = os.environ.get("TINYNET_CUDNN_RNN", "1").strip().lower() not in ("0", "false", "no")

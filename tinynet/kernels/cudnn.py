@@ -23,6 +23,7 @@ import numpy
 
 from .. import backend, determinism
 from ..dtypes import bfloat16
+from ..errors import ArgumentError
 
 log = logging.getLogger("tinynet.cudnn")
 stats = {"fprop": 0, "dgrad": 0, "wgrad": 0, "unsupported": 0, "nhwc": 0}  # "nhwc": calls in that layout
@@ -171,8 +172,8 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
     plan = _Plan()
     plan.graph, plan.uids = g, (a.uid, b.uid, out.uid)
     if settings.benchmark:
-        g.build_plans(cudnn.build_plan_policy.ALL)
-        plan.index = _fastest(cudnn, cp, g, plan.uids, dtype, [xshape, wshape, yshape], kind)
+        plan.index = _fastest(cudnn, cp, g, plan.uids, dtype, [xshape, wshape, yshape], kind,
+                              benchmark_limit(settings))
     else:
         g.build_plans()
         plan.index = g._plan_index if hasattr(g, "_plan_index") else 0
@@ -182,15 +183,17 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
     return plan
 
 
-def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
-    """GPU time of each built candidate, from replays of a CUDA graph that captured ten
-    executions (host launch cost excluded); host-timed launches where capture fails.
-    Returns the fastest candidate's index."""
+def _fastest(cudnn, cp, g, uids, dtype, shapes, kind, limit):
+    """GPU time of the candidates in cuDNN's heuristic order, each built when its turn comes,
+    up to ``limit`` that build and run (0: all; PyTorch's ``cudnn.benchmark_limit``), from
+    replays of a CUDA graph that captured ten executions (host launch cost excluded);
+    host-timed launches where capture fails. Returns the fastest candidate's index, built and
+    selected."""
     xshape, wshape, yshape = shapes
     order = {"fprop": (xshape, wshape, yshape), "dgrad": (yshape, wshape, xshape),
              "wgrad": (xshape, yshape, wshape)}[kind]
     bufs = [cp.random.standard_normal(s).astype(dtype) for s in order]  # same bytes in either layout
-    best, best_t = 0, float("inf")
+    best, best_t, timed = None, float("inf"), 0
     # Candidates run alone: after all work queued so far (the buffers above included), on a
     # stream that also waits for the legacy default stream (a capture needs a stream of its
     # own). With a non-blocking stream and nothing awaited, the autotune of the
@@ -199,7 +202,10 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
     cp.cuda.Device().synchronize()
     stream = cp.cuda.Stream(non_blocking=False)
     for i in range(g.get_execution_plan_count()):
+        if limit and timed >= limit:
+            break
         try:
+            g.build_plan_at_index(i)
             ws_size = int(g.get_workspace_size_plan_at_index(i))
             ws = cp.empty(ws_size, dtype=cp.uint8) if ws_size else None
             args = (tuple(b.data.ptr for b in bufs), ws.data.ptr if ws is not None else None)
@@ -208,11 +214,16 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind):
         except Exception as exc:  # a candidate that did not build or run is skipped
             log.debug("cudnn %s: candidate %d skipped (%s)", kind, i, exc)
             continue
+        timed += 1
         if t < best_t:
             best, best_t = i, t
     del bufs
     stream.synchronize()
     cp.get_default_memory_pool().free_all_blocks()  # hand the tuning scratch back (once per shape)
+    if best is None:  # nothing built and ran: cuDNN's own first choice, or its refusal
+        g.build_plans()
+        return g._plan_index if hasattr(g, "_plan_index") else 0
+    g.build_plan_at_index(best)  # selected again: the last build selected another
     return best
 
 
@@ -246,6 +257,19 @@ def _time_candidate(cudnn, cp, g, i, args, uids, stream, reps=10):
         return cp.cuda.get_elapsed_time(start, stop) / reps
 
 
+def benchmark_limit(settings):
+    """``backends.cudnn.benchmark_limit`` (10 when the settings object has none), checked.
+
+    Raises:
+        ArgumentError: not an int >= 0.
+    """
+    limit = getattr(settings, "benchmark_limit", 10)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+        raise ArgumentError(f"conv2d: tinynet.backends.cudnn.benchmark_limit must be an int >= 0 (0: time every "
+                            f"candidate), got {limit!r}")
+    return limit
+
+
 def deterministic(settings):
     """Only deterministic engines: ``backends.cudnn.deterministic`` or
     ``tinynet.use_deterministic_algorithms(True)`` (either one, as in PyTorch)."""
@@ -258,7 +282,8 @@ def plans(dtype, xshape, wshape, yshape, stride, padding, dilation, settings, la
     operands; "nhwc": channels-last operands); None when cuDNN cannot run it (the caller
     then tries the other layout or uses im2col + GEMM throughout)."""
     key = (dtype, xshape, wshape, stride, padding, dilation, settings.allow_tf32, deterministic(settings),
-           settings.benchmark, backend.cupy.cuda.runtime.getDevice(), layout)
+           settings.benchmark, benchmark_limit(settings) if settings.benchmark else None,
+           backend.cupy.cuda.runtime.getDevice(), layout)
     hit = _cache.get(key, _MISSING)
     if hit is not _MISSING:
         return hit
