@@ -8,8 +8,9 @@ memory, and such a tensor passed to another process (a ``Process`` argument unde
 ``spawn`` or ``forkserver`` method, a queue, a pool task) arrives as a view of the *same*
 memory (:mod:`tinynet.multiprocessing.reductions`), so workers that update a shared model in
 place (hogwild training) change the parent's copy. With ``fork`` the children inherit the
-mapping. CUDA tensors are not shared across processes (``share_memory_`` leaves them as they
-are).
+mapping. CUDA tensors need no ``share_memory_`` (a no-op for them, as in PyTorch): passed to
+another process they arrive as views of the same GPU memory through CUDA IPC
+(:mod:`tinynet.multiprocessing.cuda_ipc`; the sender keeps them alive meanwhile).
 
 The one sharing strategy is ``"file_descriptor"`` (the segment's descriptor is passed;
 nothing is created in the filesystem). ``spawn(fn, args, nprocs)`` starts ``nprocs`` processes

@@ -1,0 +1,55 @@
+"""CUDA tensors passed to spawned processes share the parent's GPU memory
+(tinynet/multiprocessing/cuda_ipc.py): hogwild training on the GPU, as PyTorch's CUDA IPC."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+PROGRAM = """
+import tinynet, tinynet.multiprocessing as mp
+
+def work(rank, model, view, q):
+    with tinynet.no_grad():
+        for p in model.parameters():
+            p.add_(rank + 1)
+        view.mul_(10)  # a slice of a larger tensor: the offset travels with the handle
+    q.put((model.weight.device.type, view.is_cuda))
+
+if __name__ == "__main__":
+    mp.set_start_method("spawn", force=True)
+    model = tinynet.nn.Linear(3, 2).to("cuda")
+    with tinynet.no_grad():
+        for p in model.parameters():
+            p.zero_()
+    model.share_memory()  # a no-op for CUDA tensors, as in PyTorch
+    t = tinynet.arange(6, dtype=tinynet.float32, device="cuda")
+    q = mp.get_context("spawn").Queue()
+    for rank in range(2):  # one after the other: the sum is exact
+        p = mp.Process(target=work, args=(rank, model, t[2:5], q))
+        p.start()
+        p.join()
+        assert p.exitcode == 0
+        print(q.get())
+    print(model.weight.tolist(), model.bias.tolist(), t.tolist())
+    q.put(t)  # a tensor back to its own process: the same memory
+    back = q.get()
+    back.add_(1)
+    print(t.tolist())
+"""
+
+
+@pytest.mark.gpu
+def test_spawned_processes_update_the_parents_cuda_model(tmp_path):
+    prog = tmp_path / "hog_cuda.py"
+    prog.write_text(PROGRAM)
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    out = subprocess.run([sys.executable, str(prog)], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=240)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.strip().splitlines()
+    assert lines[:2] == ["('cuda', True)", "('cuda', True)"]
+    assert lines[2] == "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]] [3.0, 3.0] [0.0, 1.0, 200.0, 300.0, 400.0, 5.0]"
+    assert lines[3] == "[1.0, 2.0, 201.0, 301.0, 401.0, 6.0]"
