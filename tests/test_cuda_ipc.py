@@ -32,10 +32,10 @@ if __name__ == "__main__":
         p.start()
         p.join()
         assert p.exitcode == 0
-        print(q.get())
+        print(q.get(timeout=60))
     print(model.weight.tolist(), model.bias.tolist(), t.tolist())
     q.put(t)  # a tensor back to its own process: the same memory
-    back = q.get()
+    back = q.get(timeout=60)  # the feeder thread pickles it: a thread without a CUDA context yet
     back.add_(1)
     print(t.tolist())
 """
@@ -47,7 +47,7 @@ def test_spawned_processes_update_the_parents_cuda_model(tmp_path):
     prog.write_text(PROGRAM)
     env = dict(os.environ, PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, str(prog)], cwd=tmp_path, env=env, capture_output=True, text=True,
-                         timeout=240)
+                         timeout=150)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.strip().splitlines()
     assert lines[:2] == ["('cuda', True)", "('cuda', True)"]

@@ -28,10 +28,14 @@ _exported = {}         # handle bytes -> weak reference to the exporting array (
 _mappings = weakref.WeakValueDictionary()  # (handle bytes, device) -> open mapping in this process
 
 
-def _address_range(ptr):
-    """(base, size) of the allocation holding device pointer ``ptr``."""
+def _address_range(ptr, device):
+    """(base, size) of the allocation holding device pointer ``ptr`` on GPU ``device``."""
     if not _libcuda:
         _libcuda.append(ctypes.CDLL("libcuda.so.1"))
+    # the driver call needs the device's context current in this thread: a thread that made
+    # no runtime call yet (a Queue's feeder thread) has none (CUDA_ERROR_INVALID_CONTEXT)
+    backend.cupy.cuda.runtime.setDevice(device)
+    backend.cupy.cuda.runtime.free(0)
     base, size = ctypes.c_uint64(), ctypes.c_size_t()
     rc = _libcuda[0].cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ctypes.c_uint64(ptr))
     if rc != 0:
@@ -44,7 +48,7 @@ def export(array):
     cp = backend.cupy
     device = array.device.id
     with cp.cuda.Device(device):
-        base, _ = _address_range(array.data.ptr)
+        base, _ = _address_range(array.data.ptr, device)
         try:
             handle = bytes(cp.cuda.runtime.ipcGetMemHandle(base))
         except cp.cuda.runtime.CUDARuntimeError as exc:
@@ -63,7 +67,7 @@ class _Mapping:
         self.device = device
         with cp.cuda.Device(device):
             self.ptr = cp.cuda.runtime.ipcOpenMemHandle(handle)
-        self.size = _address_range(self.ptr)[1]
+            self.size = _address_range(self.ptr, device)[1]
 
     def __del__(self):
         try:
@@ -80,7 +84,8 @@ def rebuild(handle, device, offset, pid, dtype, shape, strides):
         own = _exported.get(handle)
         base = own() if own is not None else None
         if base is not None:
-            start, size = _address_range(base.data.ptr)
+            with cp.cuda.Device(device):
+                start, size = _address_range(base.data.ptr, device)
             mem = cp.cuda.UnownedMemory(start, size, base, device_id=device)
             return cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(mem, offset), strides)
     mapping = _mappings.get((handle, device))
