@@ -93,7 +93,7 @@ CT2D = {
 
 
 @pytest.mark.parametrize("name", sorted(CT2D))
-def test_conv_transpose2d_matches_torch(name, device):
+def test_conv_transpose2d_matches_torch(name, device, no_tf32):
     xs, ws, kw = CT2D[name]
     g = kw.get("groups", 1)
     b = R.standard_normal(ws[1] * g)
@@ -131,7 +131,7 @@ CT2D_BATCH_LAST = {
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("name", sorted(CT2D_BATCH_LAST))
-def test_conv_transpose2d_batch_last_backward_matches_torch(name, bias, device, monkeypatch):
+def test_conv_transpose2d_batch_last_backward_matches_torch(name, bias, device, monkeypatch, no_tf32):
     """conv_transpose2d's gradients where the NumPy backward runs batch-last (one set of columns
     of gy a row block for both products, tinynet.ops.cpu.conv_transpose): float64 against PyTorch
     and finite differences, float32 against PyTorch's float32; on the CPU the path is taken."""
@@ -173,7 +173,7 @@ DCGAN_G = [((8, 100, 1, 1), (100, 512, 4, 4), 1, 0), ((8, 512, 4, 4), (512, 256,
 
 
 @pytest.mark.parametrize("layer", range(len(DCGAN_G)))
-def test_conv_transpose2d_dcgan_layers_match_torch(layer, device):
+def test_conv_transpose2d_dcgan_layers_match_torch(layer, device, no_tf32):
     """dcgan's generator layer shapes in float32 (no bias, as there): output and both gradients
     against PyTorch's float32, within a tolerance relative to each result's largest value."""
     xs, ws, stride, padding = DCGAN_G[layer]
@@ -397,6 +397,7 @@ def test_bad_configuration_raises_typed_error(name, call, exc, pattern):
 # ---- GPU paths (run on a GPU machine) ----------------------------------------------------
 @pytest.fixture
 def no_tf32(monkeypatch):
+    """float32 convolutions exact on the GPU (cuDNN's TF32 is on by default, as PyTorch's)."""
     monkeypatch.setattr(tinynet.backends.cudnn, "allow_tf32", False)
 
 
