@@ -327,3 +327,25 @@ def test_log_softmax_over_many_row_blocks(shape, device):
     y.backward(tinynet.tensor(gy, device=device))
     ref.backward(torch.tensor(gy))
     assert_close(t.grad, p.grad, 1e-5, 1e-3)  # sums over up to 9,000 entries in float32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("slope", [0.2, 0.0, 1.0, 1.5, -0.3])
+def test_leaky_relu_special_values_equal_pytorch_bit_for_bit(device, dtype, slope):
+    """The where-free CPU forms (max(x, slope x), gy max(x > 0, slope)) for slopes in (0, 1], the
+    where form elsewhere: values and gradients of +-0, +-inf, NaN and tiny inputs as PyTorch's."""
+    if torch is None:
+        pytest.skip("needs PyTorch")
+    x = numpy.concatenate([[numpy.nan, -0.0, 0.0, numpy.inf, -numpy.inf, 1e-30, -1e-30, -3.5, 2.0],
+                           R.standard_normal(55)]).astype(dtype)
+    g = R.standard_normal(x.shape).astype(dtype)
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    with numpy.errstate(invalid="ignore"):
+        y = F.leaky_relu(t, slope)
+        y.backward(tinynet.tensor(g, device=device))
+    tt = torch.tensor(x, requires_grad=True)
+    ty = TF.leaky_relu(tt, slope)
+    ty.backward(torch.tensor(g))
+    for ours, theirs in ((y.detach().cpu().numpy(), ty.detach().numpy()), (t.grad.cpu().numpy(), tt.grad.numpy())):
+        same = (ours == theirs) | (numpy.isnan(ours) & numpy.isnan(theirs))
+        assert same.all() and (numpy.signbit(ours) == numpy.signbit(theirs))[~numpy.isnan(ours)].all()

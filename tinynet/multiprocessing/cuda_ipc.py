@@ -23,9 +23,9 @@ import weakref
 from .. import backend
 from ..errors import BackendError
 
-_libcuda = []          # the driver library, loaded on first use
-_exported = {}         # handle bytes -> weak reference to the exporting array (this process's own)
-_mappings = weakref.WeakValueDictionary()  # (handle bytes, device) -> open mapping in this process
+_libcuda: list = []    # the driver library, loaded on first use
+_exported: dict = {}   # handle bytes -> weak reference to the exporting array (this process's own)
+_mappings: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (handle, device) -> open mapping
 
 
 def _address_range(ptr, device):

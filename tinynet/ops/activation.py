@@ -115,12 +115,25 @@ class LeakyReLU(_ParamPointwise):
     def slope(self):
         return self.param
 
+    def _blend(self, a):
+        """True when the where-free forms below give where's bits: a slope in (0, 1] (0 would
+        make inf * 0 = NaN win the maximum) and float32/float64 (NumPy's float16 passes are
+        each slower than its where)."""
+        return 0 < self.slope <= 1 and a.dtype.itemsize >= 4
+
     def forward(self, xp, x):
         self.save_for_backward(x)
+        if self._blend(x):        # then max(x, slope x) is it: two passes, one array (same bits,
+            y = x * self.slope    # NaN and -0.0 included) instead of a mask, a product and a where
+            return xp.maximum(x, y, out=y)
         return xp.where(x > 0, x, x * self.slope)
 
     def backward(self, xp, gy):
         (x,) = self.saved
+        if self._blend(gy):       # gy times max(x > 0, slope): 1 or slope, so the same bits as the
+            f = (x > 0).astype(gy.dtype)  # where below; NumPy's where on a random mask is ~4 ns an
+            xp.maximum(f, self.slope, out=f)  # element, these four passes ~1 ns
+            return (xp.multiply(gy, f, out=f),)
         return (xp.where(x > 0, gy, gy * self.slope),)
 
 
