@@ -119,7 +119,8 @@ class LeakyReLU(_ParamPointwise):
         """True when the where-free forms below give where's bits: a slope in (0, 1] (0 would
         make inf * 0 = NaN win the maximum) and float32/float64 (NumPy's float16 passes are
         each slower than its where)."""
-        return 0 < self.slope <= 1 and a.dtype.itemsize >= 4
+        return (isinstance(a, numpy.ndarray) and a.ndim > 0 and a.dtype.itemsize >= 4  # NumPy arrays (not a
+                and isinstance(self.slope, float) and 0 < self.slope <= 1)  # recorded double backward's tensors)
 
     def forward(self, xp, x):
         self.save_for_backward(x)
