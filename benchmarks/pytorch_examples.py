@@ -64,6 +64,11 @@ LOSS = re.compile(r"(?i)loss[^0-9\n]*?(-?\d+\.\d+(?:e[-+]?\d+)?)")
 # default and take --no-accel; the others have no accelerator flag): --accel adds these
 ACCEL_FLAG = {"mnist_rnn": "--accel", "mnist_hogwild": "--cuda", "word_language_model": "--accel", "dcgan": "--accel"}
 
+# PyTorch's side of a program that fails on PyTorch itself, run with PyTorch's own opt-out so that
+# there is a time to compare: time_sequence_prediction saves a NumPy array with torch.save, which
+# torch.load's weights_only default (2.6+) refuses (tinynet's structured format loads it as data)
+TORCH_ENV = {"time_sequence_prediction": {"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}}
+
 
 def programs(wiki, accel=False):
     """(name, script, args, setup scripts, tolerance) of each program, in the issue's order;
@@ -238,6 +243,8 @@ def run_program(spec, examples_dir, work, data_root, tv_dir, timeout):
         paths = [ROOT] if side == "tinynet" else ([tv_dir] if tv_dir else [])
         env["PYTHONPATH"] = os.pathsep.join(paths + [p for p in [env.get("PYTHONPATH")] if p])
         env.setdefault("MPLBACKEND", "Agg")
+        if side == "pytorch":
+            env.update(TORCH_ENV.get(name, {}))
         cwd = _scratch(work, name, side, data_root)
         for s in setup:
             _run(prefix + [os.path.join(examples_dir, s)], cwd, env, timeout)
