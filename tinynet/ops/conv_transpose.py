@@ -49,7 +49,7 @@ from .cpu.conv import prefers_batch_last, scatter_taps, to_batch_last, to_nchw
 from .cpu.conv_transpose import conv_transpose2d_backward
 from .shape import squeeze, unsqueeze
 from .util import check_tensor
-from .window import col2im_add, pair
+from .window import col2im_add, out_size, pair
 
 # the CPU forward goes batch-last (_forward_batch_last) from this many output taps C_out*kH*kW on:
 # below, its two layout copies cost more than its product saves (dcgan's last layer, 3*4*4 taps:
@@ -143,7 +143,8 @@ class ConvTranspose2dOp(Op):
         gx = gw = gb = None
         h, wd = x.shape[2:]
         if need_x or need_w:  # the convolution of gy by w: gx is its output, gw its filter gradient
-            out = _conv_out(gy, w, self)
+            out = tuple(out_size("conv_transpose2d", gy.shape[2 + i], self.padding[i], self.padding[i], w.shape[2 + i],
+                                 self.stride[i], self.dilation[i]) for i in range(2))  # conv2d(gy, w)'s size
             if xp is numpy and self.groups == 1 and (w.shape[1] * w.shape[2] * w.shape[3] >= BATCH_LAST_MIN_TAPS
                                                       or prefers_batch_last(gy, w.shape, 1, out)):
                 gx, gw = conv_transpose2d_backward(xp, x, w, gy, self.stride, self.padding, self.dilation, out,
@@ -227,14 +228,6 @@ class ConvTranspose2dOp(Op):
         if need_b:
             gb = gpu_ops.bias_grad(gy) if cuda.supported(gy) else gy.sum(axis=(0, 2, 3))
         return gx, gw, gb
-
-
-def _conv_out(gy, w, op):
-    """Output size (H', W') of the convolution of ``gy`` by ``w`` that the backward runs:
-    PyTorch's convolution size with ``op``'s stride, padding and dilation (at least the
-    transposed convolution's input size; output_padding adds rows it does not reach)."""
-    return tuple((gy.shape[2 + i] + 2 * op.padding[i] - op.dilation[i] * (w.shape[2 + i] - 1) - 1) // op.stride[i] + 1
-                 for i in range(2))
 
 
 def _check(op, input, weight, bias, groups, spatial):
