@@ -53,3 +53,40 @@ def test_spawned_processes_update_the_parents_cuda_model(tmp_path):
     assert lines[:2] == ["('cuda', True)", "('cuda', True)"]
     assert lines[2] == "[[3.0, 3.0, 3.0], [3.0, 3.0, 3.0]] [3.0, 3.0] [0.0, 1.0, 200.0, 300.0, 400.0, 5.0]"
     assert lines[3] == "[1.0, 2.0, 201.0, 301.0, 401.0, 6.0]"
+
+
+class _FakeArray:
+    """A stand-in for a CuPy array: what the export bookkeeping reads (data.ptr, nbytes)."""
+
+    class _Ptr:
+        def __init__(self, ptr):
+            self.ptr = ptr
+
+    def __init__(self, ptr, nbytes):
+        self.data, self.nbytes = self._Ptr(ptr), nbytes
+
+
+def test_exported_arrays_are_forgotten_when_freed_and_found_by_their_offset():
+    """The sender's record of its exported arrays (several may share one allocation of
+    CuPy's pool): a same-process receive finds the array that holds the offset; a freed
+    array drops out, and the handle with its last array (no lasting growth)."""
+    import weakref
+
+    from tinynet.multiprocessing import cuda_ipc
+    handle, start = b"h" * 64, 1 << 20
+    a, b = _FakeArray(start, 256), _FakeArray(start + 512, 256)
+    entry = cuda_ipc._exported.setdefault(handle, (start, 4096, {}))
+    for arr in (a, b):  # as export() records them
+        entry[2][id(arr)] = weakref.ref(arr)
+        weakref.finalize(arr, cuda_ipc._forget, handle, id(arr))
+    del arr
+    try:
+        assert cuda_ipc._own_array(handle, 600)[0] is b and cuda_ipc._own_array(handle, 600)[1:] == (start, 4096)
+        assert cuda_ipc._own_array(handle, 16)[0] is a
+        assert cuda_ipc._own_array(handle, 300) is None  # between the two arrays
+        del a
+        assert cuda_ipc._own_array(handle, 16) is None and handle in cuda_ipc._exported
+        del b
+        assert handle not in cuda_ipc._exported
+    finally:
+        cuda_ipc._exported.pop(handle, None)

@@ -175,12 +175,18 @@ def _build(cudnn, cp, kind, dtype, xshape, wshape, yshape, stride, padding, dila
         plan.index = _fastest(cudnn, cp, g, plan.uids, dtype, [xshape, wshape, yshape], kind,
                               benchmark_limit(settings))
     else:
-        g.build_plans()
-        plan.index = g._plan_index if hasattr(g, "_plan_index") else 0
+        plan.index = _heuristic_choice(g)
     plan.workspace = int(g.get_workspace_size_plan_at_index(plan.index))
     plan.name = g.get_plan_name_at_index(plan.index)
     plan.prepare_fast_path(cudnn)
     return plan
+
+
+def _heuristic_choice(g):
+    """Build ``g``'s plans and return the index of the one cuDNN selects (its heuristic's
+    first that builds); cuDNN raises if none does."""
+    g.build_plans()
+    return g._plan_index if hasattr(g, "_plan_index") else 0
 
 
 def _fastest(cudnn, cp, g, uids, dtype, shapes, kind, limit):
@@ -221,8 +227,7 @@ def _fastest(cudnn, cp, g, uids, dtype, shapes, kind, limit):
     stream.synchronize()
     cp.get_default_memory_pool().free_all_blocks()  # hand the tuning scratch back (once per shape)
     if best is None:  # nothing built and ran: cuDNN's own first choice, or its refusal
-        g.build_plans()
-        return g._plan_index if hasattr(g, "_plan_index") else 0
+        return _heuristic_choice(g)
     g.build_plan_at_index(best)  # selected again: the last build selected another
     return best
 

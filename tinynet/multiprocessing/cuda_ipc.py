@@ -24,7 +24,9 @@ from .. import backend
 from ..errors import BackendError
 
 _libcuda: list = []    # the driver library, loaded on first use
-_exported: dict = {}   # handle bytes -> weak reference to the exporting array (this process's own)
+# handle bytes -> (allocation start, size, {id(array): weak reference}): this process's own exported
+# arrays, each forgotten when it is freed (CuPy's pool may place several arrays in one allocation)
+_exported: dict = {}
 _mappings: weakref.WeakValueDictionary = weakref.WeakValueDictionary()  # (handle, device) -> open mapping
 
 
@@ -48,15 +50,40 @@ def export(array):
     cp = backend.cupy
     device = array.device.id
     with cp.cuda.Device(device):
-        base, _ = _address_range(array.data.ptr, device)
+        base, size = _address_range(array.data.ptr, device)
         try:
             handle = bytes(cp.cuda.runtime.ipcGetMemHandle(base))
         except cp.cuda.runtime.CUDARuntimeError as exc:
             raise BackendError(f"multiprocessing: a CUDA tensor cannot be shared with another process ({exc}); "
                                "memory from an asynchronous pool cannot be exported") from None
         cp.cuda.Device(device).synchronize()  # what was written before the send is there when it arrives
-    _exported[handle] = weakref.ref(array.base if array.base is not None else array)
+    owner = array.base if array.base is not None else array
+    owners = _exported.setdefault(handle, (base, size, {}))[2]
+    if id(owner) not in owners:
+        owners[id(owner)] = weakref.ref(owner)
+        weakref.finalize(owner, _forget, handle, id(owner))
     return handle, device, array.data.ptr - base, os.getpid()
+
+
+def _forget(handle, key):
+    """Drop a freed array from :data:`_exported` (and the handle with its last array)."""
+    entry = _exported.get(handle)
+    if entry is not None:
+        entry[2].pop(key, None)
+        if not entry[2]:
+            del _exported[handle]
+
+
+def _own_array(handle, offset):
+    """``(array, start, size)``: a live array of this process exported under ``handle`` whose
+    memory holds byte ``offset`` of the allocation, or None."""
+    start, size, owners = _exported.get(handle, (0, 0, {}))
+    ptr = start + offset
+    for ref in list(owners.values()):
+        a = ref()
+        if a is not None and a.data.ptr <= ptr <= a.data.ptr + a.nbytes:
+            return a, start, size
+    return None
 
 
 class _Mapping:
@@ -81,11 +108,9 @@ def rebuild(handle, device, offset, pid, dtype, shape, strides):
     """A CuPy array on the memory the sender exported (its own array when this is the sender)."""
     cp = backend.require_cupy("multiprocessing (receiving a CUDA tensor)")
     if pid == os.getpid():
-        own = _exported.get(handle)
-        base = own() if own is not None else None
-        if base is not None:
-            with cp.cuda.Device(device):
-                start, size = _address_range(base.data.ptr, device)
+        own = _own_array(handle, offset)
+        if own is not None:
+            base, start, size = own
             mem = cp.cuda.UnownedMemory(start, size, base, device_id=device)
             return cp.ndarray(shape, dtype, cp.cuda.MemoryPointer(mem, offset), strides)
     mapping = _mappings.get((handle, device))
