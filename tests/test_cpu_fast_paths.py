@@ -82,6 +82,7 @@ def split_items(monkeypatch):
     parallel.set_num_threads(2)
     monkeypatch.setattr(parallel, "ITEM_MIN_BYTES", 64)
     monkeypatch.setattr(gelu, "BLOCK", 37)
+    monkeypatch.setattr(gelu, "BLOCK_F32", 41)
     yield
     parallel.set_num_threads(before)
 
@@ -205,3 +206,33 @@ def test_attention_softmax_declines_rows_far_below_their_block():
     mask[2] = False  # a query row with no key: zeros, as PyTorch's math path gives
     ours = F.scaled_dot_product_attention(*(tinynet.tensor(a) for a in (q, k, v)), attn_mask=tinynet.tensor(mask))
     assert (ours.numpy()[:, :, 2] == 0).all() and numpy.isfinite(ours.numpy()).all()
+
+
+def test_float32_erf_approximation_refits_and_meets_its_bound():
+    """The float32 GELU's erf (ops/cpu/gelu.py): the stored coefficients are what the
+    documented fit gives, and the error against the float64 erf stays within 3.3e-7 over
+    the whole float32 line (dense near 0..4, the tails, signs, zeros and infinities)."""
+    import scipy.special
+    from tinynet.ops.cpu import gelu
+    z = numpy.linspace(1e-4, 4.0, 40001)
+    u, f = z * z / 16, scipy.special.erf(z) / z
+    prev = numpy.ones_like(u)
+    for _ in range(12):  # Loeb: f Q(u) = P(u), weighted for the relative error
+        cols = [u ** i for i in range(8)] + [-f * u ** j for j in range(1, 5)]
+        w = 1 / (f * prev)
+        c = numpy.linalg.lstsq(numpy.stack(cols, 1) * w[:, None], f * w, rcond=None)[0]
+        prev = numpy.polyval(numpy.concatenate([[1.0], c[8:]])[::-1], u)
+    numpy.testing.assert_allclose(c[:8], gelu.ERF_P, rtol=1e-9)
+    numpy.testing.assert_allclose(c[8:], gelu.ERF_Q[1:], rtol=1e-9)
+    x = numpy.concatenate([numpy.linspace(-6, 6, 600001), [0.0, -0.0, 1e-30, -1e-30, 1e-3, 50.0, -50.0,
+                                                               numpy.inf, -numpy.inf]]).astype(numpy.float32)
+    out = numpy.empty_like(x)
+    got = gelu.erf_float32(x, out, (numpy.empty_like(x), numpy.empty_like(x)))
+    want = scipy.special.erf(x.astype(numpy.float64))
+    assert got is out and got.dtype == numpy.float32
+    assert numpy.abs(got - want).max() <= 3.3e-7
+    assert 1 - got[-2] <= 6e-8 and got[-1] == -got[-2]  # +-inf: within one ulp of +-1, odd
+    assert got[600001] == 0 and numpy.signbit(got[600002])  # erf(-0) = -0
+    in_place = x.copy()
+    gelu.erf_float32(in_place, in_place, (numpy.empty_like(x), numpy.empty_like(x)))
+    assert numpy.array_equal(in_place, got)

@@ -329,6 +329,33 @@ def test_log_softmax_over_many_row_blocks(shape, device):
     assert_close(t.grad, p.grad, 1e-5, 1e-3)  # sums over up to 9,000 entries in float32
 
 
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((6, 50), 1), ((2, 3, 5, 70), -1), ((4, 7, 9), 1), ((33,), 0), ((3, 4), 0)])
+def test_softmax_rows_and_other_dims_against_pytorch(fn, dtype, shape, dim, device):
+    """softmax and log_softmax along the last dim of any shape (the GPU's fused row kernels:
+    one launch each way) and along another dim (the generic code), values and gradients against
+    PyTorch's; a row holding -inf and one of equal values included."""
+    if torch is None:
+        pytest.skip("PyTorch not installed: reference unavailable")
+    r = rng(11)
+    x = (r.standard_normal(shape) * 3).astype(dtype)
+    flat = x.reshape(-1)
+    flat[0] = -numpy.inf
+    if x.ndim > 1:
+        x[(-1,) * (x.ndim - 1)] = 0.5  # a row (along the last dim) of equal values
+    gy = r.standard_normal(shape).astype(dtype)
+    t = tinynet.tensor(x, device=device, requires_grad=True)
+    p = torch.tensor(x, requires_grad=True)
+    y, ref = getattr(F, fn)(t, dim), getattr(TF, fn)(p, dim)
+    tol = 1e-6 if dtype == "float32" else 1e-13
+    assert y.dtype == t.dtype and tuple(y.shape) == shape
+    assert_close(y, ref, tol, tol)
+    y.backward(tinynet.tensor(gy, device=device))
+    ref.backward(torch.tensor(gy))
+    assert_close(t.grad, p.grad, 10 * tol, 10 * tol)
+
+
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("slope", [0.2, 0.0, 1.0, 1.5, -0.3])
 def test_leaky_relu_special_values_equal_pytorch_bit_for_bit(device, dtype, slope):

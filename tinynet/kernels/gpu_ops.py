@@ -118,6 +118,27 @@ def _rows(x):
     return x.shape[0], x.shape[1]
 
 
+def softmax_fwd(x):
+    """Softmax of each row of the 2-D float32/float64 array ``x``, one warp a row."""
+    cp = _cp()
+    x = cp.ascontiguousarray(x)
+    m, c = _rows(x)
+    y = cp.empty(x.shape, dtype=x.dtype)
+    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_softmax_fwd", x.dtype), m * 32, (x, y, cuda.i32(m), cuda.i32(c)))
+    return y
+
+
+def softmax_bwd(y, gy):
+    """``y * (gy - rowsum(gy * y))``: softmax's input gradient from its output ``y``."""
+    cp = _cp()
+    gy = cp.ascontiguousarray(gy)
+    m, c = _rows(y)
+    gx = cp.empty(gy.shape, dtype=gy.dtype)
+    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_softmax_bwd", y.dtype), m * 32,
+                (y, gy, gx, cuda.i32(m), cuda.i32(c)))
+    return gx
+
+
 def log_softmax_fwd(x):
     cp = _cp()
     x = cp.ascontiguousarray(x)

@@ -2,7 +2,7 @@
 #define INFINITY __int_as_float(0x7f800000)
 #endif
 
-// Row-wise log-softmax, NLL loss and their fusion (softmax cross-entropy) for (M, C) input.
+// Row-wise softmax, log-softmax, NLL loss and their fusion (softmax cross-entropy) for (M, C) input.
 // One warp per row for the row kernels; the loss kernels reduce over rows in one block
 // and write [loss, weight sum] so "mean" needs no host round trip.
 
@@ -35,6 +35,34 @@ __device__ void row_lse(const T* x, T* y, T* lse, int M, int C) {
     T l = m + log(s);
     if (lane == 0) lse[row] = l;
     if (y) for (int c = lane; c < C; c += WARP) y[(long long)row * C + c] = xr[c] - l;
+}
+
+// softmax of each row: y = exp(x - max) / sum(exp(x - max)) (a row of -inf only gives NaN, as
+// PyTorch's softmax and the generic code do).
+template <typename T>
+__device__ void softmax_fwd(const T* x, T* y, int M, int C) {
+    int row = (blockIdx.x * blockDim.x + threadIdx.x) / WARP, lane = threadIdx.x % WARP;
+    if (row >= M) return;
+    const T* xr = x + (long long)row * C;
+    T m = -INFINITY;
+    for (int c = lane; c < C; c += WARP) m = max(m, xr[c]);
+    m = warp_max(m);
+    T s = 0;
+    for (int c = lane; c < C; c += WARP) s += exp(xr[c] - m);
+    s = warp_sum(s);
+    for (int c = lane; c < C; c += WARP) y[(long long)row * C + c] = exp(xr[c] - m) / s;
+}
+
+// softmax backward: gx = y * (gy - sum(gy * y)) per row.
+template <typename T>
+__device__ void softmax_bwd(const T* y, const T* gy, T* gx, int M, int C) {
+    int row = (blockIdx.x * blockDim.x + threadIdx.x) / WARP, lane = threadIdx.x % WARP;
+    if (row >= M) return;
+    long long base = (long long)row * C;
+    T s = 0;
+    for (int c = lane; c < C; c += WARP) s += gy[base + c] * y[base + c];
+    s = warp_sum(s);
+    for (int c = lane; c < C; c += WARP) gx[base + c] = y[base + c] * (gy[base + c] - s);
 }
 
 // log_softmax backward: gx = gy - exp(y) * sum(gy) per row.
@@ -103,6 +131,10 @@ __device__ void nll_grad(const T* x, const T* lse, const long long* t, const T* 
 }
 
 #define XENT_KERNELS(T, S)                                                                          \
+extern "C" __global__ void tinynet_softmax_fwd_##S(const T* x, T* y, int M, int C) {                 \
+    softmax_fwd<T>(x, y, M, C); }                                                                    \
+extern "C" __global__ void tinynet_softmax_bwd_##S(const T* y, const T* gy, T* gx, int M, int C) {   \
+    softmax_bwd<T>(y, gy, gx, M, C); }                                                               \
 extern "C" __global__ void tinynet_log_softmax_fwd_##S(const T* x, T* y, T* lse, int M, int C) {     \
     row_lse<T>(x, y, lse, M, C); }                                                                   \
 extern "C" __global__ void tinynet_log_softmax_bwd_##S(const T* y, const T* gy, T* gx, int M, int C) { \
