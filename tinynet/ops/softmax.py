@@ -42,7 +42,7 @@ class Softmax(Op):
     def forward_gpu(self, xp, x):
         if not _gpu_rows(self, x):
             return self.forward(xp, x)
-        y = gpu_ops.softmax_fwd(_as_rows(x)).reshape(x.shape)
+        y = _like(gpu_ops.softmax_fwd(_as_rows(x)), x)
         self.save_for_backward(y)
         return y
 
@@ -50,7 +50,7 @@ class Softmax(Op):
         (y,) = self.saved
         if not (_gpu_rows(self, y) and cuda.supported(gy) and gy.dtype == y.dtype):
             return self.backward(xp, gy)
-        return (gpu_ops.softmax_bwd(_as_rows(y), _as_rows(gy)).reshape(y.shape),)
+        return (_like(gpu_ops.softmax_bwd(_as_rows(y), _as_rows(gy)), y),)
 
 
 _CPU_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
@@ -88,7 +88,7 @@ class LogSoftmax(Op):
     def forward_gpu(self, xp, x):
         if not _gpu_rows(self, x):
             return self.forward(xp, x)
-        y = gpu_ops.log_softmax_fwd(_as_rows(x)).reshape(x.shape)
+        y = _like(gpu_ops.log_softmax_fwd(_as_rows(x)), x)
         self.save_for_backward(y)
         return y
 
@@ -96,18 +96,25 @@ class LogSoftmax(Op):
         (y,) = self.saved
         if not (_gpu_rows(self, y) and cuda.supported(gy) and gy.dtype == y.dtype):
             return self.backward(xp, gy)
-        return (gpu_ops.log_softmax_bwd(_as_rows(y), _as_rows(gy)).reshape(y.shape),)
+        return (_like(gpu_ops.log_softmax_bwd(_as_rows(y), _as_rows(gy)), y),)
 
 
 def _gpu_rows(op, a):
     """True when the fused row kernels take ``a``: the op's dim is its last, a float32/float64
-    CuPy array with elements and rows shorter than 2^31."""
-    return bool(a.ndim and op.axis == a.ndim - 1 and a.size and cuda.supported(a)
-                and a.size // a.shape[-1] < 2 ** 31 and a.shape[-1] < 2 ** 31)
+    CuPy array with elements, under 2^31 of them and 2^27 rows (a warp a row, 32-bit thread
+    indices)."""
+    n = a.ndim
+    return bool(n and op.axis == n - 1 and cuda.supported(a) and 0 < a.size < 2 ** 31
+                and (a.shape[0] if n == 2 else a.size // a.shape[-1]) < 2 ** 27)
 
 
 def _as_rows(a):
-    return a.reshape(-1, a.shape[-1])
+    return a if a.ndim == 2 else a.reshape(-1, a.shape[-1])
+
+
+def _like(y, x):
+    """The kernel's (rows, C) result ``y`` in ``x``'s shape (no reshape for a 2-D ``x``: host time)."""
+    return y if x.ndim == 2 else y.reshape(x.shape)
 
 
 def _axis(op, dim, ndim):
