@@ -104,15 +104,16 @@ def test_fully_masked_row_matches_math():
 def test_fallbacks_and_switches():
     arrays = _inputs([(2, 4, 64, 64)] * 3, tinynet.bfloat16)
     path, _ = _run(arrays, tinynet.bfloat16, dropout_p=0.1)
-    assert path is None  # dropout: the generic code
+    assert path == "fused"  # dropout: tinynet's kernels (bfloat16 widened), not cuDNN's
     path, _ = _run(arrays, tinynet.float16)
     assert path == ("cudnn" if cudnn_attention.available() else "fused")
     with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]):
         assert _run(arrays, tinynet.float16)[0] == "fused"
         assert _run(arrays, tinynet.bfloat16)[0] == "fused"  # bfloat16 widened to float32 for tinynet's kernels
-    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):  # tinynet's kernels have no dropout
+    with sdpa_kernel(SDPBackend.EFFICIENT_ATTENTION):  # tinynet's kernels take dropout, not float64
+        assert _run(arrays, tinynet.bfloat16, dropout_p=0.1)[0] == "fused"
         with pytest.raises(RuntimeError, match="no available kernel"):
-            _run(arrays, tinynet.bfloat16, dropout_p=0.1)
+            _run(arrays, tinynet.float64)
     assert cuda_settings.sdp_state() == {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
     q = tinynet.tensor(arrays[0], dtype=tinynet.bfloat16, device="cuda")
     m = tinynet.randn(64, 64, device="cuda", dtype=tinynet.bfloat16, requires_grad=True)

@@ -2,8 +2,9 @@
 output and q/k/v gradients against the generic xp code on the same GPU (tinynet's kernels
 switched off per call) and against PyTorch's CUDA SDPA where torch has CUDA; float32 and
 float16 (compared with float32 references of the same float16 inputs); the fallbacks to the
-generic code (dropout, float64, head dims over 128, a float mask's gradient) and second
-derivatives through the fused forward."""
+generic code (float64, head dims over 128, a float mask's gradient) and second derivatives
+through the fused forward; dropout inside the fused kernels against the float64 math path with
+the documented Philox mask."""
 import numpy
 import pytest
 
@@ -202,17 +203,43 @@ def test_float_mask_gradient_uses_the_generic_backward(monkeypatch):
         assert _rel(a, b) < 1e-5
 
 
-@pytest.mark.parametrize("what", ["dropout", "float64", "head_dim_160"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_dropout_runs_in_the_fused_kernels_with_the_philox_mask(dtype):
+    """dropout_p > 0 takes the fused kernels: output and gradients equal the float64 math path
+    with the mask the op's Philox draw gives (tests/test_attention_kernels_emulated.py holds the
+    mask's definition and checks every kernel path on the CPU); no double backward."""
+    from test_attention_kernels_emulated import _keep_reference, _reference_dropout
+    arrays = _inputs((N, H, 70, 32), (N, H, 90, 32), (N, H, 90, 32), dtype)
+    gout = numpy.random.default_rng(9).standard_normal((N, H, 70, 32)).astype(dtype).astype(numpy.float64)
+    ts = [tinynet.tensor(a, dtype=dtype, device="cuda", requires_grad=True) for a in arrays]
+    y = F.scaled_dot_product_attention(*ts, dropout_p=0.3, is_causal=True)
+    assert _fused(y)
+    p, factor, seed, offset, cells = y.grad_fn.drop
+    assert (p, cells) == (0.3, 0) and factor == pytest.approx(1 / 0.7)
+    y.backward(tinynet.tensor(gout, dtype=dtype, device="cuda"))
+    keep = _keep_reference((N, H), 70, 90, 0.3, seed, offset)
+    ref = _reference_dropout(*arrays, None, 1 / numpy.sqrt(32), True, gout, keep / 0.7)
+    for name, a, b in zip(("out", "dq", "dk", "dv"), [y] + [t.grad for t in ts], ref):
+        assert _rel(a.numpy(force=True), b) < TOL[dtype], name
+    y2 = F.scaled_dot_product_attention(*ts, dropout_p=0.3, is_causal=True)
+    (gq,) = tinynet.autograd.grad((y2 * y2).sum(), [ts[0]], create_graph=True)
+    with pytest.raises(tinynet.errors.AutogradError):
+        gq.sum().backward()
+
+
+@pytest.mark.parametrize("what", ["float64", "head_dim_160", "dropout_float_mask_grad"])
 def test_fallbacks_to_the_generic_code(monkeypatch, what):
-    dtype, E, p = {"dropout": ("float32", 16, 0.3), "float64": ("float64", 16, 0.0),
+    dtype, E, p = {"dropout_float_mask_grad": ("float32", 16, 0.3), "float64": ("float64", 16, 0.0),
                    "head_dim_160": ("float32", 160, 0.0)}[what]
     arrays = _inputs((N, H, 37, E), (N, H, 53, E), (N, H, 53, E), dtype)
     results = []
     for kernels in (True, False):
         monkeypatch.setattr(backend, "kernels_enabled", kernels)
         ts = [tinynet.tensor(a, dtype=dtype, device="cuda", requires_grad=True) for a in arrays]
+        mask = [tinynet.tensor(_float_mask((53,)), dtype=dtype, device="cuda", requires_grad=True)] if p else []
         tinynet.manual_seed(0)  # the same dropout mask on both paths
-        y = F.scaled_dot_product_attention(*ts, dropout_p=p, is_causal=True)
+        y = F.scaled_dot_product_attention(*ts, *mask, dropout_p=p, is_causal=not p)
+        ts += mask
         assert not _fused(y)
         y.sum().backward()
         results.append([y.numpy(force=True)] + [t.grad.numpy(force=True) for t in ts])

@@ -202,3 +202,78 @@ def test_emulated_gradients_without_the_stored_scores(emulated, monkeypatch, cas
     for name, a, b in zip(("dq", "dk", "dv"), got, ref):
         if a is not None:
             assert numpy.abs(a - b).max() / numpy.abs(b).max() < 1e-5, name
+
+
+def _keep_reference(batch, L, S, p, seed, offset):
+    """The keep mask (*batch, L, S) of the kernels' dropout (attention.cu keep4): weight (b, i, j)
+    draws word j % 4 of the Philox block for counter ((b L + i) ceil(S / 4) + j // 4, offset)."""
+    from philox_reference import MASK32, philox4x32_10
+    b, i, j = numpy.meshgrid(numpy.arange(int(numpy.prod(batch))), numpy.arange(L), numpy.arange(S), indexing="ij")
+    ctr = ((b * L + i) * ((S + 3) // 4) + j // 4).astype(numpy.uint64).reshape(-1)
+    n = ctr.size
+    words = philox4x32_10([ctr & MASK32, ctr >> numpy.uint64(32), numpy.full(n, offset & 0xFFFFFFFF, numpy.uint64),
+                           numpy.full(n, offset >> 32, numpy.uint64)], seed & 0xFFFFFFFF, seed >> 32)
+    word = numpy.choose((j.reshape(-1) % 4).astype(numpy.int64), words)
+    uniform = (word >> numpy.uint64(8)).astype(numpy.float32) * numpy.float32(1.0 / 16777216.0)
+    return (uniform >= numpy.float32(p)).reshape(tuple(batch) + (L, S))
+
+
+def _reference_dropout(q, k, v, mask, scale, causal, gout, d):
+    """out, dq, dk, dv of the float64 math path with the dropout factors ``d`` (0 or 1/(1-p))."""
+    q, k, v, gout = (x.astype(numpy.float64) for x in (q, k, v, gout))
+    s = scale * q @ numpy.swapaxes(k, -1, -2)
+    keep = numpy.tril(numpy.ones(s.shape[-2:], bool)) if causal else numpy.ones(s.shape[-2:], bool)
+    if mask is not None:
+        keep = keep & mask
+    s = numpy.where(keep, s, -numpy.inf)
+    p = numpy.exp(s - s.max(-1, keepdims=True))
+    p /= p.sum(-1, keepdims=True)
+    pd = p * d
+    out = pd @ v
+    dp = gout @ numpy.swapaxes(v, -1, -2)
+    ds = p * (dp * d - (gout * out).sum(-1, keepdims=True))
+    return out, scale * ds @ k, scale * numpy.swapaxes(ds, -1, -2) @ q, numpy.swapaxes(pd, -1, -2) @ gout
+
+
+DROP_CASES = [
+    # (id, query, key/value shapes, causal, bool mask)
+    ("causal_E32", (2, 2, 70, 32), (2, 2, 70, 32), True, False),
+    ("L_ne_S_odd_S", (1, 3, 45, 16), (1, 3, 77, 16), False, True),
+    ("causal_E100", (1, 1, 130, 100), (1, 1, 130, 100), True, False),
+]
+
+
+@pytest.mark.parametrize("mode", ["scratch", "no_scratch", "dq_only", "dkv_only", "graph_cells"])
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("case", DROP_CASES, ids=[c[0] for c in DROP_CASES])
+def test_emulated_dropout_matches_the_math_path_with_the_philox_mask(emulated, monkeypatch, case, dtype, mode):
+    """Dropout on the weights inside the fused kernels: forward and every backward kernel
+    (dK/dV with and without the stored dS^T, dQ from it or recomputed) apply the mask that the
+    documented Philox draw gives, against the float64 math path with that mask; in a CUDA
+    graph the seed and the offset's base come from the device cells, as F.dropout's do."""
+    _, qs, kvs, causal, with_mask = case
+    r = numpy.random.default_rng(8)
+    q, k, v = (r.standard_normal(s).astype(dtype) for s in (qs, kvs, kvs))
+    mask = _bool_mask((qs[-2], kvs[-2])) if with_mask else None
+    p, seed, offset = 0.3, 0x1234_5678_9ABC_DEF0, 7
+    if mode == "graph_cells":  # the kernel reads [seed, base] from the device; offset is the draw's place
+        cells = numpy.array([seed, 5], dtype=numpy.uint64)
+        drop = (p, 1 / (1 - p), 0, offset - 5, cells.ctypes.data)
+    else:
+        drop = (p, 1 / (1 - p), seed, offset, 0)
+    if mode == "no_scratch":
+        monkeypatch.setattr(fused, "DS_LIMIT", 0)
+    out, lse = fused.forward(numpy, q, k, v, mask, 0.25, causal, (1, 1), drop)
+    gout = r.standard_normal(out.shape).astype(dtype)
+    need_q, need_kv = mode != "dkv_only", mode != "dq_only"
+    got = (out,) + fused.backward(numpy, q, k, v, mask, out, lse, gout, 0.25, causal, (1, 1), need_q, need_kv, drop)
+    keep = _keep_reference(qs[:-2], qs[-2], kvs[-2], p, seed, offset)
+    assert abs(keep.mean() - (1 - p)) < 0.02  # the draw keeps about 1 - p of the weights
+    ref = _reference_dropout(q, k, v, mask, 0.25, causal, gout, keep / (1 - p))
+    tol = 1e-5 if dtype == "float32" else 3e-3
+    for name, a, b in zip(("out", "dq", "dk", "dv"), got, ref):
+        if a is None:
+            assert not (need_q if name == "dq" else need_kv), name
+            continue
+        err = numpy.abs(a.astype(numpy.float64) - b).max() / numpy.abs(b).max()
+        assert numpy.isfinite(a).all() and err < tol, f"{name}: {err:.2e}"

@@ -407,6 +407,36 @@ def test_matmul_bmm_and_attention_products_capture_and_equal_eager():
 
 
 @gpu
+def test_attention_dropout_in_the_fused_kernels_captures_and_equals_eager():
+    """scaled_dot_product_attention with dropout (the fused kernels draw the mask from the
+    Philox cells a replay rewrites): a graphed step gives the eager step's losses and
+    parameters bit for bit, and the masks change from step to step."""
+    def build():
+        tinynet.manual_seed(2)
+        q = tinynet.randn(2, 3, 40, 16, device="cuda", requires_grad=True)
+        opt = tinynet.optim.SGD([q], lr=0.1)
+
+        def step(kv):
+            opt.zero_grad()
+            y = F.scaled_dot_product_attention(q, kv, kv, dropout_p=0.4, is_causal=True)
+            assert y.grad_fn.path == "fused"
+            loss = (y * y).sum()
+            loss.backward()
+            opt.step()
+            return loss
+        return step, q
+
+    kv = tinynet.randn(2, 3, 40, 16, device="cuda")
+    step, q = build()
+    eager = [step(kv).item() for _ in range(5)]
+    step2, q2 = build()
+    graphed = tinynet.compile(step2, fullgraph=True)
+    got = [graphed(kv).item() for _ in range(5)]
+    assert graphed.captures == 1 and got == eager and len(set(eager)) == 5
+    assert numpy.array_equal(q2.detach().numpy(), q.detach().numpy())
+
+
+@gpu
 def test_guarded_setting_change_recaptures():
     tinynet.manual_seed(0)
     lin = nn.Linear(20, 3).to("cuda")

@@ -18,6 +18,9 @@
 //             dS^T tiles dK/dV stored in a float32 scratch when the launcher gives one, else
 //             recomputing S, dP and dS); no atomics: every gradient element is written by one
 //             thread, in a fixed order.
+//   dropout   D = 0 or 1 / (1 - p) per weight (keep4, drawn again in each kernel): O takes
+//             (exp(S_j - m) D_j) V_j while l sums the undropped weights; dV = (P D)^T dO,
+//             dS = P * (dP D - delta), delta = rowsum(dO * O) still (it equals rowsum(P D dP)).
 // The exponentials are base 2 (scores times log2(e)), lse is stored in natural units. A query
 // row that sees no key gets O = 0 and lse = +inf, so its P is 0 in backward (the convention of
 // tinynet/ops/attention.py).
@@ -47,6 +50,7 @@
 // float16; all arithmetic is float32.
 
 #include "attention_tiles.cuh"  // TILE, NT, DC, the float16 conversions and the tile products
+#include "philox.cuh"  // Philox4x32-10, the generator of the dropout on the weights
 
 #define MAXD 128  // largest head dim
 #define MAXB 6    // largest number of batch dims
@@ -60,6 +64,7 @@
 // gstrided, when gq, gk and gv are views of one gradient buffer with batch strides db and row
 // stride d_row (q, k, v split from one projection: grad_buffers.like_base). ds, when not 0, is
 // float32 scratch of (B, S', L') (S', L' rounded up to TILE) where dK/dV leaves dS^T for dQ.
+// Dropout on the weights (drop_p > 0): see keep4.
 struct Sdpa {
     unsigned long long q, k, v, mask, out, lse, gout, delta, gq, gk, gv, ds;  // device pointers
     long long batch[MAXB];                                // broadcast batch shape, 1-padded on the left
@@ -71,6 +76,8 @@ struct Sdpa {
     long long causal;          // top-left aligned: query i sees keys j <= i
     long long gstrided, d_row; // gradients in one buffer (db, d_row) rather than contiguous
     double scale;
+    unsigned long long cells, seed, offset;  // dropout's Philox key and draw; cells: a capture's [seed, base]
+    double drop_p, drop_scale;               // drop_p 0: no dropout; kept weights times drop_scale
 };
 
 #define MASK_NONE 0
@@ -106,6 +113,26 @@ __device__ __forceinline__ long long batch_count(const Sdpa& a) {
 // 65535); the grid may round the count up, and blocks past the end return at once.
 __device__ __forceinline__ long long block_batch() {
     return blockIdx.y + (long long)gridDim.y * blockIdx.z;
+}
+
+// Dropout on the weights (drop_p > 0), with the uniforms of tinynet_dropout_fwd (dropout.cu):
+// weight (b, i, j) of the (B, L, S) weight matrix is kept when (word >> 8) / 2^24 >= drop_p,
+// its word being word j % 4 of the Philox block for counter ((b L + i) ceil(S / 4) + j / 4,
+// offset) and key seed (in a CUDA graph, seed = cells[0] and offset += cells[1], as dropout).
+// Forward and both backward kernels draw the same words, so no mask is stored. Returns the
+// keep bits of keys j..j+3 of row i (bit t: key j + t; j is a multiple of 4).
+__device__ __forceinline__ unsigned int keep4(const Sdpa& a, long long b, long long i, long long j) {
+    unsigned long long seed = a.seed, offset = a.offset;
+    if (a.cells) {
+        seed = ((const unsigned long long*)a.cells)[0];
+        offset += ((const unsigned long long*)a.cells)[1];
+    }
+    long long ctr = (b * a.L + i) * ((a.S + 3) / 4) + j / 4;
+    u4 c = {(unsigned int)ctr, (unsigned int)(ctr >> 32), (unsigned int)offset, (unsigned int)(offset >> 32)};
+    u4 w = philox(c, (unsigned int)seed, (unsigned int)(seed >> 32));
+    float p = (float)a.drop_p, u = 1.0f / 16777216.0f;
+    return (unsigned int)((w.x >> 8) * u >= p) | ((unsigned int)((w.y >> 8) * u >= p) << 1)
+         | ((unsigned int)((w.z >> 8) * u >= p) << 2) | ((unsigned int)((w.w >> 8) * u >= p) << 3);
 }
 
 // Score of query i and key j from dot = q_i . k_j: scaled, masked; -inf for excluded keys
@@ -184,6 +211,15 @@ __device__ void sdpa_fwd(const Sdpa& a) {
 #pragma unroll
             for (int jj = 0; jj < 4 * NH; ++jj) o[i][jj] *= alpha;
         }
+        if (a.drop_p > 0) {  // the sums above are of the whole weights; O takes the kept ones
+            float f = (float)a.drop_scale;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                unsigned int kb = keep4(a, b, q0 + 4 * (threadIdx.x / 16) + i, k0 + 4 * (threadIdx.x % 16));
+#pragma unroll
+                for (int j = 0; j < 4; ++j) s[i][j] *= (kb >> j) & 1u ? f : 0.f;
+            }
+        }
         write_t(w, s);
         __syncthreads();
         tile_wb<T, NH>(o, w, tile(V + k0 * a.v_row, a.v_row, a.S - k0), (int)a.Ev, stage);
@@ -256,20 +292,34 @@ __device__ void sdpa_dkv(const Sdpa& a) {
         for (int i = 0; i < 4; ++i)
 #pragma unroll
             for (int j = 0; j < 4; ++j) p[i][j] = exp2f(p[i][j] - sh[j]);
+        if (a.drop_p > 0) {  // D: dS^T = P^T (dP^T D - delta) into dp, then P^T D for dV
+            float f = (float)a.drop_scale;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {  // column j: query q0 + 4 tx + j, keys k0 + 4 ty ..
+                unsigned int kb = keep4(a, b, q0 + 4 * (threadIdx.x % 16) + j, k0 + 4 * (threadIdx.x / 16));
+#pragma unroll
+                for (int i = 0; i < 4; ++i) {
+                    float d = (kb >> i) & 1u ? f : 0.f;
+                    dp[i][j] = p[i][j] * (dp[i][j] * d - dl[j]);
+                    p[i][j] *= d;
+                }
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 4; ++i)
+#pragma unroll
+                for (int j = 0; j < 4; ++j) dp[i][j] = p[i][j] * (dp[i][j] - dl[j]);  // dS^T
+        }
         write_t(w, p);
         __syncthreads();
-        tile_wb<T, NH>(dv, w, g, (int)a.Ev, stage);  // dV += P^T dO
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-#pragma unroll
-            for (int j = 0; j < 4; ++j) p[i][j] *= dp[i][j] - dl[j];  // dS^T
+        tile_wb<T, NH>(dv, w, g, (int)a.Ev, stage);  // dV += (P D)^T dO
         if (a.ds) {  // whole tiles, rows past S and columns past L being 0: no bounds to test
             long long lp = (a.L + TILE - 1) / TILE * TILE, sp = (a.S + TILE - 1) / TILE * TILE;
             float4* d = (float4*)a.ds + ((b * sp + k0 + 4 * (threadIdx.x / 16)) * lp + q0) / 4 + threadIdx.x % 16;
 #pragma unroll
-            for (int i = 0; i < 4; ++i) d[i * (lp / 4)] = make_float4(p[i][0], p[i][1], p[i][2], p[i][3]);
+            for (int i = 0; i < 4; ++i) d[i * (lp / 4)] = make_float4(dp[i][0], dp[i][1], dp[i][2], dp[i][3]);
         }
-        write_t(w, p);
+        write_t(w, dp);
         __syncthreads();
         tile_wb<T, NH>(dk, w, q, (int)a.E, stage);   // dK += dS^T Q
     }
@@ -300,10 +350,14 @@ __device__ void sdpa_dq(const Sdpa& a) {
         tile_abt<T>(s, q, k, (int)a.E, keep, k0 > 0, stage);
         tile_abt<T>(dp, g, tile(V + k0 * a.v_row, a.v_row, a.S - k0), (int)a.Ev, nullptr, false, stage);
         scores<T, false>(a, at.m, q0, k0, s);
+        float f = a.drop_p > 0 ? (float)a.drop_scale : 1.f;
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
+        for (int i = 0; i < 4; ++i) {
+            unsigned int kb = a.drop_p > 0 ? keep4(a, b, q0 + 4 * (threadIdx.x / 16) + i, k0 + 4 * (threadIdx.x % 16)) : 15u;
 #pragma unroll
-            for (int j = 0; j < 4; ++j) s[i][j] = exp2f(s[i][j] - sh[i]) * (dp[i][j] - dl[i]);  // dS
+            for (int j = 0; j < 4; ++j)  // dS = P (dP D - delta)
+                s[i][j] = exp2f(s[i][j] - sh[i]) * (dp[i][j] * ((kb >> j) & 1u ? f : 0.f) - dl[i]);
+        }
         write_t(w, s);
         __syncthreads();
         tile_wb<T, NH>(dq, w, k, (int)a.E, stage);  // dQ += dS K

@@ -27,6 +27,7 @@ backward joins them without copies, as after cuDNN's backward (in float32 the GP
 import numpy
 
 from .. import backend
+from .. import random as _random
 from . import cuda, grad_buffers
 
 TILE = 64       # query rows and keys per block tile (attention.cu)
@@ -44,7 +45,8 @@ _SIZES = ("q_row", "k_row", "v_row", "m_row", "m_col", "g_row", "L", "S", "E", "
 ARGS = numpy.dtype([(n, "<u8") for n in _POINTERS]
                    + [(n, "<i8", (MAXB,)) for n in ("batch", "qb", "kb", "vb", "mb", "gb", "db")]
                    + [(n, "<i8") for n in _SIZES]
-                   + [("scale", "<f8")])
+                   + [("scale", "<f8"), ("cells", "<u8"), ("seed", "<u8"), ("offset", "<u8"),
+                      ("drop_p", "<f8"), ("drop_scale", "<f8")])
 _DTYPES = (numpy.dtype(numpy.float16), numpy.dtype(numpy.float32))
 
 
@@ -87,7 +89,19 @@ def _last_contiguous(xp, a):
     return a if a.shape[-1] == 1 or a.strides[-1] == a.itemsize else xp.ascontiguousarray(a)
 
 
-def _describe(xp, q, k, v, mask, gout, scale, causal, groups):
+def dropout_draw(p):
+    """The kernels' dropout on the weights for probability ``p``: None for ``p == 0``, else
+    ``(p, 1 / (1 - p), seed, offset, cells)`` of the next draw of tinynet's GPU Philox generator
+    (:func:`tinynet.random.philox_draw`, the one GPU dropout draws from; ``cells`` the device
+    pointer of a CUDA-graph capture's [seed, base], else 0). Forward and backward take the same
+    draw: the kernels draw each weight's mask again from it."""
+    if not p > 0:
+        return None
+    seed, offset, cells = _random.philox_draw()
+    return (p, 0.0 if p >= 1 else 1.0 / (1.0 - p), seed % 2 ** 64, offset, 0 if cells is None else cells.data.ptr)
+
+
+def _describe(xp, q, k, v, mask, gout, scale, causal, groups, drop=None):
     """The kernels' argument struct for these inputs (output pointers left 0), the batch
     shape, and the arrays it points at: a copy made here must stay alive until the launches
     are queued, or its memory could be handed out again before the kernel reads it."""
@@ -114,6 +128,8 @@ def _describe(xp, q, k, v, mask, gout, scale, causal, groups):
     args["L"], args["S"], args["E"], args["Ev"] = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     args["kgroup"], args["vgroup"] = groups
     args["causal"], args["scale"] = int(causal), scale
+    if drop is not None:
+        args["drop_p"], args["drop_scale"], args["seed"], args["offset"], args["cells"] = drop
     return args, batch, held
 
 
@@ -132,10 +148,11 @@ def _narrow(args):
     return max(int(args["E"]), int(args["Ev"])) <= NARROW
 
 
-def forward(xp, q, k, v, mask, scale, causal, groups):
+def forward(xp, q, k, v, mask, scale, causal, groups, drop=None):
     """``(out, lse)``: the attention output ``(*batch, L, Ev)`` in q's dtype and the float32
-    row log-sum-exp ``(*batch, L, 1)`` (+inf for a row that sees no key)."""
-    args, batch, held = _describe(xp, q, k, v, mask, None, scale, causal, groups)
+    row log-sum-exp ``(*batch, L, 1)`` (+inf for a row that sees no key, and of the weights
+    before dropout); ``drop``: :func:`dropout_draw`'s value, or None."""
+    args, batch, held = _describe(xp, q, k, v, mask, None, scale, causal, groups, drop)
     L, Ev = q.shape[-2], v.shape[-1]
     out = xp.empty(batch + (L, Ev), dtype=q.dtype)
     lse = xp.empty(batch + (L, 1), dtype=numpy.float32)
@@ -148,11 +165,11 @@ def forward(xp, q, k, v, mask, scale, causal, groups):
     return out, lse
 
 
-def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, need_kv):
+def backward(xp, q, k, v, mask, out, lse, gout, scale, causal, groups, need_q, need_kv, drop=None):
     """``(dq, dk, dv)`` of the broadcast batch (see the module docstring); ``dq`` is None
-    unless ``need_q``, ``dk`` and ``dv`` None unless ``need_kv``. ``out`` and ``lse`` are
-    what :func:`forward` returned."""
-    args, batch, held = _describe(xp, q, k, v, mask, gout, scale, causal, groups)
+    unless ``need_q``, ``dk`` and ``dv`` None unless ``need_kv``. ``out``, ``lse`` and ``drop``
+    are what :func:`forward` returned and took."""
+    args, batch, held = _describe(xp, q, k, v, mask, gout, scale, causal, groups, drop)
     L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
     rows = int(numpy.prod(batch)) * L  # delta = rowsum(dO * O): one warp per row
     tiles = int(numpy.prod(batch)) * -(-L // TILE) * -(-S // TILE) * TILE * TILE  # of the dS^T scratch

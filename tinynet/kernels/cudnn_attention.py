@@ -196,3 +196,23 @@ def _backward(q, k, v, o, do, lse, bias, scale, causal, grads):
     plan.run(cudnn, cp, ptrs)
     stats["bwd"] += 1
     return tuple(grads)
+
+
+def mask_bias(xp, mask, q, keys):
+    """``(bias, rows)``: ``mask`` as cuDNN's additive bias, (B|1, H|1, L, S) in ``q``'s dtype,
+    made whole along L and S (cuDNN broadcasts only batch and heads); for a bool mask its False
+    entries -inf, and ``rows`` the (B|1, H|1, L, 1) bool array of rows with a key left (None for
+    a float mask). A row with no key gets a zero bias (cuDNN then computes a finite row) and
+    its output and gradient are zeroed by the caller, as the math path gives zeros there."""
+    m = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
+    full = (m.shape[0], m.shape[1], q.shape[2], keys)
+    rows = None
+    if m.dtype == numpy.bool_:
+        rows = xp.any(m, axis=-1, keepdims=True)
+        m = xp.where(m | ~rows, numpy.float32(0), numpy.float32(-numpy.inf)).astype(q.dtype)
+        rows = xp.broadcast_to(rows, full[:3] + (1,))
+    elif m.dtype != q.dtype:
+        m = m.astype(q.dtype)
+    if m.shape != full or not m.flags.c_contiguous:
+        m = xp.ascontiguousarray(xp.broadcast_to(m, full))
+    return m, rows

@@ -9,23 +9,7 @@
 // device pair [seed, base] that each replay rewrites, and `offset` is the draw's place in
 // the captured step (seed = cells[0], offset = cells[1] + offset); eager launches pass 0.
 
-struct u4 { unsigned int x, y, z, w; };
-
-__device__ __forceinline__ u4 philox_round(u4 c, unsigned int k0, unsigned int k1) {
-    unsigned int hi0 = __umulhi(0xD2511F53u, c.x), lo0 = 0xD2511F53u * c.x;
-    unsigned int hi1 = __umulhi(0xCD9E8D57u, c.z), lo1 = 0xCD9E8D57u * c.z;
-    u4 r = {hi1 ^ c.y ^ k0, lo1, hi0 ^ c.w ^ k1, lo0};
-    return r;
-}
-
-__device__ __forceinline__ u4 philox(u4 c, unsigned int k0, unsigned int k1) {
-    for (int i = 0; i < 10; ++i) {
-        c = philox_round(c, k0, k1);
-        k0 += 0x9E3779B9u;
-        k1 += 0xBB67AE85u;
-    }
-    return c;
-}
+#include "philox.cuh"  // Philox4x32-10: philox(counter, key0, key1)
 
 // Unit u (element or channel map) of a call draws the uniform (word >> 8) / 2^24 in [0, 1), 24
 // random bits, from word u % 4 of the Philox block for counter (u / 4, offset) and key seed.

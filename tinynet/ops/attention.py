@@ -38,9 +38,12 @@ writes ``O`` and a float32 ``lse``; the backward recomputes ``P`` tile by tile f
 one pass for ``dK``/``dV`` and one for ``dQ``, never holding an ``(L, S)`` matrix. They take
 float32 and float16 (float32 arithmetic inside), head dims ``E`` and ``Ev`` up to 128, any
 ``L`` and ``S``, ``scale``, ``is_causal``, bool and float masks broadcast over batch dims or
-rows (read through their strides), broadcast batch dims and grouped-query heads. The
-generic code runs instead for dropout (``dropout_p > 0``), float64, head dims over 128,
-empty inputs and more than six batch dims; and a backward that needs the float mask's
+rows (read through their strides), broadcast batch dims, grouped-query heads and dropout
+(``D`` drawn from tinynet's GPU Philox generator, as ``F.dropout`` on the GPU, in each kernel
+again from the saved draw, so no mask is stored; such an op has no double backward, as
+PyTorch's memory-efficient attention). The generic code runs instead for float64, head dims
+over 128, empty inputs and more than six batch dims, and for dropout with a float mask that
+needs its gradient; and a backward that needs the float mask's
 gradient (``dM = dS``, itself ``(..., L, S)``) runs the generic backward from the fused
 forward's saved state. The fused forward saves the same values as the generic one except
 the causal triangle (O(L * S) bytes); so with ``is_causal`` a ``create_graph`` backward
@@ -99,7 +102,7 @@ class ScaledDotProductAttention(Op):
     twice_differentiable = True
 
     def __init__(self, scale, causal=False, p=0.0, groups=(1, 1)):
-        self.scale, self.causal, self.p, self.groups = scale, causal, p, groups
+        self.scale, self.causal, self.p, self.groups, self.drop = scale, causal, p, groups, None
         self.backends = cuda_settings.SDP_ENABLED  # the switches, read when the op runs
 
     @property
@@ -234,7 +237,7 @@ class ScaledDotProductAttention(Op):
         sdp, self.path, self.widened = self.backends, None, False
         if (sdp["cudnn"] or sdp["flash"]) and self.p == 0 and not self.needs_input_grad[3] \
                 and cudnn_sdpa.usable(q, k, v, mask):
-            self.bias, self.rows = (None, None) if mask is None else _bias(xp, mask, q, k.shape[2])
+            self.bias, self.rows = (None, None) if mask is None else cudnn_sdpa.mask_bias(xp, mask, q, k.shape[2])
             got = cudnn_sdpa.forward(q, k, v, self.bias, self.scale, self.causal)
             if got is not None:
                 self.path = "cudnn"
@@ -246,9 +249,12 @@ class ScaledDotProductAttention(Op):
             self.widened = True
             q, k, v = (a.astype(float32) for a in (q, k, v))
             mask = mask.astype(float32) if mask is not None and mask.dtype == bfloat16 else mask
-        if sdp["mem_efficient"] and self.p == 0 and fused.usable(q, k, v, mask, self.groups):
-            self.path = "fused"
-            out, lse = fused.forward(xp, q, k, v, mask, self.scale, self.causal, self.groups)
+        if sdp["mem_efficient"] and (self.p == 0 or not self.needs_input_grad[3]) \
+                and fused.usable(q, k, v, mask, self.groups):
+            self.path, self.drop = "fused", fused.dropout_draw(self.p)  # the mask drawn again in backward
+            if self.drop is not None:  # no mask is kept for the generic backward a double backward runs
+                self.twice_differentiable = False
+            out, lse = fused.forward(xp, q, k, v, mask, self.scale, self.causal, self.groups, self.drop)
             self.save_for_backward(q, k, v, mask, out, lse, None, None)
         elif not sdp["math"]:
             on = [name for name, flag in sdp.items() if flag]
@@ -280,7 +286,7 @@ class ScaledDotProductAttention(Op):
             grads = self.backward(xp, gy)
         else:
             gq, gk, gv = fused.backward(xp, q, k, v, mask, out, lse, gy, self.scale, self.causal, self.groups,
-                                        need_q, need_k or need_v)
+                                        need_q, need_k or need_v, self.drop)
             # the kernels give one gradient per entry of the broadcast batch: summed back to the inputs
             grads = (unbroadcast(xp, gq, q.shape) if need_q else None,
                      unbroadcast(xp, _fold_heads(xp, gk, self.groups[0]), k.shape) if need_k else None,
@@ -288,26 +294,6 @@ class ScaledDotProductAttention(Op):
         if self.widened:
             grads = tuple(g.astype(bfloat16) if g is not None and g.dtype == float32 else g for g in grads)
         return grads
-
-
-def _bias(xp, mask, q, keys):
-    """``(bias, rows)``: ``mask`` as cuDNN's additive bias, (B|1, H|1, L, S) in ``q``'s dtype,
-    made whole along L and S (cuDNN broadcasts only batch and heads); for a bool mask its False
-    entries -inf, and ``rows`` the (B|1, H|1, L, 1) bool array of rows with a key left (None for
-    a float mask). A row with no key gets a zero bias (cuDNN then computes a finite row) and
-    its output and gradient are zeroed by the caller, as the math path gives zeros there."""
-    m = mask.reshape((1,) * (4 - mask.ndim) + mask.shape)
-    full = (m.shape[0], m.shape[1], q.shape[2], keys)
-    rows = None
-    if m.dtype == numpy.bool_:
-        rows = xp.any(m, axis=-1, keepdims=True)
-        m = xp.where(m | ~rows, numpy.float32(0), numpy.float32(-numpy.inf)).astype(q.dtype)
-        rows = xp.broadcast_to(rows, full[:3] + (1,))
-    elif m.dtype != q.dtype:
-        m = m.astype(q.dtype)
-    if m.shape != full or not m.flags.c_contiguous:
-        m = xp.ascontiguousarray(xp.broadcast_to(m, full))
-    return m, rows
 
 
 def _check_number(op, name, v):
@@ -323,8 +309,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     ``O = dropout(softmax(Q K^T * scale + M), dropout_p) V`` (Vaswani et al., 2017), computed
     by one op with a closed-form backward that recomputes the weights from the saved row
-    log-sum-exp (see :mod:`tinynet.ops.attention`); on the GPU, without dropout, for float32
-    and float16 with head dims up to 128, by fused FlashAttention-style kernels.
+    log-sum-exp (see :mod:`tinynet.ops.attention`); on the GPU, for float32 and float16
+    (bfloat16 widened) with head dims up to 128, by fused FlashAttention-style kernels, dropout
+    included; without dropout, for float16 and bfloat16, by cuDNN's flash attention first.
 
     Args:
         query (Tensor): ``(N, ..., Hq, L, E)``, any number (0 or more) of leading batch dims;
