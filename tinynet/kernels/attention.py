@@ -9,7 +9,9 @@ stride, the sizes, the grouped-query group sizes, the mask kind, the causal flag
 scale. So inputs broadcast over batch dims, masks broadcast over rows or batches, and
 the transposed ``(N, L, H, E) -> (N, H, L, E)`` view of multi-head attention are read
 where they are; only an input whose last dim is not contiguous is copied. Nothing is
-copied to the device besides the arrays: the struct travels with the launch.
+copied to the device besides the arrays: the struct travels with the launch. Dropout on
+the weights is the struct's last fields (:func:`dropout_draw`): the kernels draw each
+weight's keep decision from Philox (``philox.cuh``) in the forward and again in backward.
 
 The kernels write their outputs for every entry of the broadcast batch: ``out``
 ``(*batch, L, Ev)``, the float32 row log-sum-exp ``(*batch, L, 1)`` and, in backward,

@@ -348,7 +348,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
     Differences from PyTorch: tinynet raises its typed errors (``ValueError``/``TypeError``
     subclasses) where PyTorch raises ``RuntimeError``; dropout masks come from tinynet's
-    generator, so they differ from PyTorch's for the same seed.
+    generators (on the GPU's fused kernels, the Philox generator of ``F.dropout``), so they
+    differ from PyTorch's for the same seed; with dropout on the fused kernels there is no
+    double backward, as with PyTorch's memory-efficient kernel.
     """
     op = "scaled_dot_product_attention"
     for name, t in (("query", query), ("key", key), ("value", value)):
