@@ -118,46 +118,43 @@ def _rows(x):
     return x.shape[0], x.shape[1]
 
 
-def softmax_fwd(x):
-    """Softmax of each row of the 2-D float32/float64 array ``x``, one warp a row."""
+def _row_pass(kernel, first, gy=None, with_lse=False):
+    """One launch of ``softmax_nll.cu``'s row kernel ``kernel``, one warp a row of the 2-D
+    ``first``: a forward (``first`` the input, copied contiguous if needed; ``with_lse``: the
+    kernel also writes the rows' log-sum-exp to a scratch array) or, given ``gy``, a backward
+    (``first`` the saved output, ``gy`` its gradient, of its dtype). Returns the new output."""
     cp = _cp()
-    x = cp.ascontiguousarray(x)
-    m, c = _rows(x)
-    y = cp.empty(x.shape, dtype=x.dtype)
-    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_softmax_fwd", x.dtype), m * 32, (x, y, cuda.i32(m), cuda.i32(c)))
-    return y
+    if gy is None:
+        first = cp.ascontiguousarray(first)
+        ins = (first,)
+    else:
+        ins = (first, cp.ascontiguousarray(gy))
+    m, c = _rows(first)
+    out = cp.empty(first.shape, dtype=first.dtype)
+    extra = (cp.empty(m, dtype=first.dtype),) if with_lse else ()
+    cuda.launch(cuda.kernel("softmax_nll.cu", kernel, first.dtype), m * 32,
+                (*ins, out, *extra, cuda.i32(m), cuda.i32(c)))
+    return out
+
+
+def softmax_fwd(x):
+    """Softmax of each row of the 2-D float32/float64 array ``x``."""
+    return _row_pass("tinynet_softmax_fwd", x)
 
 
 def softmax_bwd(y, gy):
     """``y * (gy - rowsum(gy * y))``: softmax's input gradient from its output ``y``."""
-    cp = _cp()
-    gy = cp.ascontiguousarray(gy)
-    m, c = _rows(y)
-    gx = cp.empty(gy.shape, dtype=gy.dtype)
-    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_softmax_bwd", y.dtype), m * 32,
-                (y, gy, gx, cuda.i32(m), cuda.i32(c)))
-    return gx
+    return _row_pass("tinynet_softmax_bwd", y, gy)
 
 
 def log_softmax_fwd(x):
-    cp = _cp()
-    x = cp.ascontiguousarray(x)
-    m, c = _rows(x)
-    y = cp.empty(x.shape, dtype=x.dtype)
-    lse = cp.empty(m, dtype=x.dtype)
-    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_fwd", x.dtype), m * 32,
-                (x, y, lse, cuda.i32(m), cuda.i32(c)))
-    return y
+    """Log-softmax of each row of the 2-D float32/float64 array ``x``."""
+    return _row_pass("tinynet_log_softmax_fwd", x, with_lse=True)
 
 
 def log_softmax_bwd(y, gy):
-    cp = _cp()
-    gy = cp.ascontiguousarray(gy)
-    m, c = _rows(y)
-    gx = cp.empty(gy.shape, dtype=gy.dtype)
-    cuda.launch(cuda.kernel("softmax_nll.cu", "tinynet_log_softmax_bwd", y.dtype), m * 32,
-                (y, gy, gx, cuda.i32(m), cuda.i32(c)))
-    return gx
+    """``gy - exp(y) * rowsum(gy)``: log-softmax's input gradient from its output ``y``."""
+    return _row_pass("tinynet_log_softmax_bwd", y, gy)
 
 
 def logsumexp_rows(x):

@@ -17,8 +17,27 @@ from .cpu.softmax import log_softmax_backward as cpu_log_softmax_backward
 from .util import check_float, check_tensor, dim_index, sum_kept
 
 
-class Softmax(Op):
+class _RowKernels:
+    """``forward_gpu``/``backward_gpu`` of a row-wise op whose GPU kernels are ``gpu_fwd(x)``
+    and ``gpu_bwd(y, gy)`` (``kernels/gpu_ops.py``) and whose backward reads its output."""
+
+    def forward_gpu(self, xp, x):
+        if not _gpu_rows(self, x):
+            return self.forward(xp, x)
+        y = _like(self.gpu_fwd(_as_rows(x)), x)
+        self.save_for_backward(y)
+        return y
+
+    def backward_gpu(self, xp, gy):
+        (y,) = self.saved
+        if not (_gpu_rows(self, y) and cuda.supported(gy) and gy.dtype == y.dtype):
+            return self.backward(xp, gy)
+        return (_like(self.gpu_bwd(_as_rows(y), _as_rows(gy)), y),)
+
+
+class Softmax(_RowKernels, Op):
     name = "softmax"
+    gpu_fwd, gpu_bwd = staticmethod(gpu_ops.softmax_fwd), staticmethod(gpu_ops.softmax_bwd)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -39,25 +58,14 @@ class Softmax(Op):
         (y,) = self.saved
         return (y * (gy - sum_kept(xp, gy * y, self.axis if y.ndim else None)),)
 
-    def forward_gpu(self, xp, x):
-        if not _gpu_rows(self, x):
-            return self.forward(xp, x)
-        y = _like(gpu_ops.softmax_fwd(_as_rows(x)), x)
-        self.save_for_backward(y)
-        return y
-
-    def backward_gpu(self, xp, gy):
-        (y,) = self.saved
-        if not (_gpu_rows(self, y) and cuda.supported(gy) and gy.dtype == y.dtype):
-            return self.backward(xp, gy)
-        return (_like(gpu_ops.softmax_bwd(_as_rows(y), _as_rows(gy)), y),)
 
 
 _CPU_FLOATS = (numpy.dtype(numpy.float32), numpy.dtype(numpy.float64))
 
 
-class LogSoftmax(Op):
+class LogSoftmax(_RowKernels, Op):
     name = "log_softmax"
+    gpu_fwd, gpu_bwd = staticmethod(gpu_ops.log_softmax_fwd), staticmethod(gpu_ops.log_softmax_bwd)
     twice_differentiable = True
     gpu_saves_generic = True
 
@@ -85,18 +93,7 @@ class LogSoftmax(Op):
             return (cpu_log_softmax_backward(y, gy),)
         return (gy - xp.exp(y) * sum_kept(xp, gy, self.axis if y.ndim else None),)
 
-    def forward_gpu(self, xp, x):
-        if not _gpu_rows(self, x):
-            return self.forward(xp, x)
-        y = _like(gpu_ops.log_softmax_fwd(_as_rows(x)), x)
-        self.save_for_backward(y)
-        return y
 
-    def backward_gpu(self, xp, gy):
-        (y,) = self.saved
-        if not (_gpu_rows(self, y) and cuda.supported(gy) and gy.dtype == y.dtype):
-            return self.backward(xp, gy)
-        return (_like(gpu_ops.log_softmax_bwd(_as_rows(y), _as_rows(gy)), y),)
 
 
 def _gpu_rows(op, a):
