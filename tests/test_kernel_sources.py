@@ -79,6 +79,9 @@ def launched_names():
     # the multi-tensor optimizer kernels, launched by name through optim_update._launch
     with open(os.path.join(ROOT, "kernels", "optim_update.py")) as f:
         found.setdefault("fused.cu", set()).update(re.findall(r'_launch\(\s*"(\w+)"', f.read()))
+    # the softmax row kernels, launched by name through gpu_ops._row_pass
+    with open(os.path.join(ROOT, "kernels", "gpu_ops.py")) as f:
+        found.setdefault("softmax_nll.cu", set()).update(re.findall(r'_row_pass\(\s*"(\w+)"', f.read()))
     return found
 
 
