@@ -37,7 +37,8 @@ def _free_port():
 
 def _worker_args(args):
     out = ["--device", args.device, "--models", *args.models, "--steps", str(args.steps), "--reps", str(args.reps),
-           "--warmup", str(args.warmup), "--overlap-bucket-mb", str(args.overlap_bucket_mb)]
+           "--warmup", str(args.warmup), "--overlap-bucket-mb", str(args.overlap_bucket_mb),
+           "--comm-hook", args.comm_hook]
     if args.batch:
         out += ["--batch", str(args.batch)]
     return out + (["--graph"] if args.graph else []) + (["--quick"] if args.quick else [])

@@ -28,6 +28,9 @@ device:
   graph: tinynet's ``tinynet.compile(step, fullgraph=True)`` (the buckets' NCCL
   all-reduces inside the graph) and PyTorch's recipe for graphed DDP (DDP built and 11
   warm-up steps run on a side stream, then ``torch.cuda.graph``);
+* ``--comm-hook fp16|bf16``: both frameworks' DDP all-reduce the gradients in half precision
+  through their ``default_hooks.fp16_compress_hook`` / ``bf16_compress_hook`` (the single-process
+  baselines have no DDP and stay as they are);
 * **N processes**, both frameworks, in two bucket layouts: ``one`` bucket for every gradient
   (its all-reduce starts when backward is over: no overlap) and ``layers``, buckets of
   ``--overlap-bucket-mb`` MiB (the default 0.01 MiB puts roughly one layer in each, so a
@@ -73,6 +76,9 @@ def parse(argv):
     p.add_argument("--reps", type=int, default=7, help="repetitions per configuration (default 7)")
     p.add_argument("--warmup", type=int, default=10, help="warm-up steps per configuration (default 10)")
     p.add_argument("--overlap-bucket-mb", type=float, default=0.01, help="bucket size of the 'layers' layout")
+    p.add_argument("--comm-hook", choices=["none", "fp16", "bf16"], default="none",
+                   help="DDP communication hook of both frameworks: default_hooks.fp16_compress_hook or "
+                        "bf16_compress_hook (the gradients all-reduced in half precision); default none")
     p.add_argument("--no-torch", action="store_true", help="tinynet only")
     p.add_argument("--graph", action="store_true",
                    help="also time every configuration with its whole step replayed from a CUDA graph (GPU)")
@@ -150,18 +156,20 @@ class Config:
     """One framework's model and optimizer, plain or wrapped in DDP, eager or replayed from a
     whole-step CUDA graph, and its timing."""
 
-    def __init__(self, framework, model_name, ddp, bucket_mb, device, x, y, graph=False):
+    def __init__(self, framework, model_name, ddp, bucket_mb, device, x, y, graph=False, hook="none"):
         from models import RECIPES, tinynet_model, torch_model
         self.framework, self.ddp, self.graph, self.times = framework, ddp, graph, []
         self.bucket_mb = bucket_mb
         if framework == "tinynet":
             import tinynet as lib
             import tinynet.nn.functional as F
+            from tinynet.distributed.algorithms.ddp_comm_hooks import default_hooks
             from tinynet.nn.parallel import DistributedDataParallel as DDP
             make = tinynet_model
         else:
             import torch as lib
             import torch.nn.functional as F
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
             from torch.nn.parallel import DistributedDataParallel as DDP
             make = torch_model
         self.sync = lib.cuda.synchronize if device == "cuda" else (lambda: None)
@@ -174,6 +182,8 @@ class Config:
             if ddp:
                 ids = [lib.cuda.current_device()] if device == "cuda" else None
                 model = DDP(model, device_ids=ids, bucket_cap_mb=bucket_mb)
+                if hook != "none":  # the same hook of each framework's default_hooks
+                    model.register_comm_hook(None, getattr(default_hooks, f"{hook}_compress_hook"))
         self.model, self.F = model, F
         self.opt = lib.optim.SGD(model.parameters(), **RECIPES[model_name])
         self.x, self.y = lib.tensor(x, device=device), lib.tensor(y, device=device)
@@ -247,7 +257,7 @@ def main(argv=None):
             time_configs(single, plans, warm, lambda: None)
             barrier()
         if args.phase in ("all", "multi"):  # N processes, both bucket layouts
-            multi = [Config(fw, model_name, True, mb, args.device, x, y, g) for fw in frameworks
+            multi = [Config(fw, model_name, True, mb, args.device, x, y, g, args.comm_hook) for fw in frameworks
                      for mb in (1e4, args.overlap_bucket_mb) for g in graphs]
             time_configs(multi, plans, warm, barrier)
         if rank == 0:
@@ -285,6 +295,7 @@ def make_rows(args, model_name, batch, size, single, multi):
         row = {"model": model_name, "framework": c.framework, "graph": c.graph,
                "batch_per_process": batch, "processes": procs,
                "buckets": ("one" if c.bucket_mb == 1e4 else "layers") if c.ddp else None,
+               "comm_hook": args.comm_hook if c.ddp else None,
                "images_per_s": procs * batch * args.steps / seconds,
                "ms_per_step": 1e3 * seconds / args.steps,
                "ms_per_step_reps": [1e3 * t / args.steps for t in c.times]}
@@ -303,6 +314,7 @@ def report(args, size, rows, torch):
     import tinynet
     meta = {"device": args.device, "processes": size, "steps": args.steps, "reps": args.reps,
             "warmup": args.warmup, "overlap_bucket_mb": args.overlap_bucket_mb, "quick": args.quick,
+            "comm_hook": args.comm_hook,
             "graph": args.graph, "frameworks": args.frameworks, "phase": args.phase,
             "tinynet": tinynet.__version__, "torch": torch.__version__ if torch is not None else None,
             "host": platform.node(), "python": platform.python_version(),
