@@ -222,8 +222,8 @@ def test_float32_erf_approximation_refits_and_meets_its_bound():
         w = 1 / (f * prev)
         c = numpy.linalg.lstsq(numpy.stack(cols, 1) * w[:, None], f * w, rcond=None)[0]
         prev = numpy.polyval(numpy.concatenate([[1.0], c[8:]])[::-1], u)
-    numpy.testing.assert_allclose(c[:8], gelu.ERF_P, rtol=1e-9)
-    numpy.testing.assert_allclose(c[8:], gelu.ERF_Q[1:], rtol=1e-9)
+    numpy.testing.assert_allclose(c[:8], gelu.ERF_P, rtol=1e-7)  # (LAPACK builds differ in the last digits)
+    numpy.testing.assert_allclose(c[8:], gelu.ERF_Q[1:], rtol=1e-7)
     x = numpy.concatenate([numpy.linspace(-6, 6, 600001), [0.0, -0.0, 1e-30, -1e-30, 1e-3, 50.0, -50.0,
                                                                numpy.inf, -numpy.inf]]).astype(numpy.float32)
     out = numpy.empty_like(x)
