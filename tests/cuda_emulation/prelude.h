@@ -35,3 +35,10 @@ static inline float __shfl_xor_sync(unsigned, float v, int lane_mask) {
     __syncthreads();
     return emu_slots[g][t ^ lane_mask];
 }
+static double emu_slots_d[2][EMU_THREADS];
+static inline double __shfl_xor_sync(unsigned, double v, int lane_mask) {  // the same, for double
+    int t = emu_tid, g = emu_gen[t]++ & 1;
+    emu_slots_d[g][t] = v;
+    __syncthreads();
+    return emu_slots_d[g][t ^ lane_mask];
+}
