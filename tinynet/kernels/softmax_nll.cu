@@ -20,18 +20,26 @@ __device__ __forceinline__ T warp_sum(T v) {
     return v;
 }
 
+// The maximum m of the row xr (C values, strided over the warp's lanes) and sum(exp(xr - m)),
+// both the warp's whole-row values.
+template <typename T>
+__device__ __forceinline__ void row_max_sumexp(const T* xr, int C, int lane, T& m, T& s) {
+    m = -INFINITY;
+    for (int c = lane; c < C; c += WARP) m = max(m, xr[c]);
+    m = warp_max(m);
+    s = 0;
+    for (int c = lane; c < C; c += WARP) s += exp(xr[c] - m);
+    s = warp_sum(s);
+}
+
 // logsumexp of each row; optionally the log-probabilities too (y may be null).
 template <typename T>
 __device__ void row_lse(const T* x, T* y, T* lse, int M, int C) {
     int row = (blockIdx.x * blockDim.x + threadIdx.x) / WARP, lane = threadIdx.x % WARP;
     if (row >= M) return;
     const T* xr = x + (long long)row * C;
-    T m = -INFINITY;
-    for (int c = lane; c < C; c += WARP) m = max(m, xr[c]);
-    m = warp_max(m);
-    T s = 0;
-    for (int c = lane; c < C; c += WARP) s += exp(xr[c] - m);
-    s = warp_sum(s);
+    T m, s;
+    row_max_sumexp(xr, C, lane, m, s);
     T l = m + log(s);
     if (lane == 0) lse[row] = l;
     if (y) for (int c = lane; c < C; c += WARP) y[(long long)row * C + c] = xr[c] - l;
@@ -44,12 +52,8 @@ __device__ void softmax_fwd(const T* x, T* y, int M, int C) {
     int row = (blockIdx.x * blockDim.x + threadIdx.x) / WARP, lane = threadIdx.x % WARP;
     if (row >= M) return;
     const T* xr = x + (long long)row * C;
-    T m = -INFINITY;
-    for (int c = lane; c < C; c += WARP) m = max(m, xr[c]);
-    m = warp_max(m);
-    T s = 0;
-    for (int c = lane; c < C; c += WARP) s += exp(xr[c] - m);
-    s = warp_sum(s);
+    T m, s;
+    row_max_sumexp(xr, C, lane, m, s);
     for (int c = lane; c < C; c += WARP) y[(long long)row * C + c] = exp(xr[c] - m) / s;
 }
 
