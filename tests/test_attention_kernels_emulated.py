@@ -11,10 +11,6 @@ heads, broadcast batches, the strided gradient buffer) are checked against the f
 (softmax(scale Q K^T + mask) V and its gradients in NumPy). Skipped where there is no g++ or no
 ``ucontext`` (not Linux/glibc)."""
 import ctypes
-import os
-import shutil
-import subprocess
-import sys
 
 import numpy
 import pytest
@@ -23,7 +19,8 @@ from tinynet import backend
 from tinynet.kernels import attention as fused
 from tinynet.kernels import cuda, grad_buffers
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation")
+from cuda_emulation_build import build
+
 SUFFIX = {numpy.dtype(numpy.float32): "f32", numpy.dtype(numpy.float16): "f16"}
 PTX_HALF = {  # the two conversions written in PTX, as C++
     'asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));': "f = (float)*(const _Float16*)&h;",
@@ -33,19 +30,11 @@ PTX_HALF = {  # the two conversions written in PTX, as C++
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    if shutil.which("g++") is None or not sys.platform.startswith("linux"):
-        pytest.skip("needs g++ and ucontext (Linux)")
     src = cuda.source("attention.cu")
     for ptx, cpp in PTX_HALF.items():
         assert ptx in src, "attention_tiles.cuh's float16 conversions changed: update PTX_HALF"
         src = src.replace(ptx, cpp)
-    parts = [open(os.path.join(HERE, "prelude.h")).read(), src, "#define EMU_ARG Sdpa\n",
-             open(os.path.join(HERE, "runner.h")).read()]
-    folder = tmp_path_factory.mktemp("attention_emulated")
-    cpp, lib = folder / "attention.cpp", folder / "attention.so"
-    cpp.write_text("".join(parts))
-    subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-w", str(cpp), "-o", str(lib)], check=True)
-    return ctypes.CDLL(str(lib))
+    return build(tmp_path_factory, "attention", src, "#define EMU_ARG Sdpa\n")
 
 
 class _Kernel:

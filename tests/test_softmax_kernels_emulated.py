@@ -6,17 +6,13 @@ struct) and is checked against NumPy in float64 on rows shorter and longer than 
 holding -inf and a row of equal values, float32 and float64, with rows past the grid's last
 warp left alone. Skipped where there is no g++ or no ``ucontext`` (not Linux/glibc)."""
 import ctypes
-import os
-import shutil
-import subprocess
-import sys
 
 import numpy
 import pytest
 
 from tinynet.kernels import cuda
 
-HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cuda_emulation")
+from cuda_emulation_build import build
 WRAPPERS = """
 struct RowArgs { const void* a; const void* b; void* c; void* d; long long m, n; };
 #define ROW_WRAPPERS(T, S) \\
@@ -41,15 +37,7 @@ class RowArgs(ctypes.Structure):
 
 @pytest.fixture(scope="module")
 def library(tmp_path_factory):
-    if shutil.which("g++") is None or not sys.platform.startswith("linux"):
-        pytest.skip("needs g++ and ucontext (Linux)")
-    parts = [open(os.path.join(HERE, "prelude.h")).read(), cuda.source("softmax_nll.cu"), WRAPPERS,
-             open(os.path.join(HERE, "runner.h")).read()]
-    folder = tmp_path_factory.mktemp("softmax_emulated")
-    cpp, lib = folder / "softmax.cpp", folder / "softmax.so"
-    cpp.write_text("".join(parts))
-    subprocess.run(["g++", "-O1", "-std=c++17", "-shared", "-fPIC", "-w", str(cpp), "-o", str(lib)], check=True)
-    return ctypes.CDLL(str(lib))
+    return build(tmp_path_factory, "softmax", cuda.source("softmax_nll.cu"), WRAPPERS)
 
 
 def _run(lib, name, arrays, m, n, threads=64):
