@@ -426,7 +426,8 @@ def test_split_k_gemm_matches_float64_and_repeats_bit_for_bit(mnk, trans_a, tran
     ((4, 5), (5, 3), False, False), ((2, 4, 5), (2, 5, 3), False, True), ((2, 4, 5), (5, 3), True, False),
     ((7, 1, 4, 5), (3, 5, 6), False, False), ((1, 1, 4, 5), (2, 3, 5, 6), True, True), ((3, 0, 5), (3, 5, 2), False,
                                                                                        False),
-    ((2, 4, 0), (2, 0, 3), False, False)])
+    ((2, 4, 0), (2, 0, 3), False, False), ((4, 5), (5, 3), True, True), ((4, 5), (5, 3), True, False),
+    ((4, 0), (0, 3), True, False), ((6, 5), (5, 0), False, True)])
 def test_strided_batched_matmul_matches_numpy(sa, sb, ta, tb, dtype, rtol):
     """kernels.cublas.matmul (cublas{S,D}gemmStridedBatched on tinynet's handle) against
     NumPy's @ in float64: batch broadcasting (stride 0, or expanded), transposed views read
@@ -445,6 +446,22 @@ def test_strided_batched_matmul_matches_numpy(sa, sb, ta, tb, dtype, rtol):
     ref = a @ b
     assert out.shape == ref.shape and out.dtype == dtype and out.flags.c_contiguous
     numpy.testing.assert_allclose(cupy.asnumpy(out), ref, rtol=rtol, atol=rtol * 10)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_two_dim_matmul_takes_plain_gemm_with_strided_operands(dtype):
+    """Two 2-D operands go through the plain GEMM call: a column slice (neither layout: copied)
+    and a transposed slice of rows (read transposed) give NumPy's product."""
+    import cupy
+    from tinynet.kernels import cublas
+    r = numpy.random.default_rng(4)
+    a = cupy.asarray(r.standard_normal((9, 12)), dtype=dtype)[:, ::2]    # (9, 6), strided columns
+    b = cupy.asarray(r.standard_normal((5, 6)), dtype=dtype)[1:4].T      # (6, 3), a transposed view
+    out = cublas.matmul(a, b)
+    ref = cupy.asnumpy(a).astype(numpy.float64) @ cupy.asnumpy(b).astype(numpy.float64)
+    assert out.shape == (9, 3) and out.dtype == dtype and out.flags.c_contiguous
+    numpy.testing.assert_allclose(cupy.asnumpy(out).astype(numpy.float64), ref, rtol=2e-3 if dtype == "float16"
+                                  else 2e-5, atol=2e-3 if dtype == "float16" else 1e-5)
 
 
 def test_linear_takes_the_direct_gemm_path_and_falls_back_for_empty_input():
