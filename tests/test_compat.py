@@ -12,6 +12,7 @@ import os
 import subprocess
 import sys
 
+import numpy
 import pytest
 
 from conftest import find_mnist
@@ -228,20 +229,49 @@ def reference_torchvision(tmp_path_factory):
     sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
     try:
         import pytorch_examples
-        return pytorch_examples.reference_torchvision(str(tmp_path_factory.mktemp("torchvision")))
+        # the folder tests/test_vision.py uses too: the wheel is fetched once a session
+        return pytorch_examples.reference_torchvision(str(tmp_path_factory.getbasetemp() / "torchvision"))
     except (RuntimeError, subprocess.CalledProcessError) as exc:
         pytest.skip(f"torchvision for PyTorch's side could not be prepared: {exc}")
     finally:
         sys.path.remove(os.path.join(ROOT, "benchmarks"))
 
 
-def test_torchvision_pipeline_on_real_mnist(tmp_path, reference_torchvision):
-    mnist = find_mnist()
-    if mnist is None:
-        pytest.skip("real MNIST not found (../shared/datasets/mnist or $TINYNET_DATA/mnist)")
-    root = _mnist_subset(mnist, tmp_path / "data", 256)
+def _generated_mnist(root, n, seed=0):
+    """MNIST-format files of the test's own, in torchvision's ``MNIST/raw``: dark 28x28 images, each
+    with a bright noisy 7x7 patch where its label (0-9) puts it, so a few SGD steps learn something."""
+    rng = numpy.random.default_rng(seed)
+    labels = rng.integers(0, 10, n).astype(numpy.uint8)
+    images = rng.integers(0, 40, (n, 28, 28)).astype(numpy.uint8)
+    for img, label in zip(images, labels):
+        r, c = 3 + 6 * (label // 4), 2 + 6 * (label % 4)
+        img[r:r + 7, c:c + 7] = rng.integers(150, 256, (7, 7))
+    raw = root / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    for split, count in (("train", n), ("t10k", n // 4)):
+        for kind, arr in (("images-idx3", images[:count]), ("labels-idx1", labels[:count])):
+            head = bytes([0, 0, 8, arr.ndim]) + b"".join(int(d).to_bytes(4, "big") for d in arr.shape)
+            (raw / f"{split}-{kind}-ubyte").write_bytes(head + arr.tobytes())
+    return root
+
+
+def _vision_pipeline(tmp_path, root, reference_torchvision):
     a, b = _compare(tmp_path, "vision_pipeline.py", "--root", root, extra_path=reference_torchvision)
     for key in ("n", "label0", "crop_shape", "grid_shape", "data_shape", "targets"):
         assert a[key] == b[key], key
     for key in ("batch_mean", "crop_sum", "grid_mean"):
         assert a[key] == pytest.approx(b[key], rel=RTOL, abs=1e-6), key
+    return a
+
+
+def test_torchvision_pipeline_on_real_mnist(tmp_path, reference_torchvision):
+    mnist = find_mnist()
+    if mnist is None:
+        pytest.skip("real MNIST not found (../shared/datasets/mnist or $TINYNET_DATA/mnist)")
+    _vision_pipeline(tmp_path, _mnist_subset(mnist, tmp_path / "data", 256), reference_torchvision)
+
+
+def test_torchvision_pipeline_on_generated_mnist(tmp_path, reference_torchvision):
+    """The same program on generated files: needs no dataset beside the checkout."""
+    a = _vision_pipeline(tmp_path, _generated_mnist(tmp_path / "data", 256), reference_torchvision)
+    assert a["n"] == 256 and a["losses"][-1] < a["losses"][0]

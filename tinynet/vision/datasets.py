@@ -26,7 +26,7 @@ import os
 import numpy
 
 from ..data import datasets as _files
-from ..errors import ArgumentError, IndexOutOfRangeError
+from ..errors import ArgumentError, DatasetNotFoundError, IndexOutOfRangeError
 from ..ops.creation import from_numpy
 from ..random import Generator
 from ..ops.sampling import rand, randint
@@ -71,13 +71,26 @@ class _VisionDataset(Dataset):
             return self.transform._batch(self._images[idx]), self._labels[idx]
         return [self[i] for i in indices]
 
+    @property
+    def class_to_idx(self):
+        """``{class name: label}``."""
+        return {c: i for i, c in enumerate(self.classes)}
+
     def __repr__(self):
-        split = "Train" if getattr(self, "train", True) else "Test"
-        lines = [f"Dataset {type(self).__name__}", f"    Number of datapoints: {len(self)}",
-                 f"    Root location: {getattr(self, 'root', None)}", f"    Split: {split}"]
-        if self.transform is not None:
-            lines.append(f"    StandardTransform\n    Transform: {self.transform!r}")
-        return "\n".join(lines)
+        """torchvision's layout: name, size, root and split, then the transforms, one per block."""
+        body = [f"Number of datapoints: {len(self)}"]
+        if getattr(self, "root", None) is not None:
+            body.append(f"Root location: {self.root}")
+        if hasattr(self, "train"):
+            body.append(f"Split: {'Train' if self.train else 'Test'}")
+        if self.transform is not None or self.target_transform is not None:
+            block = ["StandardTransform"]  # one entry: only its first line is indented, as torchvision prints it
+            for head, t in (("Transform: ", self.transform), ("Target transform: ", self.target_transform)):
+                if t is not None:
+                    first, *rest = repr(t).splitlines()
+                    block += [head + first] + [" " * len(head) + line for line in rest]
+            body.append("\n".join(block))
+        return "\n".join([f"Dataset {type(self).__name__}"] + ["    " + line for line in body])
 
 
 def _files_class(base, torchvision_name):
@@ -106,6 +119,10 @@ class MNIST(_VisionDataset):
         transform, target_transform (callable, optional): applied to the image / the label.
         download (bool): fetch missing files. Default False.
 
+    Attributes:
+        classes (list of str): torchvision's class names (``"0 - zero"``, ... for MNIST);
+            ``class_to_idx`` maps them to labels.
+
     Raises:
         DatasetNotFoundError: files missing and ``download`` False (the message says where it looked).
         ChecksumError: a ``.gz`` file's MD5 differs from the published one.
@@ -113,13 +130,14 @@ class MNIST(_VisionDataset):
     """
 
     _loader = _files_class(_files.MNIST, "MNIST")
+    classes = [f"{i} - {word}" for i, word in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])]  # torchvision's names
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         files = self._loader(root=root, train=train, download=download)
         self.root, self.train = files.root, train
         self.transform, self.target_transform = transform, target_transform
         self._images, self._labels = files.data, files.targets
-        self.classes = list(files.classes)
 
     @property
     def data(self):
@@ -131,10 +149,6 @@ class MNIST(_VisionDataset):
         """int64 tensor ``(N,)``."""
         return from_numpy(self._labels)
 
-    @property
-    def class_to_idx(self):
-        return {c: i for i, c in enumerate(self.classes)}
-
 
 class FashionMNIST(MNIST):
     """Fashion-MNIST in MNIST's format (torchvision's ``datasets.FashionMNIST``), from
@@ -142,6 +156,7 @@ class FashionMNIST(MNIST):
     as :class:`MNIST`."""
 
     _loader = _files_class(_files.FashionMNIST, "FashionMNIST")
+    classes = list(_files.FashionMNIST.classes)
 
 
 class CIFAR10(_VisionDataset):
@@ -153,14 +168,29 @@ class CIFAR10(_VisionDataset):
             ``cifar-10-batches-bin/`` (or ``cifar10/`` with either).
         train, transform, target_transform, download: as :class:`MNIST`.
 
+    Attributes:
+        classes (list of str): the ten class names; ``class_to_idx`` maps them to labels.
+
     Raises:
-        DatasetNotFoundError, ChecksumError: as :class:`MNIST`.
+        DatasetNotFoundError, ChecksumError: as :class:`MNIST`; where only torchvision's pickled
+            ``cifar-10-batches-py/`` is there, the message says it is not read.
+        ValueError: a batch file whose size is not a whole number of 3073-byte records.
     """
 
     _mode = "RGB"
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
-        files = _files.CIFAR10(root=root, train=train, download=download)
+        try:
+            files = _files.CIFAR10(root=root, train=train, download=download)
+        except DatasetNotFoundError as exc:
+            base = _files.default_root() if root is None else os.fspath(root)
+            pickled = [os.path.join(f, "cifar-10-batches-py") for f in (base, os.path.join(base, "cifar10"))]
+            found = [p for p in pickled if os.path.isdir(p)]
+            if not found:
+                raise
+            raise DatasetNotFoundError(
+                f"{exc} {found[0]} (torchvision's pickled distribution) is there but is not read: unpickling "
+                "can run code. Get the binary distribution (download=True fetches it).") from None
         self.root, self.train = files.root, train
         self.transform, self.target_transform = transform, target_transform
         self._images = numpy.ascontiguousarray(files.data.transpose(0, 2, 3, 1))
