@@ -132,8 +132,10 @@ class UnpicklingError(SerializationError, pickle.UnpicklingError):
     the ``safe_globals`` context manager, ``weights_only=False``), as PyTorch 2.6+ does."""
 
 
-class DatasetNotFoundError(TinynetError, FileNotFoundError):
-    """Dataset files are missing and could not (or may not) be downloaded."""
+class DatasetNotFoundError(TinynetError, FileNotFoundError, RuntimeError):
+    """Dataset files are missing and could not (or may not) be downloaded. Also a
+    ``RuntimeError``, which is what torchvision's datasets raise in this case, so a program
+    written for torchvision catches it too."""
 
 
 class ChecksumError(TinynetError, OSError):
