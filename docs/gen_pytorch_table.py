@@ -51,6 +51,7 @@ PAIRS = [
     ("torch.nn.utils.parametrizations", "tinynet.nn.utils.parametrizations"),
     ("torch.nn.utils.prune", "tinynet.nn.utils.prune"),
     ("torch.onnx", "tinynet.onnx"),
+    ("torch.multiprocessing", "tinynet.multiprocessing"),
 ]
 # Tensor methods that Python's built-in types also have: their call counts are mostly not tensors
 BUILTIN_METHODS = {n for t in (dict, list, str, bytes, set, tuple, int, float, complex)
@@ -66,8 +67,18 @@ def resolve(dotted):
         return getattr(importlib.import_module(module), attr)
 
 
+def foreign(value):
+    """True for a class, function or typing construct defined outside PyTorch that a module
+    imported for its own use (``typing.Any``, ``contextlib.contextmanager``): not PyTorch API."""
+    module = getattr(value, "__module__", None)
+    if not isinstance(module, str) or module.split(".")[0] in ("torch", "builtins"):
+        return False
+    return inspect.isclass(value) or inspect.isfunction(value) or type(value).__module__ == "typing"
+
+
 def public_names(obj):
-    """Public names of a module or class: no leading underscore, no submodules."""
+    """Public names of a module or class: no leading underscore, no submodules, nothing
+    imported from outside PyTorch (see :func:`foreign`)."""
     names = set()
     for name in dir(obj):
         if name.startswith("_"):
@@ -76,7 +87,7 @@ def public_names(obj):
             value = getattr(obj, name)
         except Exception:  # a lazy attribute that fails to load is still a public name
             value = None
-        if inspect.ismodule(value):
+        if inspect.ismodule(value) or foreign(value):
             continue
         names.add(name)
     return sorted(names, key=lambda s: (s.lower(), s))
@@ -207,7 +218,8 @@ def render():
         "namespace: a name counts as present when the tinynet namespace has an attribute of that "
         "name (it says nothing about every argument being supported; see "
         "[For PyTorch users](pytorch.md) for the known differences). Public means no leading "
-        "underscore; submodules are left out. For `torch.Tensor` the names are the class's "
+        "underscore; submodules, and the classes and functions a module imported from outside "
+        "PyTorch for its own use (`typing.Any`, ...), are left out. For `torch.Tensor` the names are the class's "
         "methods and properties.",
         "",
         corpus_text(data),
