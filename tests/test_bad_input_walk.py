@@ -2,20 +2,21 @@
 typed :class:`tinynet.errors.TinynetError` (also a subclass of the matching built-in), never a
 NumPy/CuPy or Python-internal exception escaping from inside tinynet.
 
-The walk covers every public function of ``tinynet``, ``tinynet.nn.functional``, ``tinynet.linalg``,
-``tinynet.fft`` and ``tinynet.special``, every
-public ``Tensor`` method and the arithmetic operators, every ``nn`` module's constructor and
-(for a table of valid modules) its ``forward``, and the optimizers' and LR schedulers'
-constructors. Each parameter's kind (tensor, dim, size, number, ...) is guessed from its name
-or default (tests/bad_input_kinds.py); hypothesis draws plausible-but-often-wrong values of
-that kind or plain garbage for each. A call may succeed (many random calls are valid); it
-must never leak an untyped error. ``PYTORCH_RAISES`` then checks, case by case, that where
-PyTorch refuses an input tinynet refuses it too (no silence).
+The walk covers every public function of ``tinynet``, ``tinynet.nn.functional``,
+``tinynet.linalg``, ``tinynet.fft`` and ``tinynet.special``, every public ``Tensor`` method and
+the arithmetic operators, every ``nn`` module's constructor and (for a table of valid modules)
+its ``forward``, and the optimizers' and LR schedulers' constructors; tests/bad_input_walk_extra.py
+adds the profiler, ``nn.utils.parametrize`` / ``parametrizations`` / ``prune``, ``onnx.export``,
+``accelerator``, ``multiprocessing``, ``vision`` and ``serialization`` (with what keeps those
+calls inside the test). Each parameter's kind (tensor, dim, size, number, ...) is guessed from
+its name or default (tests/bad_input_kinds.py); hypothesis draws plausible-but-often-wrong
+values of that kind or plain garbage for each. A call may succeed (many random calls are
+valid); it must never leak an untyped error. ``PYTORCH_RAISES`` then checks, case by case,
+that where PyTorch refuses an input tinynet refuses it too (no silence).
 
 Examples per entry point follow the hypothesis profile (tests/conftest.py): ``ci`` by default,
 ``--hypothesis-profile long`` for thousands.
 """
-import collections
 import inspect
 import operator
 import traceback
@@ -33,7 +34,9 @@ from tinynet import distributions, nn, optim
 from tinynet.errors import TinynetError
 from tinynet.optim import lr_scheduler
 
-from bad_input_kinds import KINDS, Built, kind_of, make, values
+from bad_input_kinds import KINDS, Built, make, values
+from bad_input_walk_extra import (ALLOWED, TOOL_ENTRIES, TOOL_RAISES, Entry, Param,
+                                   signature_params)
 
 torch = pytest.importorskip("torch")
 
@@ -46,35 +49,6 @@ NOT_WALKED = {
     "set_default_tensor_type", "set_anomaly_enabled",
     "register_hook", "backward", "retain_grad", "cuda", "numpy", "tolist",  # Tensor methods tested elsewhere
 }
-
-
-Param = collections.namedtuple("Param", "name kind required star keyword", defaults=(True, False, False))
-
-
-class Entry:
-    """One public entry point: a name, the callable, and its :class:`Param` list; ``first`` is a
-    fixed first argument (the module whose ``forward`` is walked)."""
-
-    def __init__(self, name, fn, params, first=None):
-        self.name, self.fn, self.params, self.first = name, fn, params, first
-
-    def __repr__(self):
-        return self.name
-
-
-def signature_params(fn, skip_self=False):
-    """A :class:`Param` for each parameter of ``fn`` (``**kwargs`` left out)."""
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return [Param("input", "tensor")]
-    out = []
-    for i, p in enumerate(sig.parameters.values()):
-        if skip_self and i == 0 or p.kind is p.VAR_KEYWORD:
-            continue
-        star = p.kind is p.VAR_POSITIONAL
-        out.append(Param(p.name, kind_of(p), p.default is p.empty and not star, star, p.kind is p.KEYWORD_ONLY))
-    return out
 
 
 def functions(module, prefix, names=None):
@@ -188,6 +162,7 @@ ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinyne
            *functions(distributions, "distributions"),
            *classes(distributions.transforms, "distributions", distributions.transforms.Transform),
            *distribution_methods()]
+ENTRIES += TOOL_ENTRIES  # profiler, nn.utils, onnx, accelerator, multiprocessing, vision, serialization
 
 
 @st.composite
@@ -234,6 +209,8 @@ def call_expecting_typed_errors(entry, args, kwargs):
         except TinynetError as e:  # "op: what was expected, got what" or PyTorch's own wording
             owner = entry.name.split(".")[1]
             assert ":" in str(e) or owner in str(e), f"{entry.name}: message does not name the op: {e}"
+        except ALLOWED.get(entry.name, ()):  # by contract (bad_input_walk_extra.ALLOWED)
+            pass
         except Exception as e:  # anything else escaped: the point of the test
             pytest.fail(leak_report(entry, args, kwargs, e))
 
@@ -384,6 +361,7 @@ PYTORCH_RAISES = {
     "Independent of too many dims": lambda m: m.distributions.Independent(m.distributions.Normal(m.zeros(2), 1.0), 2),
     "polygamma(-1)": lambda m: m.polygamma(-1, m.tensor([1.0])),
 }
+PYTORCH_RAISES.update(TOOL_RAISES)
 
 
 @pytest.mark.parametrize("name", sorted(PYTORCH_RAISES))

@@ -241,6 +241,34 @@ def test_bad_input():
     assert ProfilerAction.RECORD_AND_SAVE.name == "RECORD_AND_SAVE"
 
 
+def test_bad_paths_and_callables(tmp_path):
+    """Paths and callables are checked where they are given; a file that cannot be written
+    is one PathNotWritableError naming the path once, and a .gz export leaves no temporary file."""
+    with profile() as prof:
+        tinynet.ones(2) * 2
+    with pytest.raises(errors.PathNotWritableError, match=r"^export_chrome_trace: cannot write '[^']*': \[Errno"):
+        prof.export_chrome_trace(tmp_path)  # a folder
+    with pytest.raises(errors.PathNotWritableError, match="export_chrome_trace: cannot write"):
+        prof.export_chrome_trace(tmp_path / "missing" / "t.json.gz")
+    prof.export_chrome_trace(tmp_path / "t.json.gz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["t.json.gz"]
+    for call, match in [(lambda: prof.export_chrome_trace(7), "export_chrome_trace: path must be a str"),
+                        (lambda: prof.export_stacks(None), "export_stacks: path must be a str"),
+                        (lambda: prof.key_averages(group_by_stack_n="a"), "key_averages: group_by_stack_n"),
+                        (lambda: prof.key_averages().table(row_limit="a"), "table: row_limit"),
+                        (lambda: schedule(wait=0, warmup=1, active=1, repeat=None), "schedule: repeat"),
+                        (lambda: profile(activities=1.5), "profile: activities must be a list"),
+                        (lambda: profile(schedule="a"), "profile: schedule must be callable"),
+                        (lambda: profile(schedule=lambda step: "record"), r"schedule\(0\) must return a"),
+                        (lambda: profile(record_shapes="yes"), "profile: record_shapes must be a bool"),
+                        (lambda: tinynet.profiler.tensorboard_trace_handler(None), "tensorboard_trace_handler: path")]:
+        with pytest.raises(errors.ArgumentTypeError, match=match):
+            call()
+    with profile() as again:  # nothing above left a profiler recording
+        tinynet.ones(1) + 1
+    assert [e.name for e in again.events()] == ["tinynet::add"]
+
+
 @pytest.mark.gpu
 def test_cuda_event_times():
     x = tinynet.tensor(X, device="cuda")

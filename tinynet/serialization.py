@@ -143,7 +143,10 @@ def _target(f, op):
     except TypeError:
         raise ArgumentTypeError(f"{op}: f must be a path (str or os.PathLike) or a binary file object, "
                                 f"got {type(f).__name__}") from None
-    return os.fsdecode(path)
+    path = os.fsdecode(path)
+    if "\0" in path:
+        raise ArgumentError(f"{op}: f must not contain a NUL byte, got {path!r}")
+    return path
 
 
 def save(obj, f, pickle_module=None, pickle_protocol=None, format=None):
@@ -187,7 +190,7 @@ def save(obj, f, pickle_module=None, pickle_protocol=None, format=None):
     path = _target(f, "save")
     if format is None:
         format = "safetensors" if path is not None and path.endswith(".safetensors") else "npz"
-    if format not in ("npz", "safetensors"):
+    if not isinstance(format, str) or format not in ("npz", "safetensors"):
         raise ArgumentError(f"save: format must be 'npz' or 'safetensors', got {format!r}")
     if pickle_module is not None and pickle_module is not pickle:
         raise ArgumentError(f"save: pickle_module must be None or pickle, got {pickle_module!r}")
@@ -272,8 +275,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         raise ArgumentTypeError(f"load: weights_only must be a bool or None, got {type(weights_only).__name__}")
     if pickle_module is not None and pickle_module is not pickle:
         raise ArgumentError(f"load: pickle_module must be None or pickle, got {pickle_module!r}")
-    if mmap:
-        raise ArgumentError("load: mmap=True is not supported (tinynet reads the whole file)")
+    if not (mmap is None or (isinstance(mmap, (bool, int)) and not mmap)):
+        raise ArgumentError(f"load: mmap={mmap!r} is not supported (tinynet reads the whole file)")
     unknown = set(pickle_load_args) - {"encoding"}
     if unknown:
         raise ArgumentError(f"load: unexpected keyword argument(s) {sorted(unknown)}")

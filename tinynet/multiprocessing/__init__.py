@@ -22,7 +22,7 @@ from multiprocessing import (Array, Barrier, BoundedSemaphore, Condition, Event,
                              cpu_count, current_process, get_all_start_methods, get_context, get_start_method,
                              parent_process, set_executable, set_forkserver_preload, set_start_method)
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError
 from .reductions import init_reductions
 from .spawn import ProcessContext, ProcessExitedException, ProcessRaisedException, spawn, start_processes
 
@@ -55,7 +55,10 @@ def set_sharing_strategy(new_strategy):
 
     Raises:
         ArgumentError: any other strategy (PyTorch's ``"file_system"`` is not implemented).
+        ArgumentTypeError: not a str.
     """
+    if not isinstance(new_strategy, str):
+        raise ArgumentTypeError(f"set_sharing_strategy: new_strategy must be a str, got {type(new_strategy).__name__}")
     if new_strategy not in get_all_sharing_strategies():
         raise ArgumentError(f"set_sharing_strategy: the strategies are {sorted(get_all_sharing_strategies())}, "
                             f"got {new_strategy!r}")

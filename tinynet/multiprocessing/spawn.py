@@ -12,7 +12,7 @@ import signal
 import time
 import traceback
 
-from ..errors import ArgumentError, WorkerError
+from ..errors import ArgumentError, ArgumentTypeError, WorkerError
 
 __all__ = ["spawn", "start_processes", "ProcessContext", "ProcessRaisedException", "ProcessExitedException"]
 
@@ -61,8 +61,11 @@ class ProcessContext:
 
         Raises:
             ProcessRaisedException, ProcessExitedException: a child failed (the others are
-                terminated first).
+                terminated first). ArgumentTypeError: ``timeout`` is not a number.
         """
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))):
+            raise ArgumentTypeError(f"ProcessContext.join: timeout must be a number or None, got "
+                                    f"{type(timeout).__name__}")
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             alive = [p for p in self.processes if p.exitcode is None]
@@ -101,12 +104,19 @@ def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method
     :class:`ProcessContext`.
 
     Raises:
-        ArgumentError: ``nprocs`` below 1 or an unknown start method.
+        ArgumentError: ``nprocs`` below 1 or an unknown start method. ArgumentTypeError: ``fn``
+            not callable, ``args`` not a tuple, ``nprocs`` not an int.
         ProcessRaisedException, ProcessExitedException: with ``join``, a child failed.
     """
-    if isinstance(nprocs, bool) or not isinstance(nprocs, int) or nprocs < 1:
+    if not callable(fn):
+        raise ArgumentTypeError(f"spawn: fn must be callable, got {type(fn).__name__}")
+    if not isinstance(args, (tuple, list)):
+        raise ArgumentTypeError(f"spawn: args must be a tuple, got {type(args).__name__}")
+    if isinstance(nprocs, bool) or not isinstance(nprocs, int):
+        raise ArgumentTypeError(f"spawn: nprocs must be an int, got {type(nprocs).__name__}")
+    if nprocs < 1:
         raise ArgumentError(f"spawn: nprocs must be an int >= 1, got {nprocs!r}")
-    if start_method not in multiprocessing.get_all_start_methods():
+    if not isinstance(start_method, str) or start_method not in multiprocessing.get_all_start_methods():
         raise ArgumentError(f"spawn: start_method must be one of {multiprocessing.get_all_start_methods()}, "
                             f"got {start_method!r}")
     ctx = multiprocessing.get_context(start_method)

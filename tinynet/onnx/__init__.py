@@ -10,11 +10,12 @@ inputs and outputs, and reshapes keep sizes from their input where they can, so 
 axis marked dynamic runs at other sizes.
 """
 import inspect
-import io
 import os
 
 from .. import errors
-from ..errors import ArgumentError, ArgumentTypeError, OnnxExportError, UnsupportedOperatorError
+from ..errors import (ArgumentError, ArgumentTypeError, OnnxExportError, PathNotWritableError,
+                      UnsupportedOperatorError)
+from ..nn.modules.module import Module
 from ..optional import import_optional
 from ..tensor import Tensor
 from ._graph import Graph, trace
@@ -58,13 +59,43 @@ def _dynamic(fn, dynamic_axes, names):
             raise ArgumentError(f"{fn}: dynamic_axes names '{key}', which is neither an input nor an output name "
                                 f"({', '.join(names)})")
         if isinstance(axes, dict):
-            out[key] = {int(a): str(n) for a, n in axes.items()}
+            pairs = list(axes.items())
         elif isinstance(axes, (list, tuple)):
-            out[key] = {int(a): f"{key}_dynamic_axes_{i + 1}" for i, a in enumerate(axes)}
+            pairs = [(a, f"{key}_dynamic_axes_{i + 1}") for i, a in enumerate(axes)]
         else:
             raise ArgumentTypeError(f"{fn}: dynamic_axes['{key}'] must be a list of axes or a dict axis -> name, "
                                     f"got {type(axes).__name__}")
+        for a, n in pairs:
+            if isinstance(a, bool) or not isinstance(a, int) or not isinstance(n, str):
+                raise ArgumentTypeError(f"{fn}: dynamic_axes['{key}'] must map int axes to str names, got "
+                                        f"{a!r}: {n!r}")
+        out[key] = dict(pairs)
     return out
+
+
+def _names(fn, what, names):
+    """``input_names``/``output_names`` as a list of str (None: empty)."""
+    if names is None:
+        return []
+    if not isinstance(names, (list, tuple)) or not all(isinstance(n, str) for n in names):
+        raise ArgumentTypeError(f"{fn}: {what} must be a list of str, got {names!r:.80}")
+    return list(names)
+
+
+def _check_call(model, args, kwargs):
+    """Raise ArgumentTypeError unless ``model`` is callable and takes ``args`` and ``kwargs``."""
+    if not callable(model):
+        raise ArgumentTypeError(f"onnx.export: model must be a Module or a callable, got {type(model).__name__}")
+    if isinstance(model, Module) and type(model).forward is Module.forward:
+        raise ArgumentTypeError(f"onnx.export: the model {type(model).__name__} has no forward to trace")
+    try:
+        sig = inspect.signature(getattr(model, "forward", model))
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*args, **kwargs)
+    except TypeError as exc:
+        raise ArgumentTypeError(f"onnx.export: args do not fit the model's forward{sig}: {exc}") from None
 
 
 def _value_info(g, name, t, dynamic):
@@ -104,6 +135,9 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, input_nam
         MissingExtraError: ``onnx`` is not installed. UnsupportedOperatorError: an op without
         a translation (named by its class). OnnxExportError: a bad opset or output.
         ArgumentError: ``dynamic_axes`` naming an unknown value, or names of the wrong count.
+        ArgumentTypeError: a model that is not callable or does not take ``args``, names that
+        are not a list of str, ``kwargs``/``dynamic_axes`` not dicts, an ``f`` that is
+        neither a path nor a file. PathNotWritableError: ``f`` cannot be written.
     """
     for key in options:
         if key not in _NO_EFFECT:
@@ -117,15 +151,23 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, input_nam
     if isinstance(opset, bool) or not isinstance(opset, int) or not 17 <= opset <= newest:
         raise OnnxExportError(f"onnx.export: opset_version must be an int from 17 to {newest} (the installed onnx's "
                               f"newest), got {opset_version!r}")
-    if training not in (None, False) and str(training).split(".")[-1] not in ("EVAL", "PRESERVE"):
+    if not (training is None or (isinstance(training, (bool, int)) and not training)
+            or str(training).split(".")[-1] in ("EVAL", "PRESERVE")):
         raise OnnxExportError("onnx.export: only eval-mode export is supported (training=TrainingMode.EVAL)")
+    if kwargs is not None and not isinstance(kwargs, dict):
+        raise ArgumentTypeError(f"onnx.export: kwargs must be a dict or None, got {type(kwargs).__name__}")
+    if dynamic_axes is not None and not isinstance(dynamic_axes, dict):
+        raise ArgumentTypeError(f"onnx.export: dynamic_axes must be a dict or None, got {type(dynamic_axes).__name__}")
+    if f is not None and not isinstance(f, (str, bytes, os.PathLike)) and not hasattr(f, "write"):
+        raise ArgumentTypeError(f"onnx.export: f must be a path or a binary file, got {type(f).__name__}")
     args = args if isinstance(args, tuple) else (args,)
     kwargs = dict(kwargs or {})
     if args and isinstance(args[-1], dict):
         args, kwargs = args[:-1], {**args[-1], **kwargs}
+    _check_call(model, args, kwargs)
     inputs = [a for a in args if isinstance(a, Tensor)]
     default_in = _input_names(model, len(inputs))
-    in_names = list(input_names or [])
+    in_names = _names("onnx.export", "input_names", input_names)
     if len(in_names) > len(inputs):
         raise ArgumentError(f"onnx.export: {len(in_names)} input_names for {len(inputs)} tensor inputs")
     in_names += default_in[len(in_names):]
@@ -142,7 +184,7 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, input_nam
     outputs = _flatten(result)
     if not outputs:
         raise OnnxExportError("onnx.export: the model returned no tensor")
-    out_names = list(output_names or [])
+    out_names = _names("onnx.export", "output_names", output_names)
     if len(out_names) > len(outputs):
         raise ArgumentError(f"onnx.export: {len(out_names)} output_names for {len(outputs)} outputs")
     out_names += ["output" if i == 0 else f"output_{i}" for i in range(len(out_names), len(outputs))]
@@ -194,13 +236,16 @@ def _finish(onnx, g, model, f, inputs, in_names, outputs, out_names, params, dyn
     proto.ir_version = min(proto.ir_version, 10)  # what current onnxruntime releases read
     if f is not None:
         data = proto.SerializeToString()
-        if isinstance(f, (str, os.PathLike)):
-            with open(f, "wb") as fh:
-                fh.write(data)
-        elif isinstance(f, io.IOBase) or hasattr(f, "write"):
-            f.write(data)
+        if isinstance(f, (str, bytes, os.PathLike)):
+            try:
+                with open(f, "wb") as fh:
+                    fh.write(data)
+            except OSError as exc:
+                raise PathNotWritableError(f"onnx.export: cannot write {f!r}: {exc}") from None
+            except ValueError as exc:  # a NUL byte in the path
+                raise ArgumentError(f"onnx.export: f is not a usable path ({exc}), got {f!r}") from None
         else:
-            raise ArgumentTypeError(f"onnx.export: f must be a path or a binary file, got {type(f).__name__}")
+            f.write(data)
     return proto
 
 

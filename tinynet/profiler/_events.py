@@ -11,9 +11,38 @@ frees are not seen): ``self_*`` an event's own, the others with its children's.
 import json
 import os
 
-from ..errors import ArgumentError
+from ..errors import ArgumentError, ArgumentTypeError, PathNotWritableError
 
 _COL = 12  # the width of every number column
+
+
+def check_path(fn, path):
+    """``path`` (str, bytes or os.PathLike) as a str; ArgumentTypeError for anything else,
+    ArgumentError for a NUL byte in it."""
+    try:
+        path = os.fsdecode(os.fspath(path))
+    except TypeError:
+        raise ArgumentTypeError(f"{fn}: path must be a str or os.PathLike, got {type(path).__name__}") from None
+    if "\0" in path:
+        raise ArgumentError(f"{fn}: path must not contain a NUL byte, got {path!r}")
+    return path
+
+
+def check_int(fn, name, value, none=False, least=None):
+    """Raise ArgumentTypeError unless ``value`` is an int (or None with ``none``), ArgumentError
+    when it is below ``least``."""
+    if none and value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ArgumentTypeError(f"{fn}: {name} must be an int{' or None' if none else ''}, got {type(value).__name__}")
+    if least is not None and value < least:
+        raise ArgumentError(f"{fn}: {name} must be >= {least}, got {value}")
+
+
+def check_str(fn, name, value):
+    """Raise ArgumentTypeError unless ``value`` is a str or None."""
+    if value is not None and not isinstance(value, str):
+        raise ArgumentTypeError(f"{fn}: {name} must be a str or None, got {type(value).__name__}")
 
 
 class Interval:
@@ -179,7 +208,11 @@ class EventList(list):
     def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
         """One :class:`FunctionEventAvg` per name (and input shapes when
         ``group_by_input_shape``, and the innermost ``group_by_stack_n`` stack lines), in the
-        order each key first occurs."""
+        order each key first occurs.
+
+        Raises:
+            ArgumentTypeError: ``group_by_stack_n`` is not an int."""
+        check_int("key_averages", "group_by_stack_n", group_by_stack_n)
         groups = {}
         for e in self:
             shapes = str(e.input_shapes) if group_by_input_shape else None
@@ -215,8 +248,16 @@ class EventList(list):
                 one per value.
 
         Raises:
-            ArgumentError: an unknown ``sort_by`` or ``time_unit``.
+            ArgumentError: an unknown ``sort_by`` or ``time_unit``, a width below 1.
+            ArgumentTypeError: a non-int ``row_limit`` or width, a ``sort_by``, ``header`` or
+            ``time_unit`` that is neither a str nor None.
         """
+        for name, value in (("sort_by", sort_by), ("header", header), ("time_unit", time_unit)):
+            check_str("table", name, value)
+        for name, value in (("row_limit", row_limit), ("max_src_column_width", max_src_column_width),
+                            ("max_name_column_width", max_name_column_width),
+                            ("max_shapes_column_width", max_shapes_column_width)):
+            check_int("table", name, value, none=name == "row_limit", least=None if name == "row_limit" else 1)
         if time_unit not in (None, "s", "ms", "us"):
             raise ArgumentError(f"table: time_unit must be 's', 'ms', 'us' or None, got {time_unit!r}")
         events = [e for e in self if not top_level_events_only or getattr(e, "cpu_parent", None) is None]
@@ -236,7 +277,11 @@ class EventList(list):
         """Write the events as a Chrome trace (``chrome://tracing``, Perfetto): JSON with a
         ``traceEvents`` list of complete (``"ph": "X"``) events, ``ts``/``dur`` in
         microseconds; ops are ``cpu_op``, record_function spans ``user_annotation``, the
-        CUDA-event spans ``kernel`` on the device's own row."""
+        CUDA-event spans ``kernel`` on the device's own row.
+
+        Raises:
+            ArgumentTypeError: ``path`` is not a path. PathNotWritableError: it cannot be written."""
+        path = check_path("export_chrome_trace", path)
         pid = os.getpid()
         trace = []
         for e in self:
@@ -254,8 +299,11 @@ class EventList(list):
                               "args": {"External id": e.id, "device": e.device_index}})
         doc = {"schemaVersion": 1, "traceEvents": trace, "displayTimeUnit": "ms",
                "baseTimeNanoseconds": self.start_ns, "traceName": str(path)}
-        with open(path, "w") as f:
-            json.dump(doc, f)
+        try:
+            with open(path, "w") as f:
+                json.dump(doc, f)
+        except OSError as exc:
+            raise PathNotWritableError(f"export_chrome_trace: cannot write {path!r}: {exc}") from None
         return path
 
 

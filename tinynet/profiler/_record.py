@@ -218,12 +218,14 @@ class record_function:
         args (str or None): extra text (kept as ``args``; PyTorch's argument).
 
     Raises:
-        ArgumentTypeError: ``name`` is not a string.
+        ArgumentTypeError: ``name`` is not a string, or ``args`` neither a string nor None.
     """
 
     def __init__(self, name, args=None):
         if not isinstance(name, str):
             raise ArgumentTypeError(f"record_function: name must be a str, got {type(name).__name__}")
+        if args is not None and not isinstance(args, str):
+            raise ArgumentTypeError(f"record_function: args must be a str or None, got {type(args).__name__}")
         self.name, self.args = name, args
         self._spans = []
 

@@ -16,8 +16,9 @@ import warnings
 
 from .. import backend
 from ..errors import ArgumentError, ArgumentTypeError, PathNotWritableError, ProfilerError
+from ..ops.util import check_flag
 from . import _record
-from ._events import EventList
+from ._events import EventList, check_path, check_str
 
 
 class ProfilerActivity(enum.Enum):
@@ -102,8 +103,12 @@ def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False, use_py
     TensorBoard's profiler plugin reads; ``worker_name`` defaults to ``<host>_<pid>``.
 
     Raises:
+        ArgumentTypeError: ``dir_name`` is not a path or ``worker_name`` not a str.
         PathNotWritableError: ``dir_name`` cannot be created (when a trace is written).
     """
+    dir_name = check_path("tensorboard_trace_handler", dir_name)
+    check_str("tensorboard_trace_handler", "worker_name", worker_name)
+
     def handler(prof):
         try:
             os.makedirs(dir_name, exist_ok=True)
@@ -135,24 +140,38 @@ class profile:
             and not recorded (a warning says so).
 
     Raises:
-        ArgumentError: an activity other than CPU/CUDA. ProfilerError: another profiler is
-        recording.
+        ArgumentError: an activity other than CPU/CUDA. ArgumentTypeError: ``activities`` not
+        a collection, a flag that is not a bool, ``schedule`` or ``on_trace_ready`` not
+        callable, or a ``schedule`` whose answer is not a :class:`ProfilerAction`.
+        ProfilerError: another profiler is recording.
     """
 
     def __init__(self, *, activities=None, schedule=None, on_trace_ready=None, record_shapes=False,
                  profile_memory=False, with_stack=False, with_flops=False, with_modules=False,
                  experimental_config=None, execution_trace_observer=None, acc_events=False, use_cuda=None,
                  custom_trace_id_callback=None, post_processing_timeout_s=None):
-        acts = set(supported_activities() if activities is None else activities)
+        try:
+            acts = list(supported_activities() if activities is None else activities)
+        except TypeError:
+            acts = None
+        if acts is None or isinstance(activities, (str, bytes)):
+            raise ArgumentTypeError(f"profile: activities must be a list or set of ProfilerActivity, got "
+                                    f"{type(activities).__name__}")
         for a in acts:
-            if a not in (ProfilerActivity.CPU, ProfilerActivity.CUDA):
+            if a is not ProfilerActivity.CPU and a is not ProfilerActivity.CUDA:
                 raise ArgumentError(f"profile: activities may hold ProfilerActivity.CPU and .CUDA, got {a!r}")
-        if use_cuda:
+        acts = set(acts)
+        record_shapes, profile_memory, with_stack = (check_flag("profile", n, v) for n, v in (
+            ("record_shapes", record_shapes), ("profile_memory", profile_memory), ("with_stack", with_stack)))
+        if use_cuda is not None and check_flag("profile", "use_cuda", use_cuda):
             acts.add(ProfilerActivity.CUDA)
+        for name, fn in (("schedule", schedule), ("on_trace_ready", on_trace_ready)):
+            if fn is not None and not callable(fn):
+                raise ArgumentTypeError(f"profile: {name} must be callable or None, got {type(fn).__name__}")
         given = dict(with_flops=with_flops, with_modules=with_modules, experimental_config=experimental_config,
                      execution_trace_observer=execution_trace_observer)
         for name in _IGNORED:
-            if given[name]:
+            if given[name] is not None and given[name] is not False:
                 warnings.warn(f"profile: {name} is not supported by tinynet's profiler and is ignored", stacklevel=2)
         self.activities = acts
         self.record_shapes, self.profile_memory, self.with_stack = record_shapes, profile_memory, with_stack
@@ -161,7 +180,7 @@ class profile:
         self.on_trace_ready = on_trace_ready
         self.custom_trace_id_callback = custom_trace_id_callback
         self.step_num = 0
-        self.current_action = self.schedule(0)
+        self.current_action = self._action(0)
         self._session = None
         self._events = EventList()
         self._step_span = None
@@ -169,6 +188,13 @@ class profile:
         self._has_results = False
 
     # ---- the session ----------------------------------------------------------------------
+    def _action(self, step):
+        action = self.schedule(step)
+        if not isinstance(action, ProfilerAction):
+            raise ArgumentTypeError(f"profile: schedule({step}) must return a ProfilerAction, got "
+                                    f"{type(action).__name__}")
+        return action
+
     def _begin(self):
         cuda = backend.load_cupy() if ProfilerActivity.CUDA in self.activities else None
         session = _record.Session(self.record_shapes, self.profile_memory, self.with_stack, cuda)
@@ -216,10 +242,11 @@ class profile:
         self._running = True
         try:
             self._transit(ProfilerAction.NONE, self.current_action)
-        except BaseException:
-            self._running = False
+            self._open_step()
+        except BaseException:  # nothing left recording
+            self._running, self._step_span = False, None
+            self._finish(keep=False)
             raise
-        self._open_step()
 
     def stop(self):
         """Stop profiling (what ``__exit__`` does): the events become readable."""
@@ -233,7 +260,7 @@ class profile:
         """Mark the end of a training step: the :func:`schedule` moves to the next step."""
         self._close_step()
         self.step_num += 1
-        prev, self.current_action = self.current_action, self.schedule(self.step_num)
+        prev, self.current_action = self.current_action, self._action(self.step_num)
         if self._running:
             self._transit(prev, self.current_action)
             self._open_step()
@@ -273,29 +300,40 @@ class profile:
         Raises:
             PathNotWritableError: the file cannot be written."""
         events = self._results("export_chrome_trace")
-        path = os.fspath(path)
+        path = check_path("export_chrome_trace", path)
+        if not path.endswith(".gz"):
+            events.export_chrome_trace(path)  # (PathNotWritableError when it cannot be written)
+            return
+        raw = path[:-3] + f".{os.getpid()}.tmp"
         try:
-            if path.endswith(".gz"):
-                raw = path[:-3] + f".{os.getpid()}.tmp"
-                events.export_chrome_trace(raw)
-                with open(raw, "rb") as src, gzip.open(path, "wb") as dst:
-                    dst.write(src.read())
-                os.remove(raw)
-            else:
-                events.export_chrome_trace(path)
+            events.export_chrome_trace(raw)
+            with open(raw, "rb") as src, gzip.open(path, "wb") as dst:
+                dst.write(src.read())
+        except PathNotWritableError:
+            raise
         except OSError as exc:
             raise PathNotWritableError(f"export_chrome_trace: cannot write {path!r}: {exc}") from None
+        finally:
+            if os.path.isfile(raw):
+                os.remove(raw)
 
     def export_stacks(self, path, metric="self_cpu_time_total"):
         """Write one ``frame;frame;...;op value`` line per event with a stack (``with_stack``),
         outermost frame first: the input of flame-graph tools.
 
         Raises:
-            ArgumentError: ``metric`` is not ``self_cpu_time_total`` or ``self_cuda_time_total``."""
-        if metric not in ("self_cpu_time_total", "self_cuda_time_total", "self_device_time_total"):
+            ArgumentError: ``metric`` is not ``self_cpu_time_total`` or ``self_cuda_time_total``.
+            ArgumentTypeError: ``path`` is not a path. PathNotWritableError: it cannot be written."""
+        path = check_path("export_stacks", path)
+        if not isinstance(metric, str) or metric not in ("self_cpu_time_total", "self_cuda_time_total",
+                                                         "self_device_time_total"):
             raise ArgumentError(f"export_stacks: metric must be 'self_cpu_time_total' or 'self_cuda_time_total', "
                                 f"got {metric!r}")
-        with open(path, "w") as f:
-            for e in self._results("export_stacks"):
-                if e.stack:
-                    f.write(";".join(list(reversed(e.stack)) + [e.name]) + f" {int(getattr(e, metric))}\n")
+        events = self._results("export_stacks")
+        try:
+            with open(path, "w") as f:
+                for e in events:
+                    if e.stack:
+                        f.write(";".join(list(reversed(e.stack)) + [e.name]) + f" {int(getattr(e, metric))}\n")
+        except OSError as exc:
+            raise PathNotWritableError(f"export_stacks: cannot write {path!r}: {exc}") from None

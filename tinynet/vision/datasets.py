@@ -21,12 +21,13 @@ Speed: when ``transform`` is made only of :class:`~tinynet.vision.transforms.ToT
 DataLoader gets a whole batch per call (``__getitems__``), transformed as one array: the same
 numbers as one sample at a time.
 """
+import operator
 import os
 
 import numpy
 
 from ..data import datasets as _files
-from ..errors import ArgumentError, DatasetNotFoundError, IndexOutOfRangeError
+from ..errors import ArgumentError, ArgumentTypeError, DatasetNotFoundError, IndexOutOfRangeError
 from ..ops.creation import from_numpy
 from ..random import Generator
 from ..ops.sampling import rand, randint
@@ -41,6 +42,29 @@ def _image(arr, mode):
     if not HAVE_PIL:
         return arr
     return pil_image("datasets").fromarray(numpy.ascontiguousarray(arr), mode=mode)
+
+
+def _check(cls, root, transform, target_transform):
+    """ArgumentTypeError naming ``cls`` for a ``root`` that is not a path (None: the default
+    root) or a transform that is neither callable nor None."""
+    if root is not None and not isinstance(root, (str, os.PathLike)):
+        raise ArgumentTypeError(f"{cls}: root must be a str or os.PathLike, got {type(root).__name__}")
+    for name, fn in (("transform", transform), ("target_transform", target_transform)):
+        if fn is not None and not callable(fn):
+            raise ArgumentTypeError(f"{cls}: {name} must be callable or None, got {type(fn).__name__}")
+
+
+def _indices(cls, indices, low, n):
+    """``indices`` (one int, or a sequence of them) as ints in ``[low, n)``: ArgumentTypeError /
+    IndexOutOfRangeError naming ``cls`` otherwise."""
+    try:
+        out = [operator.index(i) for i in (indices if hasattr(indices, "__iter__") else [indices])]
+    except TypeError:
+        raise ArgumentTypeError(f"{cls}: indices must be ints, got {indices!r:.60}") from None
+    for i in out:
+        if not low <= i < n:
+            raise IndexOutOfRangeError(f"{cls}: index {i} is out of range for {n} samples")
+    return out
 
 
 def _batchable(transform, target_transform):
@@ -59,13 +83,12 @@ class _VisionDataset(Dataset):
 
     def __getitem__(self, index):
         """``(image, target)`` of sample ``index``, transformed."""
-        index = int(index)
-        if not -len(self) <= index < len(self):
-            raise IndexOutOfRangeError(f"{type(self).__name__}: index {index} is out of range for {len(self)} samples")
+        index, = _indices(type(self).__name__, [index], -len(self), len(self))
         return _files.transformed(self, _image(self._images[index], self._mode), int(self._labels[index]))
 
     def __getitems__(self, indices):
         """A batch: stacked arrays when the transform allows it (module doc), else a list of samples."""
+        indices = _indices(type(self).__name__, indices, -len(self), len(self))
         if _batchable(self.transform, self.target_transform):
             idx = numpy.asarray(indices, dtype=numpy.int64)
             return self.transform._batch(self._images[idx]), self._labels[idx]
@@ -134,6 +157,7 @@ class MNIST(_VisionDataset):
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"])]  # torchvision's names
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        _check(type(self).__name__, root, transform, target_transform)
         files = self._loader(root=root, train=train, download=download)
         self.root, self.train = files.root, train
         self.transform, self.target_transform = transform, target_transform
@@ -180,6 +204,7 @@ class CIFAR10(_VisionDataset):
     _mode = "RGB"
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
+        _check("CIFAR10", root, transform, target_transform)
         try:
             files = _files.CIFAR10(root=root, train=train, download=download)
         except DatasetNotFoundError as exc:
@@ -223,15 +248,22 @@ class FakeData(_VisionDataset):
 
     Raises:
         ArgumentError: a negative ``size``, ``num_classes`` below 1, or an ``image_size`` that
-            is not ``(1 or 3, H, W)``.
+            is not ``(1 or 3, H, W)`` (H and W at least 1). ArgumentTypeError: a count that is
+            not an int, a transform that is not callable.
     """
 
     def __init__(self, size=1000, image_size=(3, 224, 224), num_classes=10, transform=None, target_transform=None,
                  random_offset=0):
+        _check("FakeData", None, transform, target_transform)
+        for name, v in (("size", size), ("num_classes", num_classes), ("random_offset", random_offset)):
+            if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)):
+                raise ArgumentTypeError(f"FakeData: {name} must be an int, got {type(v).__name__}")
         if int(size) < 0 or int(num_classes) < 1:
             raise ArgumentError(f"FakeData: size must be >= 0 and num_classes >= 1, got {size} and {num_classes}")
-        if len(image_size) != 3 or image_size[0] not in (1, 3):
-            raise ArgumentError(f"FakeData: image_size must be (C, H, W) with C 1 or 3, got {tuple(image_size)}")
+        if not (isinstance(image_size, (tuple, list)) and len(image_size) == 3 and image_size[0] in (1, 3)
+                and all(isinstance(v, (int, numpy.integer)) and not isinstance(v, bool) and v >= 1
+                        for v in image_size)):
+            raise ArgumentError(f"FakeData: image_size must be (C, H, W) with C 1 or 3, got {image_size!r}")
         self.size, self.image_size, self.num_classes = int(size), tuple(int(s) for s in image_size), int(num_classes)
         self.transform, self.target_transform, self.random_offset = transform, target_transform, int(random_offset)
         self._mode = "L" if self.image_size[0] == 1 else "RGB"
@@ -247,15 +279,14 @@ class FakeData(_VisionDataset):
         return (pixels[:, :, 0] if c == 1 else pixels), label
 
     def __getitem__(self, index):
-        index = int(index)
-        if not 0 <= index < self.size:
-            raise IndexOutOfRangeError(f"FakeData: index {index} is out of range for {self.size} samples")
+        index, = _indices("FakeData", [index], 0, self.size)
         img, label = self._sample(index)
         return _files.transformed(self, _image(img, self._mode), label)
 
     def __getitems__(self, indices):
+        indices = _indices("FakeData", indices, 0, self.size)
         if _batchable(self.transform, self.target_transform):
-            pairs = [self._sample(int(i)) for i in indices]
+            pairs = [self._sample(i) for i in indices]
             imgs = numpy.stack([p[0] for p in pairs])
             return self.transform._batch(imgs), numpy.array([p[1] for p in pairs], dtype=numpy.int64)
         return [self[i] for i in indices]

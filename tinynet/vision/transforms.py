@@ -51,6 +51,8 @@ class Compose:
     """Apply ``transforms`` in order."""
 
     def __init__(self, transforms):
+        if not isinstance(transforms, (list, tuple)) or not all(callable(t) for t in transforms):
+            raise ArgumentTypeError(f"Compose: transforms must be a list of callables, got {transforms!r:.80}")
         self.transforms = list(transforms)
 
     def __call__(self, img):
@@ -129,8 +131,12 @@ class Normalize:
 
     def __init__(self, mean, std, inplace=False):
         self.mean, self.std, self.inplace = mean, std, inplace
-        self._mean = numpy.asarray(mean, dtype=numpy.float64).reshape(-1, 1, 1)
-        self._std = numpy.asarray(std, dtype=numpy.float64).reshape(-1, 1, 1)
+        try:
+            self._mean = numpy.asarray(mean, dtype=numpy.float64).reshape(-1, 1, 1)
+            self._std = numpy.asarray(std, dtype=numpy.float64).reshape(-1, 1, 1)
+        except (TypeError, ValueError):
+            raise ArgumentTypeError(f"Normalize: mean and std must be sequences of numbers, got {mean!r:.40} and "
+                                    f"{std!r:.40}") from None
         if (self._std == 0).any():
             raise ArgumentError(f"Normalize: std evaluated to zero, leading to division by zero (std={std})")
 
@@ -177,22 +183,24 @@ class Lambda:
         return "Lambda()"
 
 
-def _size_pair(size, where):
-    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
-        return int(size), int(size)
-    if isinstance(size, (tuple, list)) and len(size) in (1, 2) and all(isinstance(s, numbers.Integral) for s in size):
-        return (int(size[0]), int(size[0])) if len(size) == 1 else (int(size[0]), int(size[1]))
-    raise ArgumentError(f"{where}: size should be an int or a sequence of one or two ints, got {size!r}")
+def _size_pair(size, where, least=0):
+    seq = size if isinstance(size, (tuple, list)) and len(size) in (1, 2) else [size]
+    if all(isinstance(s, numbers.Integral) and not isinstance(s, bool) and s >= least for s in seq):
+        return int(seq[0]), int(seq[-1])
+    raise ArgumentError(f"{where}: size should be an int or a sequence of one or two ints >= {least}, got {size!r}")
 
 
-def _hw(img):
+def _hw(img, where):
+    """(H, W) of a PIL image, an array ``(H, W[, C])`` or a tensor ``(..., H, W)``."""
     if is_pil(img):
         return img.size[1], img.size[0]
-    if isinstance(img, Tensor):
-        return img.shape[-2], img.shape[-1]
-    if isinstance(img, numpy.ndarray):
-        return img.shape[0], img.shape[1]
-    raise ArgumentTypeError(f"image should be a PIL Image, a numpy.ndarray or a Tensor, got {type(img).__name__}")
+    if not isinstance(img, (Tensor, numpy.ndarray)):
+        raise ArgumentTypeError(f"{where}: img should be a PIL Image, a numpy.ndarray or a Tensor, got "
+                                f"{type(img).__name__}")
+    if img.ndim < 2 or (isinstance(img, numpy.ndarray) and img.ndim > 3):
+        shape = "(..., H, W)" if isinstance(img, Tensor) else "(H, W[, C])"
+        raise ShapeError(f"{where}: expected an image of shape {shape}, got {tuple(img.shape)}")
+    return (img.shape[-2], img.shape[-1]) if isinstance(img, Tensor) else (img.shape[0], img.shape[1])
 
 
 class Resize:
@@ -205,11 +213,14 @@ class Resize:
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
         self.size, self.max_size, self.antialias = size, max_size, antialias
-        self.interpolation = InterpolationMode(interpolation) if isinstance(interpolation, str) else interpolation
-        if isinstance(size, numbers.Integral):
-            _size_pair(size, "Resize")
-        elif not (isinstance(size, (tuple, list)) and len(size) in (1, 2)):
-            raise ArgumentError(f"Resize: size should be an int or a sequence of one or two ints, got {size!r}")
+        if not isinstance(interpolation, InterpolationMode) and not (
+                isinstance(interpolation, str) and interpolation in [m.value for m in InterpolationMode]):
+            raise ArgumentError(f"Resize: interpolation must be one of {[m.value for m in InterpolationMode]}, got "
+                                f"{interpolation!r}")
+        self.interpolation = InterpolationMode(interpolation)
+        _size_pair(size, "Resize", 1)
+        if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, numbers.Integral)):
+            raise ArgumentTypeError(f"Resize: max_size must be an int or None, got {type(max_size).__name__}")
         if max_size is not None and (not isinstance(size, numbers.Integral) and len(size) != 1):
             raise ArgumentError("Resize: max_size is only allowed with an int size (or a sequence of one)")
 
@@ -218,6 +229,8 @@ class Resize:
             return int(self.size[0]), int(self.size[1])
         requested = int(self.size if isinstance(self.size, numbers.Integral) else self.size[0])
         short, long = (w, h) if w <= h else (h, w)
+        if short == 0:
+            raise ShapeError(f"Resize: cannot keep the aspect ratio of an empty image of size {(h, w)}")
         new_short, new_long = requested, int(requested * long / short)
         if self.max_size is not None:
             if self.max_size <= requested:
@@ -227,17 +240,24 @@ class Resize:
         return (new_long, new_short) if w <= h else (new_short, new_long)
 
     def __call__(self, img):
-        h, w = _hw(img)
+        h, w = _hw(img, "Resize")
         th, tw = self._target(h, w)
         if (th, tw) == (h, w):
             return img
+        if isinstance(img, Tensor) and img.dtype == "bool":
+            raise DTypeError("Resize: cannot resize a bool tensor image")
         Image = pil_image("Resize")
         filt = {InterpolationMode.NEAREST: Image.NEAREST, InterpolationMode.BILINEAR: Image.BILINEAR,
                 InterpolationMode.BICUBIC: Image.BICUBIC}[self.interpolation]
         if is_pil(img):
             return img.resize((tw, th), filt)
         if isinstance(img, numpy.ndarray):
-            return numpy.asarray(Image.fromarray(img).resize((tw, th), filt))
+            try:
+                pic = Image.fromarray(img)
+            except (TypeError, ValueError) as exc:
+                raise DTypeError(f"Resize: Pillow takes no image of a {img.dtype} array of shape {img.shape} "
+                                 f"({exc})") from None
+            return numpy.asarray(pic.resize((tw, th), filt))
         if not self.antialias or self.interpolation is InterpolationMode.NEAREST:
             batch = img.reshape(-1, *img.shape[-3:]) if img.ndim >= 3 else img[None, None]
             mode = "nearest" if self.interpolation is InterpolationMode.NEAREST else "bilinear"
@@ -246,7 +266,8 @@ class Resize:
             return out.reshape(*img.shape[:-2], th, tw).to(img.dtype)
         host = img.detach().numpy(force=True).astype(numpy.float32)
         planes = host.reshape(-1, h, w)
-        out = numpy.stack([numpy.asarray(Image.fromarray(p, mode="F").resize((tw, th), filt)) for p in planes])
+        out = numpy.stack([numpy.asarray(Image.fromarray(p, mode="F").resize((tw, th), filt)) for p in planes]) \
+            if len(planes) else numpy.zeros((0, th, tw), numpy.float32)
         out = out.reshape(*host.shape[:-2], th, tw)
         if not img.is_floating_point():
             out = numpy.clip(numpy.round(out), numpy.iinfo(img.dtype).min, numpy.iinfo(img.dtype).max)
@@ -260,7 +281,7 @@ def _crop(img, top, left, h, w):
     """The ``h x w`` window at ``(top, left)``; parts outside the image are zeros."""
     if is_pil(img):
         return img.crop((left, top, left + w, top + h))
-    ih, iw = _hw(img)
+    ih, iw = _hw(img, "crop")
     if top < 0 or left < 0 or top + h > ih or left + w > iw:
         img = _pad(img, (max(0, -left), max(0, -top), max(0, left + w - iw), max(0, top + h - ih)), 0, "constant")
         top, left = max(top, 0), max(left, 0)
@@ -273,8 +294,10 @@ def _pad(img, ltrb, fill, mode):
     """Pad by (left, top, right, bottom) pixels; NumPy's modes ('constant', 'edge', 'reflect',
     'symmetric'), as torchvision's padding_mode."""
     left, top, right, bottom = ltrb
-    if mode not in ("constant", "edge", "reflect", "symmetric"):
+    if not isinstance(mode, str) or mode not in ("constant", "edge", "reflect", "symmetric"):
         raise ArgumentError(f"RandomCrop: padding_mode should be constant, edge, reflect or symmetric, got {mode!r}")
+    if img is None:
+        return None
     kw = {"constant_values": fill} if mode == "constant" else {}
     if is_pil(img):
         arr = numpy.asarray(img)
@@ -299,7 +322,7 @@ class CenterCrop:
         self.size = _size_pair(size, "CenterCrop")
 
     def __call__(self, img):
-        h, w = _hw(img)
+        h, w = _hw(img, "CenterCrop")
         th, tw = self.size
         return _crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
 
@@ -319,10 +342,14 @@ class RandomCrop:
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
         self.size = _size_pair(size, "RandomCrop")
         self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
-        if padding is not None and not isinstance(padding, numbers.Integral) and \
-                not (isinstance(padding, (tuple, list)) and len(padding) in (1, 2, 4)):
-            raise ArgumentError(f"RandomCrop: padding should be an int or a sequence of 1, 2 or 4 ints, "
+        seq = padding if isinstance(padding, (tuple, list)) and len(padding) in (1, 2, 4) else [padding]
+        if padding is not None and not all(isinstance(p, numbers.Integral) and not isinstance(p, bool) and p >= 0
+                                           for p in seq):
+            raise ArgumentError(f"RandomCrop: padding should be an int or a sequence of 1, 2 or 4 ints >= 0, "
                                 f"got {padding!r}")
+        if isinstance(fill, bool) or not isinstance(fill, numbers.Real):
+            raise ArgumentTypeError(f"RandomCrop: fill must be a number, got {type(fill).__name__}")
+        _pad(None, (0, 0, 0, 0), fill, padding_mode)  # checks padding_mode
 
     def _ltrb(self):
         p = self.padding
@@ -335,11 +362,11 @@ class RandomCrop:
         if self.padding is not None:
             img = _pad(img, self._ltrb(), self.fill, self.padding_mode)
         th, tw = self.size
-        h, w = _hw(img)
+        h, w = _hw(img, "RandomCrop")
         if self.pad_if_needed and (h < th or w < tw):
             dw, dh = max(tw - w, 0), max(th - h, 0)
             img = _pad(img, (dw, dh, dw, dh), self.fill, self.padding_mode)
-            h, w = _hw(img)
+            h, w = _hw(img, "RandomCrop")
         if h < th or w < tw:
             raise ArgumentError(f"RandomCrop: required crop size {(th, tw)} is larger than the input image "
                                 f"size {(h, w)}")
@@ -355,9 +382,12 @@ class RandomHorizontalFlip:
     """Mirror left-right with probability ``p`` (default 0.5)."""
 
     def __init__(self, p=0.5):
+        if isinstance(p, bool) or not isinstance(p, numbers.Real):
+            raise ArgumentTypeError(f"RandomHorizontalFlip: p must be a number, got {type(p).__name__}")
         self.p = p
 
     def __call__(self, img):
+        _hw(img, "RandomHorizontalFlip")
         if rand(1).item() >= self.p:
             return img
         if is_pil(img):

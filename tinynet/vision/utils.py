@@ -9,11 +9,13 @@ through Pillow (``round(255 * x)`` clamped to [0, 255]), in the format the file 
 (or ``format``) names. Both work on copies of the values (no autograd record).
 """
 import math
+import numbers
+import os
 
 import numpy
 
 from .. import backend, devices
-from ..errors import ArgumentError, ArgumentTypeError, ShapeError
+from ..errors import ArgumentError, ArgumentTypeError, PathNotWritableError, ShapeError
 from ..tensor import Tensor
 from ._images import pil_image
 
@@ -24,12 +26,30 @@ def _host(tensor):
     if isinstance(tensor, Tensor):
         return tensor.detach().numpy(force=True)
     if isinstance(tensor, (list, tuple)) and tensor and all(isinstance(t, Tensor) for t in tensor):
+        if len({tuple(t.shape) for t in tensor}) > 1:
+            raise ShapeError(f"make_grid: the images of a list must have one shape, got "
+                             f"{sorted({tuple(t.shape) for t in tensor})}")
         return numpy.stack([t.detach().numpy(force=True) for t in tensor])
     raise ArgumentTypeError(f"make_grid: tensor should be a Tensor or a non-empty list of Tensors, "
                             f"got {type(tensor).__name__}")
 
 
+def _check(nrow, padding, value_range, pad_value):
+    for name, v, least in (("nrow", nrow, 1), ("padding", padding, 0)):
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+            raise ArgumentTypeError(f"make_grid: {name} must be an int, got {type(v).__name__}")
+        if v < least:
+            raise ArgumentError(f"make_grid: {name} must be >= {least}, got {v}")
+    if isinstance(pad_value, bool) or not isinstance(pad_value, numbers.Real):
+        raise ArgumentTypeError(f"make_grid: pad_value must be a number, got {type(pad_value).__name__}")
+    if value_range is not None and not (isinstance(value_range, (tuple, list)) and len(value_range) == 2 and all(
+            isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value_range)):
+        raise ArgumentError(f"make_grid: value_range should be a (low, high) pair of numbers, got {value_range!r:.60}")
+
+
 def _normalize(x, value_range):
+    if value_range is None and x.size == 0:
+        raise ShapeError(f"make_grid: an empty image of shape {x.shape} has no min and max to normalize by")
     low, high = (float(x.min()), float(x.max())) if value_range is None else value_range
     x = numpy.clip(x, low, high)
     return (x - low) / max(high - low, 1e-5)
@@ -52,25 +72,27 @@ def make_grid(tensor, nrow=8, padding=2, normalize=False, value_range=None, scal
 
     Raises:
         ArgumentTypeError: not a Tensor or a list of Tensors.
-        ShapeError: not 2-, 3- or 4-D.
-        ArgumentError: ``value_range`` that is not a pair.
+        ShapeError: not 2-, 3- or 4-D, an empty batch, a list of images of different shapes.
+        ArgumentError: ``value_range`` that is not a pair of numbers, ``nrow`` below 1, a
+            negative ``padding``. ArgumentTypeError: a non-int ``nrow``/``padding``, a
+            non-number ``pad_value``.
     """
-    device = tensor.device if isinstance(tensor, Tensor) else tensor[0].device
+    _check(nrow, padding, value_range, pad_value)
     x = _host(tensor)
+    device = tensor.device if isinstance(tensor, Tensor) else tensor[0].device
     if x.ndim == 2:
         x = x[None]
     if x.ndim == 3:
         x = numpy.concatenate([x, x, x], 0) if x.shape[0] == 1 else x
         x = x[None]
-    if x.ndim != 4:
-        raise ShapeError(f"make_grid: expected images of shape (B, C, H, W), (C, H, W) or (H, W), got {x.shape}")
+    if x.ndim != 4 or x.shape[0] == 0:
+        raise ShapeError(f"make_grid: expected a non-empty batch of images of shape (B, C, H, W), (C, H, W) or "
+                         f"(H, W), got {x.shape}")
     if x.shape[1] == 1:
         x = numpy.concatenate([x, x, x], 1)
     if not numpy.issubdtype(x.dtype, numpy.floating):
         x = x.astype(numpy.float32)
     if normalize:
-        if value_range is not None and (not isinstance(value_range, (tuple, list)) or len(value_range) != 2):
-            raise ArgumentError(f"make_grid: value_range should be a (low, high) pair, got {value_range!r}")
         x = numpy.stack([_normalize(img, value_range) for img in x]) if scale_each else _normalize(x, value_range)
     if x.shape[0] == 1:
         return Tensor._wrap(backend.to_device(numpy.ascontiguousarray(x[0]), device))
@@ -97,9 +119,23 @@ def save_image(tensor, fp, format=None, **kwargs):
 
     Raises:
         MissingExtraError: Pillow is not installed (the ``vision`` extra).
-        Everything :func:`make_grid` raises, and Pillow's errors for an unknown format.
+        ArgumentTypeError: ``fp`` is neither a path nor a file object. ArgumentError: a format
+            (or a file name's suffix) Pillow does not write. ShapeError: a grid of other than 1,
+            3 or 4 channels. PathNotWritableError: the file cannot be written.
+        Everything :func:`make_grid` raises.
     """
     image = pil_image("save_image")
+    if not isinstance(fp, (str, bytes, os.PathLike)) and not hasattr(fp, "write"):
+        raise ArgumentTypeError(f"save_image: fp must be a path or a binary file object, got {type(fp).__name__}")
+    if format is not None and not isinstance(format, str):
+        raise ArgumentTypeError(f"save_image: format must be a str or None, got {type(format).__name__}")
     grid = make_grid(tensor, **kwargs).numpy(force=True)
     pixels = numpy.clip(grid * 255 + 0.5, 0, 255).astype(numpy.uint8).transpose(1, 2, 0)
-    image.fromarray(numpy.ascontiguousarray(pixels)).save(fp, format=format)
+    if pixels.shape[2] not in (3, 4):  # (one channel was made three by make_grid)
+        raise ShapeError(f"save_image: Pillow writes images of 1, 3 or 4 channels, got {pixels.shape[2]}")
+    try:
+        image.fromarray(numpy.ascontiguousarray(pixels)).save(fp, format=format)
+    except (KeyError, ValueError) as exc:  # Pillow's unknown format or file name suffix
+        raise ArgumentError(f"save_image: cannot write format {format!r} to {fp!r} ({exc!r})") from None
+    except OSError as exc:
+        raise PathNotWritableError(f"save_image: cannot write {fp!r}: {exc}") from None

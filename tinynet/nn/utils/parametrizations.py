@@ -15,6 +15,8 @@
   and ``cayley`` go through ``tinynet.linalg.matrix_exp`` / ``tinynet.linalg.solve``.
 """
 
+import numbers
+
 import numpy
 
 from ... import backend, linalg
@@ -42,6 +44,8 @@ def _norm_except_dim(v, dim):
 def _weight(fn, module, name):
     if not isinstance(module, Module):
         raise ArgumentTypeError(f"{fn}: module must be a Module, got {type(module).__name__}")
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"{fn}: name must be a str, got {type(name).__name__}")
     w = getattr(module, name, None)
     if not isinstance(w, Tensor):
         raise ArgumentError(f"{fn}: module '{type(module).__name__}' has no parameter or buffer named '{name}'")
@@ -162,14 +166,19 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
     dim taken as the matrix's rows (default 1 for ConvTranspose, else 0). Returns ``module``.
 
     Raises:
-        ArgumentError: no tensor ``name`` or ``n_power_iterations`` < 1. IndexOutOfRangeError:
-        ``dim`` out of range.
+        ArgumentError: no tensor ``name``, ``n_power_iterations`` < 1 or ``eps`` < 0.
+        ArgumentTypeError: a non-Module, a non-str ``name``, a non-int count or ``dim``, a
+        non-number ``eps``. IndexOutOfRangeError: ``dim`` out of range.
     """
     w = _weight("spectral_norm", module, name)
     _count("spectral_norm", "n_power_iterations", n_power_iterations, 1)
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise ArgumentTypeError(f"spectral_norm: eps must be a number, got {type(eps).__name__}")
+    if not eps >= 0:
+        raise ArgumentError(f"spectral_norm: eps must be >= 0, got {eps}")
     if dim is None:
         dim = 1 if isinstance(module, (ConvTranspose1d, ConvTranspose2d)) else 0
-    dim = _dim("spectral_norm", dim, max(w.ndim, 1))
+    dim = _dim("spectral_norm", dim, w.ndim)
     parametrize.register_parametrization(module, name, _SpectralNorm(w, n_power_iterations, dim, eps))
     return module
 

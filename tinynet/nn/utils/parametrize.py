@@ -19,6 +19,7 @@ import contextlib
 
 from ...autograd import no_grad
 from ...errors import ArgumentError, ArgumentTypeError, ShapeError
+from ...ops.util import check_flag
 from ...tensor import Tensor
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
@@ -167,7 +168,8 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
     Returns ``module``.
 
     Raises:
-        ArgumentTypeError: ``parametrization`` is not a Module, or ``module`` is not a Module.
+        ArgumentTypeError: ``parametrization`` is not a Module, ``module`` is not a Module, or
+            ``tensor_name`` is not a str, or ``unsafe`` not a bool.
         ArgumentError: ``tensor_name`` is neither a parameter, a buffer nor parametrized, or
             (unless ``unsafe``) the parametrization changes the dtype. ShapeError: (unless
             ``unsafe``) it changes the shape.
@@ -177,6 +179,10 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
     if not isinstance(parametrization, Module):
         raise ArgumentTypeError("register_parametrization: parametrization must be a Module, got "
                                 f"{type(parametrization).__name__}")
+    if not isinstance(tensor_name, str):
+        raise ArgumentTypeError(f"register_parametrization: tensor_name must be a str, got "
+                                f"{type(tensor_name).__name__}")
+    unsafe = check_flag("register_parametrization", "unsafe", unsafe)
     if is_parametrized(module, tensor_name):
         plist = module.parametrizations[tensor_name]
         if not unsafe:
@@ -208,7 +214,7 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
 def is_parametrized(module, tensor_name=None):
     """Whether ``module`` has a parametrization (on ``tensor_name`` when given)."""
     plist = module._modules.get("parametrizations") if isinstance(module, Module) else None
-    if not isinstance(plist, ModuleDict):
+    if not isinstance(plist, ModuleDict) or not isinstance(tensor_name, (str, type(None))):
         return False
     return len(plist) > 0 if tensor_name is None else tensor_name in plist
 
@@ -226,8 +232,12 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
 
     Raises:
         ArgumentError: ``tensor_name`` is not parametrized, or ``leave_parametrized=False`` with
-            several originals (there is no one tensor to keep).
+            several originals (there is no one tensor to keep). ArgumentTypeError: a non-str
+            ``tensor_name``.
     """
+    if not isinstance(tensor_name, str):
+        raise ArgumentTypeError(f"remove_parametrizations: tensor_name must be a str, got "
+                                f"{type(tensor_name).__name__}")
     if not is_parametrized(module, tensor_name):
         raise ArgumentError(f"remove_parametrizations: module {type(module).__name__} has no parametrization on "
                             f"'{tensor_name}'")

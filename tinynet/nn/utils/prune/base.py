@@ -6,11 +6,31 @@ from abc import ABC, abstractmethod
 from .... import backend
 from ....errors import ArgumentError, ArgumentTypeError, IndexOutOfRangeError, ShapeError
 from ....tensor import Tensor
+from ...modules.module import Module
 from ...modules.parameter import Parameter
 
 
 def _arr(t):
     return t.array if isinstance(t, Tensor) else t
+
+
+def _target(fn, module, name):
+    """Raise ArgumentTypeError unless ``module`` is a Module and ``name`` a str."""
+    if not isinstance(module, Module):
+        raise ArgumentTypeError(f"{fn}: module must be a Module, got {type(module).__name__}")
+    if not isinstance(name, str):
+        raise ArgumentTypeError(f"{fn}: name must be a str, got {type(name).__name__}")
+
+
+def _check_mask_args(fn, t, default_mask, scores=None, optional=("importance_scores",)):
+    """``compute_mask``/``prune``'s tensors: ``t`` a Tensor, ``default_mask`` and ``scores``
+    Tensors of its shape (those in ``optional`` may be None); ArgumentTypeError / ShapeError
+    naming ``fn``."""
+    for what, v in (("t", t), ("default_mask", default_mask), ("importance_scores", scores)):
+        if not isinstance(v, Tensor) and (v is not None or what not in optional):
+            raise ArgumentTypeError(f"{fn}: {what} must be a Tensor, got {type(v).__name__}")
+        if v is not None and tuple(v.shape) != tuple(t.shape):
+            raise ShapeError(f"{fn}: {what} of shape {tuple(v.shape)} does not match t's {tuple(t.shape)}")
 
 
 class BasePruningMethod(ABC):
@@ -42,8 +62,13 @@ class BasePruningMethod(ABC):
 
         Raises:
             ArgumentError: ``module`` has no tensor ``name``. ShapeError: ``importance_scores``
-            of another shape.
+            of another shape. ArgumentTypeError: ``module`` not a Module, ``name`` not a str,
+            ``importance_scores`` not a Tensor.
         """
+        _target("prune", module, name)
+        if importance_scores is not None and not isinstance(importance_scores, Tensor):
+            raise ArgumentTypeError(f"prune: importance_scores must be a Tensor or None, got "
+                                    f"{type(importance_scores).__name__}")
         old, old_key = None, None
         for k, hook in module._forward_pre_hooks.items():
             if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
@@ -52,6 +77,9 @@ class BasePruningMethod(ABC):
         orig = getattr(module, name, None)
         if not isinstance(orig, Tensor):
             raise ArgumentError(f"prune: module {type(module).__name__} has no parameter or buffer named '{name}'")
+        if old is None and name not in module._parameters:
+            raise ArgumentError(f"prune: '{name}' of module {type(module).__name__} is not a parameter (buffers "
+                                "cannot be pruned)")
         if importance_scores is not None and tuple(importance_scores.shape) != tuple(orig.shape):
             raise ShapeError(f"prune: importance_scores should have the shape of parameter '{name}' "
                              f"{tuple(orig.shape)}, got {tuple(importance_scores.shape)}")
@@ -78,6 +106,8 @@ class BasePruningMethod(ABC):
 
     def prune(self, t, default_mask=None, importance_scores=None):
         """``t`` with the mask that :meth:`compute_mask` gives (from ``importance_scores`` when given)."""
+        _check_mask_args(f"{type(self).__name__}.prune", t, default_mask, importance_scores,
+                         ("default_mask", "importance_scores"))
         scores = importance_scores if importance_scores is not None else t
         if default_mask is None:
             default_mask = Tensor._wrap(backend.array_module(t.array).ones_like(t.array))
@@ -103,7 +133,6 @@ class PruningContainer(BasePruningMethod):
     def __init__(self, *args):
         self._pruning_methods = ()
         if len(args) == 1 and not isinstance(args[0], (tuple, list)):
-            self._tensor_name = args[0]._tensor_name
             self.add_pruning_method(args[0])
         else:
             for method in args[0] if len(args) == 1 else args:
@@ -117,6 +146,9 @@ class PruningContainer(BasePruningMethod):
         if not isinstance(method, BasePruningMethod):
             raise ArgumentTypeError(f"PruningContainer.add_pruning_method: {type(method).__name__} is not a "
                                     "BasePruningMethod subclass")
+        if not isinstance(getattr(method, "_tensor_name", None), str):
+            raise ArgumentError(f"PruningContainer.add_pruning_method: the {type(method).__name__} is not applied to "
+                                "a tensor (make it with its apply)")
         if not hasattr(self, "_tensor_name"):
             self._tensor_name = method._tensor_name
         elif method._tensor_name != self._tensor_name:
@@ -134,6 +166,7 @@ class PruningContainer(BasePruningMethod):
         return self._pruning_methods[idx]
 
     def compute_mask(self, t, default_mask):
+        _check_mask_args("PruningContainer.compute_mask", t, default_mask)
         method = self._pruning_methods[-1]
         ta, mask = _arr(t), _arr(default_mask)
         new = mask.astype(ta.dtype, copy=True)
@@ -164,6 +197,8 @@ class Identity(BasePruningMethod):
 
 
 def _dim(fn, dim, ndim):
+    if isinstance(dim, bool) or not isinstance(dim, int):
+        raise ArgumentTypeError(f"{fn}: dim must be an int, got {type(dim).__name__}")
     if not -ndim <= dim < ndim:
         raise IndexOutOfRangeError(f"{fn}: invalid dim {dim} for a tensor with {ndim} dims")
     return dim % ndim
@@ -174,7 +209,9 @@ def remove(module, name):
     Returns ``module``.
 
     Raises:
-        ArgumentError: ``name`` was not pruned."""
+        ArgumentError: ``name`` was not pruned. ArgumentTypeError: ``module`` not a Module or
+        ``name`` not a str."""
+    _target("prune.remove", module, name)
     for k, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
@@ -185,7 +222,10 @@ def remove(module, name):
 
 
 def is_pruned(module):
-    """Whether ``module`` or any of its submodules has a pruning hook."""
+    """Whether ``module`` or any of its submodules has a pruning hook (ArgumentTypeError for a
+    non-Module)."""
+    if not isinstance(module, Module):
+        raise ArgumentTypeError(f"prune.is_pruned: module must be a Module, got {type(module).__name__}")
     return any(isinstance(hook, BasePruningMethod) for _, sub in module.named_modules()
                for hook in sub._forward_pre_hooks.values())
 

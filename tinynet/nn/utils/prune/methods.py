@@ -1,5 +1,6 @@
 """The pruning methods of :mod:`tinynet.nn.utils.prune` (random and L1 unstructured, random
 and Ln structured, from a mask) and their function forms, with :func:`global_unstructured`."""
+import inspect
 import math
 import numbers
 
@@ -8,7 +9,8 @@ from ....errors import ArgumentError, ArgumentTypeError, ShapeError
 from ....ops.sampling import rand
 from ....tensor import Tensor
 from ..convert_parameters import parameters_to_vector
-from .base import BasePruningMethod, Identity, PruningContainer, _arr, _dim
+from ...modules.module import Module
+from .base import BasePruningMethod, Identity, PruningContainer, _arr, _check_mask_args, _dim
 
 
 def _check_amount(amount):
@@ -44,6 +46,7 @@ class _Unstructured(BasePruningMethod):
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
+        _check_mask_args(f"{type(self).__name__}.compute_mask", t, default_mask)
         ta = _arr(t)
         k = _how_many(self.amount, ta.size)
         mask = _arr(default_mask).copy()
@@ -92,6 +95,7 @@ class RandomStructured(BasePruningMethod):
         self.amount, self.dim = amount, dim
 
     def compute_mask(self, t, default_mask):
+        _check_mask_args("RandomStructured.compute_mask", t, default_mask)
         ta = _arr(t)
         _structured("random_structured", ta)
         dim = _dim("random_structured", self.dim, ta.ndim)
@@ -138,11 +142,13 @@ class LnStructured(BasePruningMethod):
 
     def __init__(self, amount, n, dim=-1):
         _check_amount(amount)
-        if not (isinstance(n, numbers.Real) and not isinstance(n, bool)) and n not in ("fro", "nuc"):
+        if not (isinstance(n, numbers.Real) and not isinstance(n, bool)) and not (
+                isinstance(n, str) and n in ("fro", "nuc")):
             raise ArgumentTypeError(f"ln_structured: n must be a number, 'fro' or 'nuc', got {n!r}")
         self.amount, self.n, self.dim = amount, n, dim
 
     def compute_mask(self, t, default_mask):
+        _check_mask_args("LnStructured.compute_mask", t, default_mask)
         ta = _arr(t)
         _structured("ln_structured", ta)
         dim = _dim("ln_structured", self.dim, ta.ndim)
@@ -166,9 +172,12 @@ class CustomFromMask(BasePruningMethod):
     PRUNING_TYPE = "global"
 
     def __init__(self, mask):
+        if not isinstance(mask, Tensor):
+            raise ArgumentTypeError(f"custom_from_mask: mask must be a Tensor, got {type(mask).__name__}")
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
+        _check_mask_args("CustomFromMask.compute_mask", t, default_mask)
         dm, m = _arr(default_mask), _arr(self.mask)
         if tuple(dm.shape) != tuple(m.shape):
             raise ShapeError(f"custom_from_mask: mask of shape {tuple(m.shape)} does not match the tensor's "
@@ -223,15 +232,40 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     runs on all their entries as one vector, so the smallest entries go wherever they are.
 
     Raises:
-        ArgumentTypeError: ``parameters`` not iterable, ``importance_scores`` not a dict, or a
-        method that is not unstructured.
+        ArgumentTypeError: ``parameters`` not an iterable of (Module, str) pairs,
+        ``importance_scores`` not a dict of Tensors, ``pruning_method`` not a pruning method
+        class or ``kwargs`` that do not fit it, or a method that is not unstructured.
+        ArgumentError: a pair naming no tensor. ShapeError: a score of another shape.
     """
-    if isinstance(parameters, (str, bytes)) or not hasattr(parameters, "__iter__"):
+    try:
+        parameters = list(parameters) if not isinstance(parameters, (str, bytes)) else None
+    except TypeError:
+        parameters = None
+    if parameters is None:
         raise ArgumentTypeError("global_unstructured: parameters is not an Iterable of (module, name) pairs")
-    parameters = list(parameters)
+    for pair in parameters:
+        if not (isinstance(pair, (tuple, list)) and len(pair) == 2 and isinstance(pair[0], Module)
+                and isinstance(pair[1], str)):
+            raise ArgumentTypeError(f"global_unstructured: parameters must hold (Module, str) pairs, got {pair!r}")
+        if not isinstance(getattr(pair[0], pair[1], None), Tensor):
+            raise ArgumentError(f"global_unstructured: module {type(pair[0]).__name__} has no parameter or buffer "
+                                f"named '{pair[1]}'")
     importance_scores = {} if importance_scores is None else importance_scores
     if not isinstance(importance_scores, dict):
         raise ArgumentTypeError("global_unstructured: importance_scores must be a dict or None")
+    for m, n in parameters:
+        score = importance_scores.get((m, n), getattr(m, n))
+        if not isinstance(score, Tensor) or tuple(score.shape) != tuple(getattr(m, n).shape):
+            raise ShapeError(f"global_unstructured: importance_scores[({type(m).__name__}, '{n}')] must be a Tensor "
+                             f"of shape {tuple(getattr(m, n).shape)}, got {getattr(score, 'shape', score)!r}")
+    if not (isinstance(pruning_method, type) and issubclass(pruning_method, BasePruningMethod)):
+        raise ArgumentTypeError(f"global_unstructured: pruning_method must be a pruning method class, got "
+                                f"{pruning_method!r}")
+    try:
+        inspect.signature(pruning_method).bind(**kwargs)
+    except TypeError as exc:
+        raise ArgumentTypeError(f"global_unstructured: {pruning_method.__name__} cannot be made from {kwargs}: "
+                                f"{exc}") from None
     scores = parameters_to_vector([importance_scores.get((m, n), getattr(m, n)) for m, n in parameters])
     masks = []
     for m, n in parameters:
