@@ -355,6 +355,12 @@ def test_edge_values_found_by_the_fuzz_suite_match_torch(device):
         with pytest.raises(RuntimeError, match="positive-definite"):
             d.MultivariateNormal(lib.zeros(2), covariance_matrix=lib.tensor([[1.0, 2.0], [2.0, 1.0]]),
                                  validate_args=False)
+    # Normal.cdf at scale 0 (validation off) over an empty value: PyTorch's gradient in scale is 0 * (-1/0) = NaN
+    for lib, d in ((torch, TD), (tinynet, D)):
+        s = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        d.Normal(lib.tensor(0.1, dtype=lib.float64), s, validate_args=False).cdf(lib.zeros(0, dtype=lib.float64)).sum(
+            ).backward()
+        assert numpy.isnan(float(s.grad)), lib.__name__
     # OneHotCategorical checks its logits under the default setting, whatever validate_args says (as PyTorch's)
     for lib, d in ((torch, TD), (tinynet, D)):
         with pytest.raises(ValueError, match="logits"):
