@@ -124,6 +124,14 @@ def test_strict_and_unused_inputs(device):
         F.jacobian(lambda x: x, x, strict=True, vectorize=True)
     with pytest.raises(AutogradError, match="forward-mode"):
         F.jacobian(lambda x: x, x, strategy="forward-mode")
+    # found by tests/test_fuzz_namespaces.py: PyTorch refuses create_graph with the forward mode (NotImplementedError,
+    # a RuntimeError), and so does tinynet, for the Hessian's outer Jacobian too
+    with pytest.raises(NotImplementedError):
+        TF.jacobian(lambda x: x, torch.ones(2), create_graph=True, vectorize=True, strategy="forward-mode")
+    with pytest.raises(AutogradError, match="create_graph=True and strategy='forward-mode'"):
+        F.jacobian(lambda x: x, x, create_graph=True, vectorize=True, strategy="forward-mode")
+    with pytest.raises(AutogradError, match="create_graph=True and strategy='forward-mode'"):
+        F.hessian(lambda x: (x * x).sum(), x, create_graph=True, vectorize=True, outer_jacobian_strategy="forward-mode")
     with pytest.raises(ArgumentError, match="strategy"):
         F.jacobian(lambda x: x, x, strategy="sideways")
 

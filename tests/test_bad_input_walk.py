@@ -127,20 +127,40 @@ def module_forwards():
 
 
 # Distributions: the constructors, kl_divergence/register_kl, the transforms, and the methods of a
-# table of valid distributions (each made on the test's device).
+# table of valid distributions (each made on the test's device): the arguments as tensor data (numbers,
+# vectors, matrices), or a Built for those made of other distributions.
+def _wrapped(label, make_base, wrap):
+    return Built(label, lambda d: wrap(make_base(d)))
+
+
+def _normal_23(d):
+    return distributions.Normal(tinynet.zeros(2, 3, device=d), tinynet.ones(2, 3, device=d))
+
+
 DIST_ARGS = {"Normal": (0.0, 1.0), "Gamma": (2.0, 1.0), "Beta": (2.0, 3.0), "Uniform": (0.0, 2.0),
              "Poisson": (2.0,), "Bernoulli": (0.3,), "Laplace": (0.0, 1.0), "Exponential": (1.5,),
-             "LogNormal": (0.0, 1.0)}
+             "LogNormal": (0.0, 1.0), "Categorical": ([0.2, 0.3, 0.5],), "OneHotCategorical": ([0.2, 0.3, 0.5],),
+             "OneHotCategoricalStraightThrough": ([[0.2, 0.8], [0.6, 0.4]],), "Dirichlet": ([1.0, 2.0, 3.0],),
+             "MultivariateNormal": ([0.0, 1.0], [[2.0, 0.5], [0.5, 1.0]]),
+             "Independent": _wrapped("Independent(Normal(zeros(2, 3), ones(2, 3)), 1)", _normal_23,
+                                     lambda base: distributions.Independent(base, 1)),
+             "TransformedDistribution": _wrapped(
+                 "TransformedDistribution(Normal(zeros(2, 3), ones(2, 3)), [AffineTransform(1, 2), ExpTransform()])",
+                 _normal_23, lambda base: distributions.TransformedDistribution(base, [
+                     distributions.AffineTransform(1.0, 2.0), distributions.ExpTransform()]))}
 DIST_METHODS = ("log_prob", "cdf", "icdf", "sample", "rsample", "expand", "entropy", "enumerate_support")
+# NotImplementedError by contract, as PyTorch's: no entropy of a Poisson, no enumeration of a product space
+DIST_UNIMPLEMENTED = {("Poisson", "entropy"), ("Independent", "enumerate_support")}
 
 
 def distribution_methods():
     for name, args in sorted(DIST_ARGS.items()):
         cls = getattr(distributions, name)
-        build = Built(f"{name}{args}", lambda d, cls=cls, args=args: cls(*(tinynet.tensor(a, device=d) for a in args)))
+        build = args if isinstance(args, Built) else Built(
+            f"{name}{args}", lambda d, cls=cls, args=args: cls(*(tinynet.tensor(a, device=d) for a in args)))
         for method in DIST_METHODS:  # those the class implements (the rest raise NotImplementedError, as PyTorch's)
             fn = getattr(cls, method)
-            if fn is getattr(distributions.Distribution, method) or (name, method) == ("Poisson", "entropy"):
+            if fn is getattr(distributions.Distribution, method) or (name, method) in DIST_UNIMPLEMENTED:
                 continue
             params = [p for p in signature_params(fn, True) if not p.name.startswith("_")]
             yield Entry(f"distributions.{name}.{method}", lambda dist, *a, method=method, **k: getattr(dist, method)(

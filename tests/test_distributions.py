@@ -326,6 +326,49 @@ def test_validation_can_be_turned_off(device):
         D.Distribution.set_default_validate_args("yes")
 
 
+def test_edge_values_found_by_the_fuzz_suite_match_torch(device):
+    """tests/test_fuzz_distributions.py found these; each against PyTorch on the same input."""
+    inf, nan = float("inf"), float("nan")
+
+    def same(call, *arrays):
+        ours = call(D, *(tinynet.tensor(numpy.asarray(a, numpy.float64), device=device) for a in arrays))
+        theirs = call(TD, *(torch.tensor(numpy.asarray(a, numpy.float64)) for a in arrays))
+        assert ours.dtype == tinynet.float64 and tuple(ours.shape) == tuple(theirs.shape)
+        numpy.testing.assert_allclose(as_numpy(ours), theirs.numpy(), rtol=1e-12)
+
+    # Bernoulli at infinite logits: -inf for an impossible outcome, NaN for 0 * inf (not NaN / -inf swapped)
+    same(lambda d, lg, v: d.Bernoulli(logits=lg, validate_args=False).log_prob(v),
+         [inf, inf, -inf, -inf, 50.0, -50.0, 0.3], [0.0, 1.0, 0.0, 1.0, 1.0, 0.0, 2.0])
+    # Uniform: NaN (not -inf) where the width is NaN or 0, with validation off; the parameters' dtype when empty
+    same(lambda d, lo, hi, v: d.Uniform(lo, hi, validate_args=False).log_prob(v), [nan, 0.0, 0.0, 0.0],
+         [nan, 0.0, 1.0, 1.0], [0.5, 0.0, 2.0, nan])
+    same(lambda d, lo, hi, v: d.Uniform(lo, hi).log_prob(v), 0.0, 1.0, numpy.zeros(0))
+    # Dirichlet's (and so Beta's) mode: NaN where (a - 1)^+ sums to 0 without every a_i < 1, or to NaN
+    same(lambda d, a: d.Dirichlet(a, validate_args=False).mode, [[1.0, 0.5], [1.0, 1.0], [0.5, 0.5], [2.0, 3.0],
+                                                                  [0.0, nan]])
+    same(lambda d, a, b: d.Beta(a, b).mode, [1.0, 0.5, 2.0], [1.0, 0.5, 3.0])
+    # MultivariateNormal: an infinite coordinate is an infinite Mahalanobis distance (was NaN)
+    same(lambda d, loc, cov, v: d.MultivariateNormal(loc, covariance_matrix=cov).log_prob(v), [0.1, 0.2, 0.3], COV[0],
+         [[0.5, -inf, 0.5], [0.5, 0.1, inf]])
+    # a covariance that is not positive-definite, validation off: PyTorch's LinAlgError, a RuntimeError
+    for lib, d in ((torch, TD), (tinynet, D)):
+        with pytest.raises(RuntimeError, match="positive-definite"):
+            d.MultivariateNormal(lib.zeros(2), covariance_matrix=lib.tensor([[1.0, 2.0], [2.0, 1.0]]),
+                                 validate_args=False)
+    # Normal.cdf at scale 0 (validation off) over an empty value: PyTorch's gradient in scale is 0 * (-1/0) = NaN
+    for lib, d in ((torch, TD), (tinynet, D)):
+        s = lib.tensor(0.0, dtype=lib.float64, requires_grad=True)
+        d.Normal(lib.tensor(0.1, dtype=lib.float64), s, validate_args=False).cdf(lib.zeros(0, dtype=lib.float64)).sum(
+            ).backward()
+        assert numpy.isnan(float(s.grad)), lib.__name__
+    # OneHotCategorical checks its logits under the default setting, whatever validate_args says (as PyTorch's)
+    for lib, d in ((torch, TD), (tinynet, D)):
+        with pytest.raises(ValueError, match="logits"):
+            d.OneHotCategorical(logits=lib.tensor([nan, 0.0]), validate_args=False)
+    with pytest.raises(ArgumentError):
+        D.OneHotCategorical(logits=tinynet.tensor([nan, 0.0], device=device), validate_args=False)
+
+
 def test_constraints_match_torch(device):
     C, TC = D.constraints, TD.constraints
     vals = numpy.array([[-1.0, 0.0, 0.5, 1.0, 2.0, numpy.nan], [0.2, 0.3, 0.5, 0.0, 0.0, 0.0]])

@@ -157,6 +157,27 @@ def test_grad_result_joins_outer_autograd_as_torch(device):
         assert not tf.grad(lambda x: (w * x).sum())(x).requires_grad
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 2), (2, 0)])
+def test_transforms_of_empty_inputs_keep_the_history(device, shape):
+    """Found by tests/test_fuzz_namespaces.py: an input with no elements gives Jacobians (and a vmap over a
+    batch of 0) that require grad where PyTorch's do, and backward through them runs."""
+    def f(m):
+        return lambda y: y.sin() * y.cos()
+
+    def g(y):
+        return (y.sin() * y).sum()
+
+    for name, call in {"jacrev": lambda m, x: m.func.jacrev(f(m))(x), "jacfwd": lambda m, x: m.func.jacfwd(f(m))(x),
+                       "hessian": lambda m, x: m.func.hessian(g)(x), "vmap": lambda m, x: m.func.vmap(f(m))(x),
+                       "jacrev of a slice": lambda m, x: m.func.jacrev(lambda y: y[:0])(x.reshape(-1))}.items():
+        x, xt = tinynet.zeros(shape, device=device, requires_grad=True), torch.zeros(shape, requires_grad=True)
+        out, ref = call(tinynet, x), call(torch, xt)
+        assert tuple(out.shape) == tuple(ref.shape) and out.requires_grad == ref.requires_grad, name
+        if ref.requires_grad:
+            out.sum().backward()
+            assert x.grad is not None and tuple(x.grad.shape) == shape, name
+
+
 def test_vmap_in_dims_out_dims_and_pytrees(device):
     a, b, c = arrays((2, 3, 4), (4, 3), (3,))
     (x, y, z), (xt, yt, zt) = ours(device, a, b, c), theirs(a, b, c)

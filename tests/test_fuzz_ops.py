@@ -37,18 +37,23 @@ LAYOUTS = ("contiguous", "transposed", "sliced", "batch_last")
 # ---- a case: NumPy inputs, keyword arguments, and a memory layout per input -------------------
 class Case:
     """Inputs of one op call: float arrays (cast to the drawn dtype) and other arrays (indices,
-    kept as they are), keyword arguments, and the layout each input is given in."""
+    kept as they are), keyword arguments, and the layout each input is given in. Float arrays
+    numbered in ``fixed`` are cast but not differentiated (a discrete distribution's values).
+    ``smooth=False``: an input lies outside the function's domain or on a kink (a value outside a
+    distribution's support, an invalid parameter), so finite differences mean nothing there."""
 
-    def __init__(self, arrays, kwargs=None, layouts=None):
+    def __init__(self, arrays, kwargs=None, layouts=None, fixed=(), smooth=True):
         self.arrays, self.kwargs = [numpy.asarray(a) for a in arrays], dict(kwargs or {})
         self.layouts = layouts or ["contiguous"] * len(arrays)
+        self.fixed, self.smooth = tuple(fixed), smooth
 
     def __repr__(self):
         parts = [f"{a.dtype.kind}{a.shape}:{lay}" for a, lay in zip(self.arrays, self.layouts)]
         return f"Case({', '.join(parts)}, {self.kwargs})"
 
     def floats(self):
-        return [i for i, a in enumerate(self.arrays) if a.dtype.kind == "f"]
+        """The inputs differentiated: float arrays not in ``fixed``."""
+        return [i for i, a in enumerate(self.arrays) if a.dtype.kind == "f" and i not in self.fixed]
 
 
 def relayout(t, layout):
@@ -520,8 +525,8 @@ OPS = {
 
 
 # ---- the tests ----------------------------------------------------------------------------------
-def draw_case(data, name, dtypes):
-    cases, call, ints = OPS[name]
+def draw_case(data, name, dtypes, ops=None):
+    cases, call, ints = (OPS if ops is None else ops)[name][:3]
     case = data.draw(cases, label="case")
     n = len(case.arrays)
     case.layouts = data.draw(st.lists(st.sampled_from(LAYOUTS), min_size=n, max_size=n), label="layouts")
@@ -532,12 +537,12 @@ def draw_case(data, name, dtypes):
 def inputs(lib, case, dtype, device=None):
     """Leaf tensors of ``lib`` (float arrays cast to ``dtype``; float leaves require grad) and
     the tensors the op gets: tinynet's in each input's layout, PyTorch's contiguous."""
-    leaves, views = [], []
-    for a, layout in zip(case.arrays, case.layouts):
+    leaves, views, floats = [], [], case.floats()
+    for i, (a, layout) in enumerate(zip(case.arrays, case.layouts)):
         if a.dtype.kind == "f" and dtype == "int64":
             a = numpy.round(a * 3)
         a = a.astype(dtype) if a.dtype.kind == "f" else a
-        grad = a.dtype.kind == "f"
+        grad = i in floats and a.dtype.kind == "f"
         t = (torch.tensor(a, requires_grad=grad) if lib is torch
              else tinynet.tensor(a, device=device, requires_grad=grad))
         leaves.append(t)
@@ -545,11 +550,11 @@ def inputs(lib, case, dtype, device=None):
     return leaves, views
 
 
-def assert_matches(out, ref, dtype, what):
-    """Same shape and dtype; values close elementwise, the absolute tolerance scaled by the
-    largest finite |value| (ill-conditioned cases, e.g. a layer norm of two close values,
-    amplify float32 rounding in every element)."""
-    rtol, atol = TOL[dtype]
+def assert_matches(out, ref, dtype, what, tol=None):
+    """Same shape and dtype; values close elementwise (``tol``: dtype -> (rtol, atol), default
+    :data:`TOL`), the absolute tolerance scaled by the largest finite |value| (ill-conditioned
+    cases, e.g. a layer norm of two close values, amplify float32 rounding in every element)."""
+    rtol, atol = (tol or TOL)[dtype]
     assert tuple(out.shape) == tuple(ref.shape), f"{what}: shape {tuple(out.shape)} != PyTorch's {tuple(ref.shape)}"
     assert numpy.dtype(out.dtype).name == str(ref.dtype).split(".")[-1], f"{what}: dtype {out.dtype} vs {ref.dtype}"
     expected = as_numpy(ref)
@@ -558,11 +563,14 @@ def assert_matches(out, ref, dtype, what):
     numpy.testing.assert_allclose(as_numpy(out), expected, rtol=rtol, atol=atol * scale, err_msg=what)
 
 
-@pytest.mark.parametrize("name", sorted(OPS))
-@FUZZ
-@given(data=st.data())
-def test_forward_and_gradients_match_pytorch(name, device, data):
-    case, call, dtype = draw_case(data, name, ("float32", "float64"))
+def check_forward_and_gradients(ops, name, device, data):
+    """One drawn case of row ``name`` of ``ops`` (a table like :data:`OPS`): where PyTorch accepts
+    the inputs, the values, dtype and shape agree and so do the gradients of ``sum(out * r)``
+    (an input neither library differentiates is fine); where PyTorch refuses them, tinynet
+    raises a typed error. A row may carry a fourth entry, its own tolerances (dtype -> (rtol,
+    atol)). tests/test_fuzz_namespaces.py runs its own table through this too."""
+    case, call, dtype = draw_case(data, name, ("float32", "float64"), ops)
+    tol = ops[name][3] if len(ops[name]) > 3 else None
     torch_leaves, torch_views = inputs(torch, case, dtype)
     leaves, views = inputs(tinynet, case, dtype, device)
     try:
@@ -575,39 +583,69 @@ def test_forward_and_gradients_match_pytorch(name, device, data):
         pytest.fail(f"{name}: PyTorch raises {type(e).__name__}: {e}; tinynet returns a result")
     out = call(tinynet, *views, **case.kwargs)
     assert out.device == device, f"{name}: output on {out.device}, inputs on {device}"
-    assert_matches(out, ref, dtype, f"{name} forward ({dtype})")
-    if not ref.requires_grad:
+    assert_matches(out, ref, dtype, f"{name} forward ({dtype})", tol)
+    # the gradient at a NaN input or at an inf/NaN output is the libraries' convention, not a derivative
+    # (torch.sign(nan) is 0, NumPy's is NaN): only the values are compared then
+    if (not ref.requires_grad or not bool(torch.isfinite(ref).all())
+            or any(numpy.isnan(a).any() for a in case.arrays if a.dtype.kind == "f")):
         return
     r = numpy.random.default_rng(0).standard_normal(tuple(ref.shape)).astype(dtype)
     (ref * torch.tensor(r)).sum().backward()
     (out * tinynet.tensor(r, device=device)).sum().backward()
     for i, (t, tt) in enumerate(zip(leaves, torch_leaves)):
-        if tt.requires_grad:
+        if tt.requires_grad and not (tt.grad is None and t.grad is None):
             expected = tt.grad if tt.grad is not None else torch.zeros_like(tt)
             assert t.grad is not None, f"{name}: input {i} got no gradient"
-            assert_matches(t.grad, expected, dtype, f"{name} gradient of input {i} ({dtype})")
+            assert_matches(t.grad, expected, dtype, f"{name} gradient of input {i} ({dtype})", tol)
+
+
+@pytest.mark.parametrize("name", sorted(OPS))
+@FUZZ
+@given(data=st.data())
+def test_forward_and_gradients_match_pytorch(name, device, data):
+    check_forward_and_gradients(OPS, name, device, data)
 
 
 MAX_FD_ELEMENTS = 32  # finite differences take two forward passes per input element
+
+
+def check_finite_differences(ops, name, device, data, **overrides):
+    """One drawn case of row ``name`` of ``ops`` in float64: tinynet's gradients agree with central
+    finite differences, where PyTorch accepts the inputs and its output is finite and
+    differentiable (a difference quotient of inf or NaN means nothing). ``overrides`` replace
+    keyword arguments a case has (``validate_args=False``: a nudged value may leave the support)."""
+    case, call, _ = draw_case(data, name, ("float64",), ops)
+    assume(case.smooth)
+    case.kwargs.update({k: v for k, v in overrides.items() if k in case.kwargs})
+    floats = case.floats()
+    sizes = [case.arrays[i].size for i in floats]
+    assume(floats and 0 < min(sizes) and sum(sizes) <= MAX_FD_ELEMENTS)
+    assume(all(numpy.isfinite(case.arrays[i]).all() for i in floats))
+    others = {i: tinynet.tensor(a, device=device) for i, a in enumerate(case.arrays) if i not in floats}
+
+    def fn(*float_tensors):  # the op of the float inputs, the others (indices, fixed values) held
+        ts = dict(zip(floats, float_tensors)) | others
+        views = [relayout(ts[i], layout) for i, layout in enumerate(case.layouts)]
+        return call(tinynet, *views, **case.kwargs)
+
+    try:
+        leaves, views = inputs(torch, case, "float64")
+        ref = call(torch, *views, **case.kwargs)
+    except (RuntimeError, IndexError, ValueError, TypeError):
+        assume(False)  # inputs PyTorch refuses: the forward test checks tinynet refuses them too
+    assume(ref.requires_grad and bool(torch.isfinite(ref).all()))
+    # the inputs PyTorch differentiates (a value a density does not depend on smoothly has no gradient)
+    used = torch.autograd.grad(ref.sum(), [leaves[i] for i in floats], allow_unused=True)
+    which = [k for k, g in enumerate(used) if g is not None]
+    assume(which)
+    # the difference quotient of sum(out * r) carries the sum's rounding (~2e-16 |sum| / step): large values
+    # (near a pole) widen the absolute tolerance accordingly
+    atol = max(1e-7, 2e-9 * float(ref.abs().sum()))
+    gradcheck(fn, [case.arrays[i] for i in floats], device=device, which=which, atol=atol)
 
 
 @pytest.mark.parametrize("name", sorted(OPS))
 @FUZZ
 @given(data=st.data())
 def test_gradients_match_finite_differences(name, device, data):
-    case, call, _ = draw_case(data, name, ("float64",))
-    floats = case.floats()
-    sizes = [case.arrays[i].size for i in floats]
-    assume(floats and 0 < min(sizes) and sum(sizes) <= MAX_FD_ELEMENTS)
-    others = {i: tinynet.tensor(a, device=device) for i, a in enumerate(case.arrays) if i not in floats}
-
-    def fn(*float_tensors):  # the op of the float inputs, the others (indices) fixed
-        ts = dict(zip(floats, float_tensors)) | others
-        views = [relayout(ts[i], layout) for i, layout in enumerate(case.layouts)]
-        return call(tinynet, *views, **case.kwargs)
-
-    try:
-        call(torch, *inputs(torch, case, "float64")[1], **case.kwargs)
-    except (RuntimeError, IndexError, ValueError, TypeError):
-        assume(False)  # inputs PyTorch refuses: the forward test checks tinynet refuses them too
-    gradcheck(fn, [case.arrays[i] for i in floats], device=device)
+    check_finite_differences(OPS, name, device, data)

@@ -110,6 +110,14 @@ def test_solve_bad_input(device):
         tinynet.linalg.solve(singular, tinynet.ones(2, device=device))
     with pytest.raises(torch.linalg.LinAlgError):  # PyTorch refuses the same matrix
         torch.linalg.solve(torch.tensor([[1.0, 2.0], [2.0, 4.0]]), torch.ones(2))
+    # found by tests/test_fuzz_namespaces.py: PyTorch factors A also when B has no elements (no columns, or an
+    # empty batch that A broadcasts to), so a singular A is refused there too
+    for shape in [(2, 0), (0, 2, 3)]:
+        with pytest.raises(torch.linalg.LinAlgError):
+            torch.linalg.solve(torch.tensor([[1.0, 2.0], [2.0, 4.0]]), torch.zeros(shape))
+        raises(LinAlgError, lambda: tinynet.linalg.solve(singular, tinynet.zeros(shape, device=device)),
+               "linalg.solve", "singular")
+    assert tinynet.linalg.solve(tinynet.eye(2, device=device), tinynet.zeros(0, 2, 3, device=device)).shape == (0, 2, 3)
 
 
 def test_inv(device):
@@ -393,6 +401,7 @@ def test_vander_vecdot_cross_diagonal(device):
     ints = tinynet.linalg.vander(tinynet.tensor([1, 2, 3], device=device))
     numpy.testing.assert_array_equal(as_numpy(ints), torch.linalg.vander(torch.tensor([1, 2, 3])).numpy())
     raises(ArgumentError, lambda: tinynet.linalg.vander(tinynet.ones(2, device=device), N=1), "linalg.vander", "N")
+    compare(device, lambda m, a: m.linalg.vander(a, N=3), [numpy.array(0.7)])  # a 0-d x is one element: (1, 3)
     compare(device, lambda m, a, b: m.linalg.vecdot(a, b), [rng(1).standard_normal((2, 1, 3)),
                                                             rng(2).standard_normal((4, 3))])
     compare(device, lambda m, a, b: m.linalg.vecdot(a, b, dim=0), [x, rng(3).standard_normal((2, 3))])

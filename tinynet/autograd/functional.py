@@ -251,14 +251,18 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False, st
 
     Raises:
         ArgumentError: unknown ``strategy``.
-        AutogradError: ``strategy="forward-mode"`` without ``vectorize``; ``strict`` with
-            ``vectorize``; ``strict`` and an output independent of an input.
+        AutogradError: ``strategy="forward-mode"`` without ``vectorize`` or with
+            ``create_graph`` (as PyTorch); ``strict`` with ``vectorize``; ``strict`` and an
+            output independent of an input.
         ArgumentTypeError: inputs or outputs not Tensors / tuples of Tensors.
     """
     fn = "autograd.functional.jacobian"
     _check_callable(fn, func)
     if not isinstance(strategy, str) or strategy not in _STRATEGIES:
         raise ArgumentError(f"{fn}: strategy must be 'forward-mode' or 'reverse-mode', got {strategy!r}")
+    if strategy == "forward-mode" and create_graph:  # PyTorch's NotImplementedError (a RuntimeError)
+        raise AutogradError(f"{fn}: create_graph=True and strategy='forward-mode' are not supported together, as in "
+                            "PyTorch; set create_graph=False or strategy='reverse-mode'")
     if strategy == "forward-mode" and not vectorize:
         raise AutogradError(f"{fn}: strategy='forward-mode' is only implemented together with vectorize=True")
     if strict and vectorize:

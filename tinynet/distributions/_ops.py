@@ -12,7 +12,10 @@ from ..ops.sampling import bernoulli, multinomial, poisson, rand, randn
 from ..ops.select import where
 from ..ops.smooth_activations import softplus
 from ..ops.special_gamma import _standard_gamma, digamma, erfinv, igamma, lgamma
-from ..ops.triangular import cholesky, solve_triangular
+# tinynet.linalg's Cholesky and triangular solve (LAPACK potrf/trsm, as PyTorch's): an infinite value gives
+# PyTorch's infinite Mahalanobis distance, a covariance that is not positive-definite its LinAlgError
+from ..ops.lapack_det import cholesky
+from ..ops.lapack_solve import solve_triangular
 from ..ops.unary import abs, clamp, erf, exp, expm1, floor, log, log1p, sign, sqrt
 
 __all__ = ["enable_grad", "grad", "no_grad", "log_softmax", "sigmoid", "softmax", "tanh", "broadcast_shapes",

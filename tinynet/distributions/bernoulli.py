@@ -1,7 +1,7 @@
 """``Bernoulli(probs=None, logits=None)``: 0/1 outcomes with P(1) = probs = sigmoid(logits)
 (PyTorch's ``torch.distributions.Bernoulli``).
 
-log p(x) = x logits - softplus(logits) (the negative binary cross-entropy with logits);
+log p(x) = -softplus(-logits) - (1 - x) logits (the negative binary cross-entropy with logits);
 entropy = softplus(logits) - probs logits. Samples come from ``tinynet.bernoulli``.
 """
 from ..errors import ArgumentError
@@ -82,7 +82,9 @@ class Bernoulli(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         logits, value = broadcast_all(self.logits, value)
-        return logits * value - _softplus(logits)
+        # log sigmoid(logits) - (1 - value) logits, PyTorch's arrangement of the binary cross-entropy:
+        # the same value where logits is infinite (-inf for an impossible outcome, NaN for 0 * inf)
+        return -_softplus(-logits) - (1 - value) * logits
 
     def entropy(self):
         return _softplus(self.logits) - self.probs * self.logits

@@ -6,6 +6,8 @@ entropy = sum lgamma(a_i) - lgamma(a0) - (K - a0) digamma(a0) - sum (a_i - 1) di
 reparameterisation gradient (Figurnov et al. 2018): the gradient of the composition is the
 reparameterisation gradient of the Dirichlet draw.
 """
+import math
+
 from .. import dtypes
 from ..errors import ShapeError
 from ..tensor import Tensor
@@ -60,14 +62,15 @@ class Dirichlet(ExponentialFamily):
 
     @property
     def mode(self):
-        """(a - 1)^+ normalised; where every a_i < 1 the first vertex e_0 (as PyTorch's)."""
+        """(a - 1)^+ normalised; where every a_i < 1 the first vertex e_0; NaN where the
+        normalisation is 0/0 (every a_i <= 1, not all < 1: no single mode) or NaN (as PyTorch's)."""
         a = self.concentration
         am1 = (a - 1).clamp(min=0)
         total = am1.sum(-1, keepdim=True)
         corner = (a < 1).all(-1, keepdim=True)
         safe = where(total > 0, total, 1.0)
         first = one_hot(zeros(tuple(a.shape[:-1]), dtype=dtypes.int64, device=a.device), a.shape[-1]).to(a.dtype)
-        return where(corner, first, am1 / safe)
+        return where(corner, first, where(total > 0, am1 / safe, math.nan))
 
     @property
     def variance(self):

@@ -62,9 +62,10 @@ class MultivariateNormal(_SymmetricAboutLoc):
 
     Raises:
         ArgumentError: not exactly one matrix, loc not a Tensor, or (with validation on) a
-            matrix outside its constraint; a covariance that is not positive-definite also
-            without validation (the Cholesky factorisation fails). ShapeError: a 0-d loc, a
-            matrix of fewer than 2 dims, or shapes that do not broadcast.
+            matrix outside its constraint. LinAlgError (a RuntimeError, as PyTorch's): without
+            validation, a covariance or precision matrix that is not positive-definite (the
+            Cholesky factorisation fails). ShapeError: a 0-d loc, a matrix of fewer than 2
+            dims, or shapes that do not broadcast.
     """
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}

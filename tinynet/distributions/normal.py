@@ -60,7 +60,8 @@ class Normal(_SymmetricLocScale, ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + erf((value - self.loc) / (self.scale * math.sqrt(2))))
+        # PyTorch's arrangement (times the reciprocal): the same gradient, NaN included, at scale 0
+        return 0.5 * (1 + erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
         return self.loc + self.scale * erfinv(2 * self._icdf_value(value) - 1) * math.sqrt(2)

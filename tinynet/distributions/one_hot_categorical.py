@@ -25,7 +25,9 @@ class OneHotCategorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits, validate_args=validate_args)
+        # the inner Categorical checks its parameter under the default setting, whatever validate_args says
+        # (as PyTorch's, which refuses NaN logits also with validate_args=False)
+        self._categorical = Categorical(probs, logits)
         param = self._categorical._param
         super().__init__(tuple(param.shape[:-1]), tuple(param.shape[-1:]), validate_args=validate_args)
 

@@ -69,7 +69,8 @@ class Uniform(Distribution):
         if self._validate_args:
             self._validate_sample(value)
         inside = (self.low <= value) & (self.high > value)
-        return where(inside, -log(self.high - self.low), -math.inf)
+        # log(1 or 0) - log(width), PyTorch's arrangement: NaN (not -inf) where the width is NaN or <= 0
+        return where(inside, 0.0, -math.inf).to(self.low.dtype) - log(self.high - self.low)
 
     def cdf(self, value):
         if self._validate_args:

@@ -48,6 +48,18 @@ def _assemble(pieces, out, x, dim):
     return stack([p.reshape(-1) for p in pieces], dim=1).reshape(shape)
 
 
+def _empty_block(piece, out, x):
+    """The Jacobian block of ``out`` with respect to ``x`` when it has no elements: cut from
+    ``piece``, a product with an empty cotangent (or tangent), so that it carries the history
+    PyTorch's would (its batched product of zero vectors is recorded too), or zeros when
+    there is none."""
+    from ..ops.creation import zeros
+    shape = tuple(out.shape) + tuple(x.shape)
+    if piece is None:
+        return zeros(shape, dtype=x.dtype, device=x.device)
+    return piece.reshape(-1)[:0].reshape(shape)
+
+
 def _structure(blocks, out_spec, specs, single):
     """``blocks[k][j]`` (output k, input leaf j) arranged as torch.func arranges Jacobians."""
     return tree_unflatten([_grads_tree(row, specs, single) for row in blocks], out_spec)
@@ -90,8 +102,14 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
             out, aux, inputs, specs = call_wrapped(level, func, args, kwargs, argnums, has_aux)
             flat_out, out_spec = flat_outputs(op, out)
             blocks = []
+            from ..ops.creation import zeros_like
             for o in flat_out:
                 rows = []
+                if o.requires_grad and not o.numel():  # no rows: one product with the empty cotangent
+                    empty = engine.grad(o, inputs, zeros_like(o), retain_graph=True, create_graph=level.outer,
+                                        allow_unused=True)
+                    blocks.append([_empty_block(g, o, x) for g, x in zip(empty, inputs)])
+                    continue
                 if o.requires_grad:
                     for e in _basis(o):
                         rows.append(engine.grad(o, inputs, e, retain_graph=True, create_graph=level.outer,
@@ -140,7 +158,14 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
                     sets.append([e if i == j else None for i in range(len(inputs))])
                     owner.append(j)
             columns = forward_products(level, flat_out, inputs, sets)
-            blocks = [[_assemble([c[k] for c, j2 in zip(columns, owner) if j2 == j], o, x, -1)
+            # an input with no elements has no columns: one product with its empty tangent
+            from ..ops.creation import zeros_like
+            empty = [j for j, x in enumerate(inputs) if not x.numel()]
+            empty_columns = forward_products(level, flat_out, inputs, [[zeros_like(x) if i == j else None
+                                                                        for i, x in enumerate(inputs)]
+                                                                       for j in empty]) if empty else []
+            blocks = [[_empty_block(empty_columns[empty.index(j)][k], o, x) if j in empty else
+                       _assemble([c[k] for c, j2 in zip(columns, owner) if j2 == j], o, x, -1)
                        for j, x in enumerate(inputs)] for k, o in enumerate(flat_out)]
         jac = level.unwrap(_structure(blocks, out_spec, specs, isinstance(argnums, int)))
         return (jac, level.unwrap(aux)) if has_aux else jac

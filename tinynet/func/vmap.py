@@ -152,8 +152,11 @@ def _empty_batch(func, args, kwargs, leaves, dims, spec, out_dims, where):
     """A batch of size 0: the function runs once on zero-filled examples, for the output
     shapes, and each output gets a mapped dimension of size 0."""
     from ..ops.creation import zeros
+    # zeros plus the (empty, so 0) sum of the input: the examples carry the inputs' history, as PyTorch's
+    # batched tensors do, and so do the outputs computed from them
     example = [x if d is None else zeros(tuple(s for i, s in enumerate(x.shape) if i != d), dtype=x.dtype,
-                                         device=x.device) for x, d in zip(leaves, dims)]
+                                         device=x.device) + (x.sum() if x.requires_grad else 0)
+               for x, d in zip(leaves, dims)]
     flat, odims, ospec = _combine([func(*tree_unflatten(example, spec), **kwargs)], out_dims, func, where)
     return tree_unflatten([o if d is None else o[(slice(None),) * (d % o.ndim) + (slice(0, 0),)]
                            for o, d in zip(flat, odims)], ospec)

@@ -125,7 +125,10 @@ def solve(A, B, *, left=True):
         eq, shown = ("AX = B", tuple(Bm.shape[-2:])) if left else ("XA = B", tuple(B.shape[-2:]))
         raise ShapeError(f"{op}: Incompatible shapes of A and B for the equation {eq} ({n}x{n} and "
                          f"{shown[0]}x{shown[1]}; B has shape {tuple(B.shape)})")
+    A0 = Am
     Am, Bm = broadcast_batches(op, {"A": Am, "B": Bm}, (2, 2))
+    if not Bm.numel() and A0.numel() and factor_info("getrf", A0.array).any():
+        raise singular_error(op, "A", A0.array)  # PyTorch factors A also when B has no elements
     X = Solve().apply(Am, Bm)
     if vector:
         return squeeze(X, -1)

@@ -204,7 +204,8 @@ def chain_matmul(*matrices):
 def vander(x, *, N=None):
     """The Vandermonde matrices of ``x`` (*, n): (*, n, N) with ``x ** j`` in column ``j``,
     increasing powers from 0 (PyTorch's ``linalg.vander``; ``torch.vander`` counts down).
-    ``N`` defaults to n. Floats and integers; differentiable (repeated ``mul``).
+    ``N`` defaults to n; a 0-d ``x`` is one element (a (1, N) result). Floats and integers;
+    differentiable (repeated ``mul``).
 
     Raises:
         ArgumentTypeError: x not a Tensor, N not an int.
@@ -218,6 +219,8 @@ def vander(x, *, N=None):
     n = check_int(op, "N", N) if N is not None else (x.shape[-1] if x.ndim else 1)
     if n <= 1:
         raise ArgumentError(f"{op}: N must be greater than 1, got {n}")
+    if x.ndim == 0:  # one element: a (1, N) matrix, as PyTorch's
+        x = x.reshape(1)
     cols = [ones_like(x), x]
     while len(cols) < n:
         cols.append(mul(cols[-1], x))
