@@ -21,6 +21,8 @@ import pathlib
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "docs"))
+from gen_usage_counts import reachable  # noqa: E402  (the sibling script: one attribute walk for both)
 PAGE = ROOT / "docs" / "pytorch_coverage.md"
 COUNTS = ROOT / "docs" / "pytorch_usage_counts.json"
 NEXT = 25  # names in the page's "Next to add, by use" list
@@ -144,17 +146,8 @@ def missing_line(torch_name, ranked):
 def tinynet_lacks(torch_path):
     """The shortest prefix of ``torch_path`` whose tinynet counterpart does not exist, or None."""
     import tinynet
-    obj, kept = tinynet, ["tinynet"]
-    for part in torch_path.split(".")[1:]:
-        try:
-            obj = getattr(obj, part)
-        except Exception:
-            try:  # a submodule that its package does not import
-                obj = importlib.import_module(".".join([*kept, part]))
-            except Exception:
-                return ".".join(["torch", *kept[1:], part])
-        kept.append(part)
-    return None
+    kept, missing = reachable(tinynet, torch_path.split(".")[1:])
+    return None if missing is None else ".".join(["torch", *kept[1:], missing])
 
 
 def elsewhere(data, listed):

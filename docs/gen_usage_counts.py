@@ -257,21 +257,29 @@ def python_files(git_dir):
         pos = header_end + 1 + size + 1
 
 
-def torch_prefix(path, torch):
-    """The longest prefix of dotted ``path`` that exists in PyTorch, stopping before a private part."""
-    parts, obj, kept = path.split("."), torch, ["torch"]
-    for part in parts[1:]:
-        if part.startswith("_"):
-            break
+def reachable(package, parts, stop_private=False):
+    """``(names, missing)``: the longest run of ``parts`` reachable as attributes (or submodules
+    its package does not import) from the imported ``package``, starting with its name, and the
+    first part that is not (None when all are). ``stop_private`` stops before a part starting
+    with an underscore."""
+    obj, kept = package, [package.__name__]
+    for part in parts:
+        if stop_private and part.startswith("_"):
+            return kept, part
         try:
             obj = getattr(obj, part)
         except Exception:
             try:  # a submodule that its package does not import
                 obj = importlib.import_module(".".join([*kept, part]))
             except Exception:
-                break
+                return kept, part
         kept.append(part)
-    return ".".join(kept)
+    return kept, None
+
+
+def torch_prefix(path, torch):
+    """The longest prefix of dotted ``path`` that exists in PyTorch, stopping before a private part."""
+    return ".".join(reachable(torch, path.split(".")[1:], stop_private=True)[0])
 
 
 def main(argv=None):

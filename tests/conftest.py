@@ -1,5 +1,7 @@
 """Shared fixtures: every op test body runs once per available backend device."""
 import os
+import subprocess
+import sys
 
 import numpy
 import pytest
@@ -105,3 +107,20 @@ def cpu_default_device():
     tinynet.set_default_device("cpu")
     yield
     tinynet.set_default_device(None)
+
+
+@pytest.fixture(scope="session")
+def reference_torchvision(tmp_path_factory):
+    """A folder holding torchvision's Python files for PyTorch's side of a comparison
+    (benchmarks/pytorch_examples.py says why it is made so), fetched once a session for every
+    test file that compares with torchvision; skips where it cannot be prepared."""
+    pytest.importorskip("torch")
+    benchmarks = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "benchmarks")
+    sys.path.insert(0, benchmarks)
+    try:
+        import pytorch_examples
+        return pytorch_examples.reference_torchvision(str(tmp_path_factory.getbasetemp() / "torchvision"))
+    except (RuntimeError, subprocess.CalledProcessError) as exc:
+        pytest.skip(f"torchvision for PyTorch's side could not be prepared: {exc}")
+    finally:
+        sys.path.remove(benchmarks)

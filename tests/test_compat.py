@@ -222,21 +222,6 @@ def _mnist_subset(mnist, root, n):
     return root
 
 
-@pytest.fixture(scope="session")
-def reference_torchvision(tmp_path_factory):
-    """torchvision for PyTorch's side (benchmarks/pytorch_examples.py says why it is made so)."""
-    pytest.importorskip("torch")
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    try:
-        import pytorch_examples
-        # the folder tests/test_vision.py uses too: the wheel is fetched once a session
-        return pytorch_examples.reference_torchvision(str(tmp_path_factory.getbasetemp() / "torchvision"))
-    except (RuntimeError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"torchvision for PyTorch's side could not be prepared: {exc}")
-    finally:
-        sys.path.remove(os.path.join(ROOT, "benchmarks"))
-
-
 def _generated_mnist(root, n, seed=0):
     """MNIST-format files of the test's own, in torchvision's ``MNIST/raw``: dark 28x28 images, each
     with a bright noisy 7x7 patch where its label (0-9) puts it, so a few SGD steps learn something."""

@@ -342,21 +342,6 @@ def test_cifar10_archive_missing_and_pickled_only(tmp_path, monkeypatch):
 
 
 # ---- the same files through torchvision -------------------------------------------------------
-@pytest.fixture(scope="session")
-def reference_torchvision(tmp_path_factory):
-    """torchvision's Python files for PyTorch's side (benchmarks/pytorch_examples.py says why);
-    the folder test_compat.py uses too, so the wheel is fetched once a session."""
-    pytest.importorskip("torch")
-    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-    try:
-        import pytorch_examples
-        return pytorch_examples.reference_torchvision(str(tmp_path_factory.getbasetemp() / "torchvision"))
-    except (RuntimeError, subprocess.CalledProcessError) as exc:
-        pytest.skip(f"torchvision for PyTorch's side could not be prepared: {exc}")
-    finally:
-        sys.path.remove(os.path.join(ROOT, "benchmarks"))
-
-
 def _same(a, b, where=""):
     """``a`` equals ``b``, floats to float32 rounding; the assertion names the first place they differ."""
     if isinstance(a, dict) and isinstance(b, dict):
