@@ -585,7 +585,7 @@ def check_forward_and_gradients(ops, name, device, data):
     assert out.device == device, f"{name}: output on {out.device}, inputs on {device}"
     assert_matches(out, ref, dtype, f"{name} forward ({dtype})", tol)
     # the gradient at a NaN input or at an inf/NaN output is the libraries' convention, not a derivative
-    # (torch.sign(nan) is 0, NumPy's is NaN): only the values are compared then
+    # (PyTorch's derivative formulas meet 0 * inf or NaN in their own order): only the values are compared then
     if (not ref.requires_grad or not bool(torch.isfinite(ref).all())
             or any(numpy.isnan(a).any() for a in case.arrays if a.dtype.kind == "f")):
         return

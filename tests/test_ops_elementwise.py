@@ -532,6 +532,20 @@ def test_nan_to_num_matches_torch(device):
         tinynet.nan_to_num(tinynet.tensor(a, device=device), nan="zero")
 
 
+def test_sign_and_abs_gradient_of_nan_are_zero_as_pytorch(device):
+    """PyTorch's sign is 0 at NaN (NumPy's is NaN), and so is abs's gradient there."""
+    for dtype in ("float32", "float64"):
+        a = numpy.array([numpy.nan, -2.0, -0.0, 0.0, 3.0, numpy.inf, -numpy.inf], dtype=dtype)
+        x, tx = tinynet.tensor(a, device=device, requires_grad=True), torch.tensor(a, requires_grad=True)
+        assert_close(tinynet.sign(x), torch.sign(tx), rtol=0, atol=0, what=f"sign {dtype}")
+        tinynet.abs(x).sum().backward()
+        torch.abs(tx).sum().backward()
+        assert_close(x.grad, tx.grad, rtol=0, atol=0, what=f"abs gradient {dtype}")
+    ints = numpy.array([-3, 0, 4])
+    assert_close(tinynet.sign(tinynet.tensor(ints, device=device)), torch.sign(torch.tensor(ints)),
+                 rtol=0, atol=0, what="sign of ints")
+
+
 # PyTorch's aliases of the arithmetic (ops/arith.py, ops/division.py)
 AL_A, AL_B = rng(151).uniform(0.5, 2.0, (2, 3, 4))
 

@@ -93,7 +93,14 @@ Sqrt = _pointwise("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, y: 0.5 / y, "y")
 Rsqrt = _pointwise("rsqrt", lambda xp, x: 1 / xp.sqrt(x), lambda xp, y: -0.5 * y * y * y, "y")
 Reciprocal = _pointwise("reciprocal", lambda xp, x: 1 / x, lambda xp, y: -(y * y), "y")
 Square = _pointwise("square", lambda xp, x: x * x, lambda xp, x: 2 * x)
-Abs = _pointwise("abs", lambda xp, x: xp.abs(x), lambda xp, x: xp.sign(x))
+def _sign(xp, x):
+    """PyTorch's sign of a real array: -1, 0 or 1, and 0 for NaN (NumPy's ``sign`` gives NaN).
+    In a create_graph backward ``xp`` is the graph namespace, whose ``sign`` is this op."""
+    y = xp.sign(x)
+    return y if is_graph(xp) or y.dtype.kind != "f" else xp.nan_to_num(y, nan=0.0)
+
+
+Abs = _pointwise("abs", lambda xp, x: xp.abs(x), lambda xp, x: _sign(xp, x))
 Sin = _pointwise("sin", lambda xp, x: xp.sin(x), lambda xp, x: xp.cos(x))
 Cos = _pointwise("cos", lambda xp, x: xp.cos(x), lambda xp, x: -xp.sin(x))
 Tan = _pointwise("tan", lambda xp, x: xp.tan(x), lambda xp, y: 1 + y * y, "y")
@@ -138,7 +145,7 @@ def _step(name, f):
     return type(name.capitalize(), (_ZeroGrad,), {"name": name, "f": staticmethod(f)})
 
 
-Sign = _step("sign", lambda xp, x: x.copy() if x.dtype.kind == "b" else xp.sign(x))
+Sign = _step("sign", lambda xp, x: x.copy() if x.dtype.kind == "b" else _sign(xp, x))
 Floor = _step("floor", lambda xp, x: xp.floor(x))
 Ceil = _step("ceil", lambda xp, x: xp.ceil(x))
 Trunc = _step("trunc", lambda xp, x: xp.trunc(x))
