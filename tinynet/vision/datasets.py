@@ -84,6 +84,9 @@ class _VisionDataset(Dataset):
     def __getitem__(self, index):
         """``(image, target)`` of sample ``index``, transformed."""
         index, = _indices(type(self).__name__, [index], -len(self), len(self))
+        return self._item(index)
+
+    def _item(self, index):  # a checked index
         return _files.transformed(self, _image(self._images[index], self._mode), int(self._labels[index]))
 
     def __getitems__(self, indices):
@@ -92,7 +95,7 @@ class _VisionDataset(Dataset):
         if _batchable(self.transform, self.target_transform):
             idx = numpy.asarray(indices, dtype=numpy.int64)
             return self.transform._batch(self._images[idx]), self._labels[idx]
-        return [self[i] for i in indices]
+        return [self._item(i) for i in indices]  # checked once above
 
     @property
     def class_to_idx(self):
@@ -280,6 +283,9 @@ class FakeData(_VisionDataset):
 
     def __getitem__(self, index):
         index, = _indices("FakeData", [index], 0, self.size)
+        return self._item(index)
+
+    def _item(self, index):  # a checked index
         img, label = self._sample(index)
         return _files.transformed(self, _image(img, self._mode), label)
 
@@ -289,4 +295,4 @@ class FakeData(_VisionDataset):
             pairs = [self._sample(i) for i in indices]
             imgs = numpy.stack([p[0] for p in pairs])
             return self.transform._batch(imgs), numpy.array([p[1] for p in pairs], dtype=numpy.int64)
-        return [self[i] for i in indices]
+        return [self._item(i) for i in indices]  # checked once above
