@@ -499,7 +499,6 @@ TOOL_RAISES = {
     "profiler.record_function of an int": lambda m: m.profiler.record_function(3).__enter__(),
     "profiler.profile schedule str": lambda m: m.profiler.profile(schedule="a"),
     "profiler.profile activities 1.5": lambda m: m.profiler.profile(activities=1.5),
-    "profiler.profile activities ['a']": lambda m: m.profiler.profile(activities=["a"]),
     "profiler table sort_by 'x'": lambda m: _ran(m).key_averages().table(sort_by="x"),
     "profiler table sort_by 3": lambda m: _ran(m).key_averages().table(sort_by=3),
     "profiler key_averages group_by_stack_n str": lambda m: _ran(m).key_averages(group_by_stack_n="a"),

@@ -33,6 +33,24 @@ def test_dropout1d_drops_whole_channels_and_scales(shape, device):
         F.dropout1d(tinynet.ones(2, 3, 4, 5, device=device))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_dropout_of_a_0d_tensor_keeps_its_shape(dtype, device):
+    # the GPU kernel's launcher once made a 0-d input 1-d (cupy.ascontiguousarray): the backward then
+    # returned a (1,) gradient for a () input (found by tests/test_fuzz_namespaces.py's checkpoint row)
+    x = tinynet.tensor(1.5, dtype=dtype, device=device, requires_grad=True)
+    seen = set()
+    for _ in range(40):
+        y = F.dropout(x, 0.5)
+        assert y.shape == () and y.dtype == x.dtype
+        y.backward()
+        assert x.grad.shape == ()
+        value, grad = float(y), float(x.grad)
+        assert (value, grad) in {(0.0, 0.0), (3.0, 2.0)}
+        seen.add(value)
+        x.grad = None
+    assert seen == {0.0, 3.0}
+
+
 def test_inplace_activations_match_torch(device):
     a = R.standard_normal((3, 4))
     for ours, theirs in ((lambda t: F.relu_(t), lambda t: torch.nn.functional.relu_(t)),

@@ -266,10 +266,9 @@ def test_nonzero_and_argwhere(device):
     assert not y.nonzero().requires_grad
 
 
-@pytest.mark.usefixtures("cpu_default_device")  # index values are checked on the CPU only
+@pytest.mark.usefixtures("cpu_default_device")
 def test_index_errors(device):
     x = tinynet.tensor(M, device=device)
-    cpu = tinynet.tensor(M)
     cases = [(lambda: x[3], errors.IndexOutOfRangeError, "getitem"),
              (lambda: x[:, -5], errors.IndexOutOfRangeError, "getitem"),
              (lambda: x[0, 0, 0], errors.IndexOutOfRangeError, "getitem"),
@@ -286,18 +285,44 @@ def test_index_errors(device):
              (lambda: tinynet.take_along_dim(x, _idx([[0]], device).unsqueeze(0), 0), errors.ShapeError,
               "take_along_dim"),
              (lambda: x.gather(2, _idx([[0]], device)), errors.IndexOutOfRangeError, "gather: dimension out")]
-    # values are checked on the CPU only: on the GPU the check would wait for the device
-    cases += [(lambda: cpu[tinynet.tensor([0, 3])], errors.IndexOutOfRangeError, "getitem"),
-              (lambda: cpu.index_select(0, tinynet.tensor([3])), errors.IndexOutOfRangeError, "index_select: index 3"),
-              (lambda: cpu.index_select(0, tinynet.tensor([-1])), errors.IndexOutOfRangeError, "index_select"),
-              (lambda: cpu.gather(1, tinynet.tensor([[4]])), errors.IndexOutOfRangeError, "gather: index 4 is out"),
-              (lambda: cpu.gather(1, tinynet.tensor([[-1]])), errors.IndexOutOfRangeError, "gather: index -1"),
-              (lambda: cpu.scatter(0, tinynet.tensor([[3]]), 1.0), errors.IndexOutOfRangeError, "scatter"),
-              (lambda: cpu.scatter_add(1, tinynet.tensor([[-1]]), cpu), errors.IndexOutOfRangeError, "scatter_add"),
-              (lambda: tinynet.take_along_dim(cpu, tinynet.tensor([12])), errors.IndexOutOfRangeError,
-               "take_along_dim")]
     for call, exc, pattern in cases:
         with pytest.raises(exc, match=pattern):
+            call()
+
+
+def test_index_values_out_of_range_raise_on_every_device(device):
+    """Index values outside the dimension: IndexOutOfRangeError naming the index, the dimension and
+    the size. On the CPU the op raises; on the GPU the indices are checked on the device and the
+    error comes at the next GPU gather/check or ``tinynet.cuda.synchronize()`` (as PyTorch's
+    device-side assert is reported later; CuPy's fancy indexing alone wraps the index around)."""
+    x = tinynet.tensor(M, device=device)
+
+    def idx(v):
+        return tinynet.tensor(v, device=device)
+    cases = [(lambda: x[idx([0, 3])], "index 3.*(axis|dimension) 0 with size 3"),
+             (lambda: x.index_select(0, idx([3])), "index 3.*dimension 0 with size 3"),
+             (lambda: x.index_select(1, idx([-1])), "index -1.*dimension 1 with size 4"),
+             (lambda: x.gather(1, idx([[4]])), "index 4.*dimension 1 with size 4"),
+             (lambda: x.gather(1, idx([[-1]])), "index -1.*dimension 1"),
+             (lambda: x.gather(0, idx([[0, 1], [5, 0]]).int()), "index 5.*dimension 0 with size 3"),
+             (lambda: x.scatter(0, idx([[3]]), 1.0), "index 3.*dimension 0"),
+             (lambda: x.scatter_add(1, idx([[-1]]), x), "index -1.*dimension 1"),
+             (lambda: x.index_add(0, idx([7]), x[:1]), "index 7"),
+             (lambda: tinynet.take_along_dim(x, idx([12])), "index 12"),
+             (lambda: tinynet.take_along_dim(x, idx([[-5]]), 1), "index -5.*dimension 1 with size 4")]
+    for call, pattern in cases:
+        with pytest.raises(errors.IndexOutOfRangeError, match=pattern):
+            call()
+            if device == "cuda":
+                tinynet.cuda.synchronize()
+        if device == "cuda":  # raised once, then clear: the next in-range gather and synchronize pass
+            assert x.gather(1, idx([[0]] * 3)).numpy().ravel().tolist() == M[:, 0].tolist()
+            tinynet.cuda.synchronize()
+    # PyTorch refuses each of them too (on the CPU at once)
+    t = torch.tensor(M)
+    for call in (lambda: t.index_select(0, torch.tensor([3])), lambda: t.gather(1, torch.tensor([[4]])),
+                 lambda: t.scatter(0, torch.tensor([[3]]), 1.0), lambda: torch.take_along_dim(t, torch.tensor([12]))):
+        with pytest.raises((IndexError, RuntimeError)):
             call()
 
 

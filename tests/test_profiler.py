@@ -227,6 +227,10 @@ def test_bad_input():
         schedule(wait=1.5, warmup=1, active=1)
     with pytest.raises(errors.ArgumentError, match="profile: activities"):
         profile(activities=[ProfilerActivity.XPU])
+    # not a ProfilerActivity at all: refused here; PyTorch's CPU build refuses it too, its CUDA build (the GPU
+    # machine's) accepts it, so this row is not in the bad-input walk's PyTorch-refusal table
+    with pytest.raises(errors.ArgumentError, match="profile: activities may hold"):
+        profile(activities=["a"])
     with profile() as prof:
         tinynet.ones(1) + 1
         with pytest.raises(errors.ProfilerError, match="another profiler"):

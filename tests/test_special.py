@@ -139,6 +139,23 @@ def test_bessel_functions_without_gradients_match_torch(name, device):
         assert_close(out, ref, rtol=rtol, atol=atol, what=name)
 
 
+EDGES = [0.0, -0.0, 1.0, -1.0, -2.0, 0.5, numpy.inf, -numpy.inf, numpy.nan]
+
+
+@pytest.mark.parametrize("name", NO_GRAD + ["i0", "i0e", "i1", "i1e"])
+def test_bessel_functions_at_the_domain_edges_match_torch(name, device):
+    """Zero, negative arguments, +-inf and NaN: cupyx.scipy.special gives other values than SciPy
+    and PyTorch at +-inf and NaN (j0(inf) = 0, i0(inf) = inf, k0e(inf) = NaN), found by the
+    fuzz suite on the GPU; both backends give PyTorch's."""
+    for dt in ("float32", "float64"):
+        a = numpy.array(EDGES, dtype=dt)
+        out = getattr(tinynet.special, name)(tinynet.tensor(a, device=device))
+        ref = getattr(torch.special, name)(torch.tensor(a))
+        numpy.testing.assert_allclose(as_numpy(out), ref.numpy(), rtol=1e-6, atol=0, err_msg=f"{name} ({dt})")
+        number = ~numpy.isnan(ref.numpy())  # zeros keep their sign (i1e(-inf) = -0); NaN's sign bit is no value
+        assert (numpy.signbit(as_numpy(out)) == numpy.signbit(ref.numpy()))[number].all(), name
+
+
 def test_integer_inputs_give_the_default_float(device):
     x = tinynet.arange(1, 5, device=device)
     for name in ("erfinv", "gammaln", "digamma", "i0", "i1e", "ndtr", "log_ndtr", "entr", "erfcx", "expit"):

@@ -87,7 +87,7 @@ def dropout_fwd(x, p, mask_shape):
     """Dropout with the mask drawn per element (mask_shape == x.shape) or per leading
     (N, C) unit (dropout2d); float32, float64, float16 or bfloat16 ``x``. Returns (y, uint8 mask, scale)."""
     cp = _cp()
-    x = cp.ascontiguousarray(x)
+    x = x if x._c_contiguous else cp.ascontiguousarray(x)  # (ascontiguousarray makes a 0-d array 1-d)
     group = 1
     for a, b in zip(x.shape, mask_shape):
         if b == 1 and a != 1:
@@ -106,7 +106,7 @@ def dropout_fwd(x, p, mask_shape):
 
 def dropout_bwd(gy, mask, scale):
     cp = _cp()
-    gy = cp.ascontiguousarray(gy)
+    gy = gy if gy._c_contiguous else cp.ascontiguousarray(gy)
     gx = cp.empty(gy.shape, dtype=gy.dtype)
     cuda.launch(cuda.kernel("dropout.cu", "tinynet_dropout_bwd", gy.dtype), gy.size,
                 (gy, mask, gx, cuda.i64(gy.size), scale))

@@ -24,6 +24,7 @@ __device__ void gather_rows(const W* src, const I* idx, long long rows, long lon
         if (w == 0) {
             err[1] = j;
             err[2] = rows;
+            err[3] = 0;  // the dimension
             __threadfence_system();
             err[0] = 1;
         }
@@ -46,3 +47,30 @@ INDEX_ROWS_KERNEL(uint4, w16, I, IS)
 
 INDEX_ROWS_WIDTHS(int, i32)
 INDEX_ROWS_WIDTHS(long long, i64)
+
+// The range check of the index tensor of gather, scatter, scatter_add, take_along_dim and
+// index_select on the GPU (CuPy's fancy indexing, which does their copy, wraps an out-of-range
+// index around silently): one thread per index; an index outside [low, size) is recorded in the
+// same error record as above, with its dimension in err[3], and raised on the host at the next
+// GPU gather, check or tinynet.cuda.synchronize().
+template <typename I>
+__device__ void check_range(const I* idx, long long n, long long low, long long size, long long dim,
+                            volatile long long* err) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    long long j = (long long)idx[i];
+    if (j < low || j >= size) {
+        err[1] = j;
+        err[2] = size;
+        err[3] = dim;
+        __threadfence_system();
+        err[0] = 1;
+    }
+}
+
+extern "C" __global__ void tinynet_index_check_i32(const int* idx, long long n, long long low, long long size,
+                                                   long long dim, long long* err) {
+    check_range<int>(idx, n, low, size, dim, err); }
+extern "C" __global__ void tinynet_index_check_i64(const long long* idx, long long n, long long low,
+                                                   long long size, long long dim, long long* err) {
+    check_range<long long>(idx, n, low, size, dim, err); }

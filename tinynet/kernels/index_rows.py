@@ -16,6 +16,10 @@ gather and in :func:`tinynet.cuda.synchronize`, and raises
 :class:`~tinynet.errors.IndexOutOfRangeError` there: as asynchronous as PyTorch's report, but
 a typed error that leaves the CUDA context usable. After ``synchronize()`` the error of every
 gather launched before it has been raised.
+
+:func:`check_range` queues the same check, one thread per index, for the index tensors of
+``gather``, ``scatter``/``scatter_add``, ``take_along_dim`` and ``index_select`` on the GPU
+(their copies go through CuPy's fancy indexing, which wraps an out-of-range index around).
 """
 import ctypes
 
@@ -46,17 +50,18 @@ def _record():
 
 
 def check(op="getitem"):
-    """Raise the out-of-range error that a finished gather recorded (and clear the record).
-    A plain read of host memory: nothing waits for the device. Returns None when clean."""
+    """Raise the out-of-range error that a finished gather or index check recorded (and clear
+    the record). A plain read of host memory: nothing waits for the device. Returns None when clean."""
     if _RECORD:
         view = _RECORD[0]
         if view[0]:
-            bad, size = int(view[1]), int(view[2])
+            bad, size, dim = int(view[1]), int(view[2]), int(view[3])
             view[0] = 0
             raise IndexOutOfRangeError(
-                f"{op}: an index tensor on the GPU held index {bad}, out of bounds for dimension 0 with size "
-                f"{size} (found by an earlier gather, reported now: GPU index checks are asynchronous; "
-                f"that gather's rows for it are zeros)")
+                f"{op}: an index tensor on the GPU held index {bad}, out of bounds for dimension {dim} with size "
+                f"{size} (found by an earlier gather or index check, reported now: GPU index checks are "
+                f"asynchronous; that gather's values for it are zeros or, for gather/scatter/index_select, "
+                f"those of the index wrapped around)")
 
 
 def clear():
@@ -74,6 +79,34 @@ def _kernel(word, index_itemsize):
         fn = _KERNELS[(word, index_itemsize)] = cuda.module("index_rows.cu").get_function(
             f"tinynet_index_rows_w{word}_{_INDEX[index_itemsize]}")
     return fn
+
+
+def check_range(op, idx, low, size, dim):
+    """Queue the device-side check that every value of the CuPy index array ``idx`` lies in
+    ``[low, size)`` (an index along dimension ``dim``): one launch, no wait. First raises the
+    error of an earlier gather or check (see the module's docstring). Where tinynet's kernels
+    are off, the indices are read back on the host instead (that waits for the device)."""
+    record = _RECORD or _record()
+    if record[0][0]:
+        check(op)
+    if not idx.size:
+        return
+    if not backend.kernels_enabled:
+        lo, hi = int(idx.min()), int(idx.max())
+        if lo < low or hi >= size:
+            raise IndexOutOfRangeError(f"{op}: index {lo if lo < low else hi} is out of bounds for dimension "
+                                       f"{dim} with size {size}")
+        return
+    cp = backend.cupy
+    if idx.dtype.itemsize not in _INDEX:  # int8/int16 indices
+        idx = idx.astype(cp.int32)
+    idx = idx if idx._c_contiguous else cp.ascontiguousarray(idx)
+    fn = _KERNELS.get(("check", idx.dtype.itemsize))
+    if fn is None:
+        fn = _KERNELS[("check", idx.dtype.itemsize)] = cuda.module("index_rows.cu").get_function(
+            f"tinynet_index_check_{_INDEX[idx.dtype.itemsize]}")
+    with cp.cuda.Device(idx.data.device_id):
+        cuda.launch(fn, idx.size, (idx, cuda.i64(idx.size), cuda.i64(low), cuda.i64(size), cuda.i64(dim), record[1]))
 
 
 def usable(src, idx):

@@ -133,7 +133,8 @@ def gather(input, dim, index, *, sparse_grad=False):
 
     Raises:
         DTypeError: ``index`` is not an integer tensor. ShapeError: dims or sizes do not fit.
-        IndexOutOfRangeError: an index is out of range (checked on the CPU).
+        IndexOutOfRangeError: an index is out of range (a GPU index is checked on the device and the
+            error raised at the next GPU gather or ``tinynet.cuda.synchronize()``, as PyTorch's CUDA check).
     """
     return _gather("gather", input, dim, index)
 
@@ -230,7 +231,7 @@ def take(input, index):
 
     Raises:
         ArgumentTypeError: non-Tensors. DTypeError: a non-integer index.
-        IndexOutOfRangeError: an index out of range (on the CPU).
+        IndexOutOfRangeError: an index out of range (on the GPU: raised later, as for :func:`gather`).
     """
     check_tensor("take", "input", input)
     check_tensor("take", "index", index)

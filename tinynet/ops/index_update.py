@@ -54,7 +54,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     Raises:
         ArgumentTypeError: non-Tensors. DTypeError: a non-integer index or mixed dtypes.
         ShapeError: index not 1-D, or source of the wrong shape.
-        IndexOutOfRangeError: ``dim`` or (on the CPU) an index out of range.
+        IndexOutOfRangeError: ``dim`` or an index out of range (on the GPU: raised later, as for
+            :func:`tinynet.gather`).
     """
     d, idx = _slices("index_add", input, dim, index, source)
     if input.ndim == 0:

@@ -277,13 +277,17 @@ def _index_tensor(op, name, index, integer=True):
 
 def _check_range(op, index, size, dim, negative=False):
     """Raise IndexOutOfRangeError for an index outside ``[0, size)`` (``[-size, size)`` with
-    ``negative``); checked for CPU tensors only (on the GPU it would wait for the device)."""
+    ``negative``). CPU tensors are checked here; GPU tensors on the device, without a wait
+    (``kernels/index_rows.py``: raised at the next GPU gather or check, or at
+    ``tinynet.cuda.synchronize()``)."""
     a = index.array
     if size == 0 and a.size:  # nothing to pick from: known without reading the indices
         raise IndexOutOfRangeError(f"{op}: index out of bounds for dimension {dim} with size 0")
-    if isinstance(a, numpy.ndarray) and a.size:
+    low = -size if negative else 0
+    if not isinstance(a, numpy.ndarray):
+        index_rows.check_range(op, a, low, size, dim)
+    elif a.size:
         lo, hi = int(a.min()), int(a.max())
-        low = -size if negative else 0
         if lo < low or hi >= size:
             bad = lo if lo < low else hi
             raise IndexOutOfRangeError(f"{op}: index {bad} is out of bounds for dimension {dim} with size {size}")

@@ -33,16 +33,39 @@ from .util import check_tensor
 _SQRT_PI, _SQRT_2PI = math.sqrt(math.pi), math.sqrt(2 * math.pi)
 
 
+# The Bessel functions' values at +inf and -inf (NaN at NaN) in SciPy and PyTorch (CPU); cupyx.scipy.special
+# gives the mathematical limits or other values there (j0(inf) = 0, i0(inf) = inf, k0e(inf) = NaN, ...), so
+# both backends take these from this table
+_AT_INF = {"j0": (math.nan, math.nan), "j1": (math.nan, math.nan), "y0": (math.nan, math.nan),
+           "y1": (math.nan, math.nan), "i0": (math.nan, math.nan), "i1": (math.nan, math.nan),
+           "i0e": (0.0, 0.0), "i1e": (0.0, -0.0), "k0": (0.0, math.nan), "k1": (0.0, math.nan),
+           "k0e": (0.0, math.nan), "k1e": (0.0, math.nan)}
+# the odd ones' signed zeros as SciPy's and PyTorch's: i1e(-inf) = -0, j1(-0) = -0, i1(-0) = i1e(-0) = +0
+_ODD = {"j1", "i1", "i1e"}
+
+
 def scipy_call(xp, name, *args):
     """``scipy.special.<name>`` (``cupyx.scipy.special`` for CuPy arrays) of ``args``, in the
     dtype of the first array argument, without NumPy's warnings for values outside the
-    domain (the result is NaN or inf there, as PyTorch's)."""
+    domain (the result is NaN or inf there, as PyTorch's). The Bessel functions take their
+    values at +-inf and NaN from ``_AT_INF`` (SciPy's and PyTorch's) on both backends."""
     fn = getattr(backend.special(xp), name)
     dt = next(a.dtype for a in args if hasattr(a, "dtype"))
     if xp is numpy:
         with numpy.errstate(all="ignore"):
-            return xp.asarray(fn(*args)).astype(dt, copy=False)
-    return xp.asarray(fn(*args)).astype(dt, copy=False)
+            y = xp.asarray(fn(*args)).astype(dt, copy=False)
+    else:
+        y = xp.asarray(fn(*args)).astype(dt, copy=False)
+    at_inf = _AT_INF.get(name)
+    if at_inf is not None:
+        x = args[0]
+        y = xp.where(xp.isnan(x), xp.asarray(math.nan, dt),
+                     xp.where(x == math.inf, xp.asarray(at_inf[0], dt),
+                              xp.where(x == -math.inf, xp.asarray(at_inf[1], dt), y)))
+        if name in _ODD:
+            y = xp.where(xp.isinf(x), xp.copysign(y, x), y)
+            y = xp.where(x == 0, x if name == "j1" else xp.zeros_like(y), y)
+    return y
 
 
 class Special(Op):
