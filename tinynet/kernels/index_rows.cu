@@ -74,3 +74,47 @@ extern "C" __global__ void tinynet_index_check_i32(const int* idx, long long n, 
 extern "C" __global__ void tinynet_index_check_i64(const long long* idx, long long n, long long low,
                                                    long long size, long long dim, long long* err) {
     check_range<long long>(idx, n, low, size, dim, err); }
+
+// gather along one dimension of a C-contiguous x viewed as (outer, d_len, inner): out, C-contiguous
+// (outer, k_len, inner), takes out[o, k, n] = x[o, j, n] with j = idx[o, k, n] (gather and
+// take_along_dim: `per_element`, idx of out's shape) or j = idx[k] (index_select: idx 1-D). An index in
+// [low, 0) counts from the end (take_along_dim's low = -d_len; gather's and index_select's low = 0);
+// one outside [low, d_len) reads nothing, gives a zero and is recorded in `err` as above (dimension
+// `dim`). One thread per output element, copied as one word of the element's size (any dtype).
+template <typename W, typename I>
+__device__ void gather_dim(const W* x, const I* idx, long long total, long long k_len, long long d_len,
+                           long long inner, long long low, int per_element, long long dim, W* out,
+                           volatile long long* err) {
+    long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+    if (i >= total) return;
+    long long n = i % inner, t = i / inner;
+    long long k = t % k_len, o = t / k_len;
+    long long j = (long long)idx[per_element ? i : k];
+    if (j < low || j >= d_len) {
+        out[i] = W();
+        err[1] = j;
+        err[2] = d_len;
+        err[3] = dim;
+        __threadfence_system();
+        err[0] = 1;
+        return;
+    }
+    if (j < 0) j += d_len;
+    out[i] = x[(o * d_len + j) * inner + n];
+}
+
+#define GATHER_DIM_KERNEL(W, WS, I, IS)                                                             \
+extern "C" __global__ void tinynet_gather_dim_##WS##_##IS(const W* x, const I* idx, long long total,   \
+        long long k_len, long long d_len, long long inner, long long low, int per_element, long long dim,  \
+        W* out, long long* err) {                                                                     \
+    gather_dim<W, I>(x, idx, total, k_len, d_len, inner, low, per_element, dim, out, err); }
+
+#define GATHER_DIM_WIDTHS(I, IS)                                                                    \
+GATHER_DIM_KERNEL(unsigned char, w1, I, IS)                                                          \
+GATHER_DIM_KERNEL(unsigned short, w2, I, IS)                                                         \
+GATHER_DIM_KERNEL(unsigned int, w4, I, IS)                                                           \
+GATHER_DIM_KERNEL(uint2, w8, I, IS)                                                                  \
+GATHER_DIM_KERNEL(uint4, w16, I, IS)
+
+GATHER_DIM_WIDTHS(int, i32)
+GATHER_DIM_WIDTHS(long long, i64)

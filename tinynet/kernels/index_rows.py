@@ -105,8 +105,55 @@ def check_range(op, idx, low, size, dim):
     if fn is None:
         fn = _KERNELS[("check", idx.dtype.itemsize)] = cuda.module("index_rows.cu").get_function(
             f"tinynet_index_check_{_INDEX[idx.dtype.itemsize]}")
-    with cp.cuda.Device(idx.data.device_id):
-        cuda.launch(fn, idx.size, (idx, cuda.i64(idx.size), cuda.i64(low), cuda.i64(size), cuda.i64(dim), record[1]))
+    args = (idx, cuda.i64(idx.size), cuda.i64(low), cuda.i64(size), cuda.i64(dim), record[1])
+    if idx.data.device_id == cp.cuda.runtime.getDevice():
+        cuda.launch(fn, idx.size, args)
+    else:
+        with cp.cuda.Device(idx.data.device_id):
+            cuda.launch(fn, idx.size, args)
+
+
+def dim_usable(x, idx, dim, per_element):
+    """True when :func:`gather_dim` can take ``x`` and ``idx`` along ``dim``: CuPy arrays on the
+    current GPU, ``x`` C-contiguous with a non-empty ``dim`` and an element of 1, 2, 4, 8 or 16
+    bytes, ``idx`` C-contiguous int32/int64, tinynet's kernels on; ``per_element`` (gather):
+    ``idx`` of ``x``'s shape except along ``dim``; otherwise (index_select) ``idx`` 1-D."""
+    if not (backend.kernels_enabled and type(x) is backend._CUPY_NDARRAY and type(idx) is backend._CUPY_NDARRAY
+            and x.ndim and x._c_contiguous and idx._c_contiguous and idx.dtype.kind == "i"
+            and idx.dtype.itemsize in _INDEX and x.itemsize in _WORDS and x.shape[dim] and x.data.ptr % x.itemsize == 0
+            and x.data.device_id == idx.data.device_id == backend.cupy.cuda.runtime.getDevice()):
+        return False
+    if per_element:
+        return idx.ndim == x.ndim and all(a == b for k, (a, b) in enumerate(zip(idx.shape, x.shape)) if k != dim)
+    return idx.ndim == 1
+
+
+def gather_dim(x, idx, dim, low=0, per_element=True):
+    """``x`` gathered along ``dim`` at ``idx`` in one launch (``dim_usable`` must hold): with
+    ``per_element``, ``out[..., k, ...] = x[..., idx[..., k, ...], ...]`` (gather, out of
+    ``idx``'s shape); otherwise ``x``'s entries at the 1-D ``idx`` along ``dim`` (index_select).
+    Indices in ``[low, 0)`` count from the end; one outside ``[low, x.shape[dim])`` gives zeros
+    and is recorded for :func:`check`. First raises the error of an earlier gather or check."""
+    record = _RECORD or _record()
+    if record[0][0]:
+        check("gather")
+    k_len = idx.shape[dim] if per_element else idx.shape[0]
+    shape = x.shape[:dim] + (k_len,) + x.shape[dim + 1:]
+    out = backend._CUPY_NDARRAY(shape, x.dtype)
+    total = out.size
+    if total == 0:
+        return out
+    inner = 1
+    for n in x.shape[dim + 1:]:
+        inner *= n
+    key = ("dim", x.itemsize, idx.dtype.itemsize)
+    fn = _KERNELS.get(key)
+    if fn is None:
+        fn = _KERNELS[key] = cuda.module("index_rows.cu").get_function(
+            f"tinynet_gather_dim_w{x.itemsize}_{_INDEX[idx.dtype.itemsize]}")
+    cuda.launch(fn, total, (x, idx, cuda.i64(total), cuda.i64(k_len), cuda.i64(x.shape[dim]), cuda.i64(inner),
+                            cuda.i64(low), cuda.i32(1 if per_element else 0), cuda.i64(dim), out, record[1]))
+    return out
 
 
 def usable(src, idx):

@@ -118,6 +118,23 @@ class RowGather(GetItem):
         return index_rows.gather_rows(x, self.index) if index_rows.usable(x, self.index) else x[self.index]
 
 
+class IndexSelect(GetItem):
+    """``index_select``: ``x[(slice(None),) * dim + (idx,)]`` for a 1-D index array. On the GPU,
+    where ``index_rows.dim_usable`` holds, one launch of ``index_rows.cu``'s gather along ``dim``
+    (which also checks the indices); the backward is :class:`GetItem`'s."""
+
+    def __init__(self, dim, idx):
+        self.is_view = self.bf16_native = False
+        self.dim, self.idx = dim, idx
+        self.index = (slice(None),) * dim + (idx,)
+
+    def forward_gpu(self, xp, x):
+        self.shape = x.shape
+        if index_rows.dim_usable(x, self.idx, self.dim, False):
+            return index_rows.gather_dim(x, self.idx, self.dim, 0, per_element=False)
+        return x[self.index]
+
+
 class IndexAddInto(Op):
     """Zeros of ``shape`` with ``g`` added at ``index`` (the gradient of ``x[index]``).
     ``unique=True`` promises that ``index`` names no element twice (a plain store then
@@ -304,13 +321,14 @@ def index_select(input, dim, index):
     if index.ndim > 1:
         raise ShapeError(f"index_select: index must be 0-D or 1-D, got shape {index.shape}")
     d = dim_index("index_select", dim, input.ndim)
-    _check_range("index_select", index, input.shape[d] if input.ndim else 1, d)
+    idx = index.array.reshape(-1)
+    if not index_rows.dim_usable(input.array, idx, d, False):  # else the gather kernel checks them
+        _check_range("index_select", index, input.shape[d] if input.ndim else 1, d)
     if input.ndim == 0:  # PyTorch: one index (0 or -1) into a scalar, which comes back
         if index.array.size != 1:
             raise ShapeError(f"index_select: index into a 0-d tensor must have exactly 1 value, got {index.array.size}")
-        return GetItem((index.array.reshape(-1),)).apply(input.reshape(1)).reshape(())
-    idx = (slice(None),) * d + (index.array.reshape(-1),)
-    return GetItem(idx).apply(input)
+        return GetItem((idx,)).apply(input.reshape(1)).reshape(())
+    return IndexSelect(d, idx).apply(input)
 
 
 def nonzero(input, *, as_tuple=False):
