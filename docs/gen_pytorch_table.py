@@ -54,6 +54,7 @@ PAIRS = [
     ("torch.nn.utils.prune", "tinynet.nn.utils.prune"),
     ("torch.onnx", "tinynet.onnx"),
     ("torch.multiprocessing", "tinynet.multiprocessing"),
+    ("torch.jit", "tinynet.jit"),
 ]
 # Tensor methods that Python's built-in types also have: their call counts are mostly not tensors
 BUILTIN_METHODS = {n for t in (dict, list, str, bytes, set, tuple, int, float, complex)

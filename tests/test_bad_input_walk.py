@@ -178,6 +178,9 @@ ENTRIES = [*functions(tinynet, "tinynet"), *functions(F, "F"), *functions(tinyne
            *functions(tinynet.autograd.functional, "autograd.functional", tinynet.autograd.functional.__all__),
            *functions(tinynet.utils.checkpoint, "utils.checkpoint", ["checkpoint", "checkpoint_sequential"]),
            *functions(tinynet.testing, "testing", ["make_tensor"]),
+           # torch.jit's pass-throughs (jit.trace calls the function it is given: its own errors are its own)
+           *functions(tinynet.jit, "jit", ["script", "ignore", "fork", "wait", "annotate", "unused", "export",
+                                           "interface", "is_scripting", "is_tracing"]),
            *classes(distributions, "distributions", distributions.Distribution),
            *functions(distributions, "distributions"),
            *classes(distributions.transforms, "distributions", distributions.transforms.Transform),

@@ -195,6 +195,14 @@ def test_lbfgs_fit(tmp_path):
     assert a["tests"] == pytest.approx(b["tests"], rel=1e-6)  # float64 throughout
 
 
+def test_scriptable_model(tmp_path):
+    """torch.jit's names as model zoos use them (Final, ignore, is_scripting, annotate, script, trace)
+    and torch._assert: tinynet runs them eagerly, PyTorch compiles the scripted parts."""
+    a, b = _compare(tmp_path, "scriptable_model.py")
+    assert a["traced_out"] == pytest.approx(b["traced_out"], rel=RTOL)
+    assert a["refused"] is b["refused"] is True and a["scripting"] is b["scripting"] is False
+
+
 def test_language_model_saved_whole(tmp_path):
     a, b = _compare(tmp_path, "language_model.py")
     for r in (a, b):

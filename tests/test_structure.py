@@ -100,7 +100,7 @@ LAYERS = [
     {"amp", "optim", "distributed", "serialization", "safetensors_format", "_pickled", "linalg", "testing", "fft",
      "special", "distributions"},
     {"cuda", "nn"},
-    {"utils", "func", "multiprocessing", "accelerator", "profiler", "onnx"},
+    {"utils", "func", "multiprocessing", "accelerator", "profiler", "onnx", "jit"},
     {"data", "vision"},
     {"tinynet", "info"},
 ]

@@ -158,6 +158,7 @@ from . import amp  # noqa: E402
 from . import func  # noqa: E402  (torch.func: above nn, for functional_call)
 from . import testing  # noqa: E402  (torch.testing: assert_close, make_tensor)
 from . import profiler  # noqa: E402  (torch.profiler: records ops only while a profile runs)
+from . import jit  # noqa: E402  (torch.jit's eager pass-throughs: no TorchScript compiler)
 from . import onnx  # noqa: E402  (torch.onnx: the onnx package is imported by export, not here)
 from . import distributions  # noqa: E402  (torch.distributions)
 from .amp import autocast, get_autocast_dtype, is_autocast_available, is_autocast_enabled  # noqa: E402
@@ -189,6 +190,13 @@ def __getattr__(name):
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'tinynet' has no attribute {name!r}")
+
+
+def _assert(condition, message):
+    """``assert condition, message`` as a function (``torch._assert``, which model code calls so
+    that tracing tools can see the check): raises AssertionError with ``message`` when
+    ``condition`` (a bool, or a one-element tensor) is false."""
+    assert condition, message
 
 
 def get_default_device():

@@ -105,6 +105,15 @@ def get_device_capability(device=None):
     return int(props["major"]), int(props["minor"])
 
 
+def is_bf16_supported(including_emulation=True):
+    """True when the current GPU computes in bfloat16: natively from compute capability 8.0
+    (Ampere), and with ``including_emulation`` (the default) on any GPU, where tinynet's bfloat16
+    kernels compute in float32 as PyTorch's emulation does. False without a GPU."""
+    if not is_available():
+        return False
+    return bool(including_emulation) or get_device_capability()[0] >= 8
+
+
 class _Properties:
     def __init__(self, props):
         raw = props["name"]
