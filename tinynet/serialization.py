@@ -34,7 +34,7 @@ import zipfile
 
 import numpy
 
-from . import _pickled, backend, devices, safetensors_format
+from . import _pickled, _torch_zip, backend, devices, safetensors_format
 from ._weights_only_unpickler import (add_safe_globals, clear_safe_globals, get_safe_globals, register_default,
                                       safe_globals)
 from .atomic import atomic_write
@@ -232,9 +232,10 @@ def _arrays_of(obj, protocol):
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
-    """Load what :func:`save` wrote: tinynet's ``.npz`` (or a plain ``.npz`` of arrays) or
-    a ``.safetensors`` file (PyTorch's ``safetensors.torch.save_file`` output included),
-    told apart by the file's first bytes.
+    """Load what :func:`save` wrote: tinynet's ``.npz`` (or a plain ``.npz`` of arrays), a
+    ``.safetensors`` file (PyTorch's ``safetensors.torch.save_file`` output included), or
+    PyTorch's own ``torch.save`` file (its zip format, read without PyTorch:
+    ``tinynet/_torch_zip.py``), told apart by the file's contents.
 
     Args:
         f (str, os.PathLike or binary file object): the file.
@@ -263,7 +264,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         UnpicklingError: ``weights_only`` and the file names a global off the allow-list
             (the message names it and the opt-ins); nothing of the file's code ran.
         SerializationError: the file is neither a readable ``.npz`` archive (or needs
-            pickle) nor a readable safetensors file (truncated, foreign).
+            pickle) nor a readable safetensors file (truncated, foreign); a damaged PyTorch
+            archive, or one holding a PyTorch object other than a tensor (a whole module).
         MissingExtraError: a safetensors file without the ``safetensors`` package.
         DeviceError: a tensor's device (saved, or from ``map_location``) is not on this
             machine (``"cuda"`` without a GPU); the message says to pass ``map_location``.
@@ -288,6 +290,9 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     data = _safetensors_bytes(source)
     if data is not None:
         return safetensors_format.from_bytes(data, path, place(None))
+    prefix = _torch_zip.archive_prefix(source)
+    if prefix is not None:  # PyTorch's own torch.save file
+        return _torch_zip.load(source, prefix, _pickled._remap(place), weights_only is not False, repr(path))
     try:
         loaded = numpy.load(source, allow_pickle=False)
         if not isinstance(loaded, numpy.lib.npyio.NpzFile):
