@@ -12,23 +12,19 @@ microseconds). The tinynet rows run in ``--rounds`` rounds, the two paths altern
 import argparse
 import os
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(1, os.path.dirname(HERE))
+from graph_timing import wall_timer  # noqa: E402
 from results_file import write_results  # noqa: E402
 
 
-def per_call_us(f, sync, calls):
-    for _ in range(100):
-        f()
-    sync()
-    t = time.perf_counter()
-    for _ in range(calls):
-        f()
-    sync()
-    return round((time.perf_counter() - t) / calls * 1e6, 2)
+def per_call_us(f, lib, calls):
+    """Microseconds per call of ``f`` between two synchronisations of ``lib``'s GPU work, after 100 warm-up calls."""
+    _, timed = wall_timer("cuda", lib)
+    timed(f, 100)
+    return round(timed(f, calls) * 1e6, 2)
 
 
 def cases(lib, take_along_dim, x, xg, i, j):
@@ -57,7 +53,7 @@ def main():
                 index_rows.dim_usable = real if path == "kernel" else (lambda *a: False)
                 for name, f in cases(tinynet, tinynet.take_along_dim, x, xg, i, j).items():
                     rows.setdefault(name, {}).setdefault(f"tinynet_{path}_us", []).append(
-                        per_call_us(f, tinynet.cuda.synchronize, args.calls))
+                        per_call_us(f, tinynet, args.calls))
     finally:
         index_rows.dim_usable = real
     try:
@@ -69,7 +65,7 @@ def main():
         txg = torch.randn(256, 1000, device="cuda", requires_grad=True)
         ti, tj = torch.randint(0, 1000, (256, 1), device="cuda"), torch.randint(0, 256, (64,), device="cuda")
         for name, f in cases(torch, torch.take_along_dim, tx, txg, ti, tj).items():
-            rows[name]["torch_us"] = per_call_us(f, torch.cuda.synchronize, args.calls)
+            rows[name]["torch_us"] = per_call_us(f, torch, args.calls)
     for name, row in rows.items():
         print(f"{name:48s} " + "  ".join(f"{k} {v}" for k, v in row.items()))
     write_results(args.out, {"meta": {"calls": args.calls, "rounds": args.rounds,

@@ -11,6 +11,16 @@
 // the device (kernels/index_rows.py) and raises tinynet's IndexOutOfRangeError at the next GPU
 // tensor-index gather or tinynet.cuda.synchronize(): PyTorch's device-side check, reported as
 // asynchronously as its device-side assert is, without ending the CUDA context.
+// Write an out-of-range index to the error record: the index, the size and the dimension, then a
+// system-wide fence, then the flag the host reads.
+__device__ void record_error(volatile long long* err, long long j, long long size, long long dim) {
+    err[1] = j;
+    err[2] = size;
+    err[3] = dim;
+    __threadfence_system();
+    err[0] = 1;
+}
+
 template <typename W, typename I>
 __device__ void gather_rows(const W* src, const I* idx, long long rows, long long row_words,
                             long long total, W* out, volatile long long* err) {
@@ -21,13 +31,7 @@ __device__ void gather_rows(const W* src, const I* idx, long long rows, long lon
     long long k = j < 0 ? j + rows : j;
     if (k < 0 || k >= rows) {
         out[i] = W();  // value-initialised: zero bits
-        if (w == 0) {
-            err[1] = j;
-            err[2] = rows;
-            err[3] = 0;  // the dimension
-            __threadfence_system();
-            err[0] = 1;
-        }
+        if (w == 0) record_error(err, j, rows, 0);
         return;
     }
     out[i] = src[k * row_words + w];
@@ -38,15 +42,16 @@ extern "C" __global__ void tinynet_index_rows_##WS##_##IS(const W* src, const I*
         long long row_words, long long total, W* out, long long* err) {                              \
     gather_rows<W, I>(src, idx, rows, row_words, total, out, err); }
 
-#define INDEX_ROWS_WIDTHS(I, IS)                                                                    \
-INDEX_ROWS_KERNEL(unsigned char, w1, I, IS)                                                          \
-INDEX_ROWS_KERNEL(unsigned short, w2, I, IS)                                                         \
-INDEX_ROWS_KERNEL(unsigned int, w4, I, IS)                                                           \
-INDEX_ROWS_KERNEL(uint2, w8, I, IS)                                                                  \
-INDEX_ROWS_KERNEL(uint4, w16, I, IS)
+// KERNEL instantiated for every copy word (1, 2, 4, 8 and 16 bytes) with index type I
+#define FOR_EACH_WIDTH(KERNEL, I, IS)                                                               \
+KERNEL(unsigned char, w1, I, IS)                                                                     \
+KERNEL(unsigned short, w2, I, IS)                                                                    \
+KERNEL(unsigned int, w4, I, IS)                                                                      \
+KERNEL(uint2, w8, I, IS)                                                                             \
+KERNEL(uint4, w16, I, IS)
 
-INDEX_ROWS_WIDTHS(int, i32)
-INDEX_ROWS_WIDTHS(long long, i64)
+FOR_EACH_WIDTH(INDEX_ROWS_KERNEL, int, i32)
+FOR_EACH_WIDTH(INDEX_ROWS_KERNEL, long long, i64)
 
 // The range check of the index tensor of gather, scatter, scatter_add, take_along_dim and
 // index_select on the GPU (CuPy's fancy indexing, which does their copy, wraps an out-of-range
@@ -59,13 +64,7 @@ __device__ void check_range(const I* idx, long long n, long long low, long long 
     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     if (i >= n) return;
     long long j = (long long)idx[i];
-    if (j < low || j >= size) {
-        err[1] = j;
-        err[2] = size;
-        err[3] = dim;
-        __threadfence_system();
-        err[0] = 1;
-    }
+    if (j < low || j >= size) record_error(err, j, size, dim);
 }
 
 extern "C" __global__ void tinynet_index_check_i32(const int* idx, long long n, long long low, long long size,
@@ -92,11 +91,7 @@ __device__ void gather_dim(const W* x, const I* idx, long long total, long long 
     long long j = (long long)idx[per_element ? i : k];
     if (j < low || j >= d_len) {
         out[i] = W();
-        err[1] = j;
-        err[2] = d_len;
-        err[3] = dim;
-        __threadfence_system();
-        err[0] = 1;
+        record_error(err, j, d_len, dim);
         return;
     }
     if (j < 0) j += d_len;
@@ -109,12 +104,5 @@ extern "C" __global__ void tinynet_gather_dim_##WS##_##IS(const W* x, const I* i
         W* out, long long* err) {                                                                     \
     gather_dim<W, I>(x, idx, total, k_len, d_len, inner, low, per_element, dim, out, err); }
 
-#define GATHER_DIM_WIDTHS(I, IS)                                                                    \
-GATHER_DIM_KERNEL(unsigned char, w1, I, IS)                                                          \
-GATHER_DIM_KERNEL(unsigned short, w2, I, IS)                                                         \
-GATHER_DIM_KERNEL(unsigned int, w4, I, IS)                                                           \
-GATHER_DIM_KERNEL(uint2, w8, I, IS)                                                                  \
-GATHER_DIM_KERNEL(uint4, w16, I, IS)
-
-GATHER_DIM_WIDTHS(int, i32)
-GATHER_DIM_WIDTHS(long long, i64)
+FOR_EACH_WIDTH(GATHER_DIM_KERNEL, int, i32)
+FOR_EACH_WIDTH(GATHER_DIM_KERNEL, long long, i64)
