@@ -42,8 +42,8 @@ class Gather(Op):
     indices in ``[-size, 0)`` count from the end, as take_along_dim's). On the GPU, where
     ``index_rows.dim_usable`` holds, one launch of ``index_rows.cu``'s gather, which also checks
     the indices (CuPy's fancy indexing, the other path, builds an index array per dimension: a
-    (256, 1000) gather along dim 1 took 102-170 us of host time that way, 21 with the kernel,
-    PyTorch's 8; one H200, ``benchmarks/results/gather_host_cuda.json``)."""
+    (256, 1000) gather along dim 1 took 102-170 us of host time that way, 20-22 with the kernel,
+    PyTorch's 8; one H200, two runs, ``benchmarks/results/gather_host_cuda.json`` the second)."""
     name = "gather"
     twice_differentiable = True
     gpu_saves_generic = True
