@@ -55,6 +55,7 @@ PAIRS = [
     ("torch.onnx", "tinynet.onnx"),
     ("torch.multiprocessing", "tinynet.multiprocessing"),
     ("torch.jit", "tinynet.jit"),
+    ("torch.hub", "tinynet.hub"),
 ]
 # Tensor methods that Python's built-in types also have: their call counts are mostly not tensors
 BUILTIN_METHODS = {n for t in (dict, list, str, bytes, set, tuple, int, float, complex)

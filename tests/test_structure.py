@@ -101,7 +101,7 @@ LAYERS = [
      "testing", "fft", "special", "distributions"},
     {"cuda", "nn"},
     {"utils", "func", "multiprocessing", "accelerator", "profiler", "onnx", "jit"},
-    {"data", "vision"},
+    {"data", "vision", "hub"},
     {"tinynet", "info"},
 ]
 

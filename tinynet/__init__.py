@@ -186,7 +186,7 @@ __version__ = "0.1.0"
 
 
 def __getattr__(name):
-    if name in ("data", "utils"):  # imported lazily: they pull in rich and the dataset code
+    if name in ("data", "utils", "hub"):  # imported lazily: they pull in rich and the dataset code
         import importlib
         return importlib.import_module("." + name, __name__)
     raise AttributeError(f"module 'tinynet' has no attribute {name!r}")

@@ -61,8 +61,9 @@ def _open(url, start, timeout):
     return urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=timeout)
 
 
-def _fetch_one(url, part, md5, progress, timeout):
-    """Bring ``part`` to the whole body of ``url``, resuming what it holds."""
+def _fetch_one(url, part, whole, progress, timeout):
+    """Bring ``part`` to the whole body of ``url``, resuming what it holds (``whole(part)``:
+    whether a part the server says is complete, a 416 answer, holds the right bytes)."""
     have = os.path.getsize(part) if os.path.exists(part) else 0
     try:
         resp = _open(url, have, timeout)
@@ -70,7 +71,7 @@ def _fetch_one(url, part, md5, progress, timeout):
         if exc.code != 416 or not have:
             raise
         exc.close()
-        if md5_of(part) == md5:
+        if whole(part):
             return  # the part was already whole (killed after its last byte)
         os.unlink(part)  # longer than the file, or other bytes: start over
         have, resp = 0, _open(url, 0, timeout)
@@ -161,10 +162,63 @@ def download(filename, folder, mirrors, md5, timeout=None, quiet=False, retries=
     with FileLock(target + ".lock"):
         if os.path.isfile(target) and md5_of(target) == md5:
             return target
-        return _download_locked(target, mirrors, md5, timeout, quiet, retries, backoff)
+
+        def verify(part, url):
+            digest = md5_of(part)
+            if digest != md5:
+                raise ChecksumError(f"download: {url} delivered bytes with MD5 {digest}, expected {md5}")
+        return _download_locked(target, [base + filename for base in mirrors], lambda p: md5_of(p) == md5, verify,
+                                timeout, quiet, retries, backoff)
 
 
-def _download_locked(target, mirrors, md5, timeout, quiet, retries, backoff):
+def download_url(url, dst, sha256_prefix=None, timeout=None, quiet=False, retries=None, backoff=None):
+    """Download ``url`` to the file ``dst`` as :func:`download` does (locked, resumable,
+    retried, atomic), checking that the file's SHA-256 hex digest starts with
+    ``sha256_prefix`` when one is given (``torch.hub``'s check).
+
+    Returns:
+        str: ``dst``.
+
+    Raises:
+        DownloadError: every try failed (a wrong digest: ``ChecksumError`` in the list; the part is deleted).
+        ArgumentError, ArgumentTypeError: a malformed argument.
+    """
+    timeout = TIMEOUT if timeout is None else timeout
+    retries = RETRIES if retries is None else retries
+    backoff = BACKOFF if backoff is None else backoff
+    if not isinstance(url, str) or not isinstance(dst, (str, os.PathLike)):
+        raise ArgumentTypeError(f"download_url: url and dst must be strings, got {type(url).__name__} and "
+                                f"{type(dst).__name__}")
+    if sha256_prefix is not None and (not isinstance(sha256_prefix, str)
+                                      or not re.fullmatch(r"[0-9a-f]*", sha256_prefix)):
+        raise ArgumentError(f"download_url: hash_prefix must be lowercase hex digits, got {sha256_prefix!r}")
+    _check_args("file", [url], "0" * 32, timeout, retries, backoff)
+    dst = os.path.abspath(os.fspath(dst))
+    os.makedirs(os.path.dirname(dst), exist_ok=True)
+
+    def matches(path):
+        return sha256_prefix is None or sha256_of(path).startswith(sha256_prefix)
+
+    def verify(part, where):
+        if not matches(part):
+            raise ChecksumError(f"download_url: {where} delivered bytes with SHA-256 {sha256_of(part)}, expected "
+                                f"one starting with {sha256_prefix}")
+    with FileLock(dst + ".lock"):
+        # without a hash a part the server calls complete cannot be checked: it is fetched again
+        return _download_locked(dst, [url], (lambda p: matches(p)) if sha256_prefix else (lambda p: False), verify,
+                                timeout, quiet, retries, backoff)
+
+
+def sha256_of(path):
+    """Hex SHA-256 digest of a file."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _download_locked(target, urls, whole, verify, timeout, quiet, retries, backoff):
     folder, filename = os.path.split(target)
     part = target + ".part"
     failures, dead = [], set()
@@ -174,16 +228,16 @@ def _download_locked(target, mirrors, md5, timeout, quiet, retries, backoff):
         for round_ in range(retries + 1):
             if round_:
                 time.sleep(backoff * 2 ** (round_ - 1))
-            for base in mirrors:
-                if base in dead:
+            for url in urls:
+                if url in dead:
                     continue
-                url = base + filename
                 try:
-                    _fetch_one(url, part, md5, progress, timeout)
-                    digest = md5_of(part)
-                    if digest != md5:
+                    _fetch_one(url, part, whole, progress, timeout)
+                    try:
+                        verify(part, url)
+                    except ChecksumError:
                         os.unlink(part)
-                        raise ChecksumError(f"download: {url} delivered bytes with MD5 {digest}, expected {md5}")
+                        raise
                     os.replace(part, target)
                     fsync_dir(folder)
                     return target
@@ -191,12 +245,12 @@ def _download_locked(target, mirrors, md5, timeout, quiet, retries, backoff):
                     exc.close()
                     failures.append(f"{url} (round {round_ + 1}): HTTPError: {exc.code} {exc.reason}")
                     if 400 <= exc.code < 500 and exc.code not in _RETRYABLE_HTTP:
-                        dead.add(base)
+                        dead.add(url)
                 except (OSError, http.client.HTTPException, ValueError) as exc:
                     failures.append(f"{url} (round {round_ + 1}): {type(exc).__name__}: {exc}")
                     if isinstance(exc, ValueError):  # a malformed URL: asking again won't help
-                        dead.add(base)
-            if len(dead) == len(mirrors):
+                        dead.add(url)
+            if len(dead) == len(urls):
                 break
-    raise DownloadError(f"download of {filename} failed ({len(failures)} tries over {len(mirrors)} "
+    raise DownloadError(f"download of {filename} failed ({len(failures)} tries over {len(urls)} "
                         f"mirror(s), timeout {timeout} s):\n  " + "\n  ".join(failures))
