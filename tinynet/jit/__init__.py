@@ -83,7 +83,7 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
 
     Raises:
         ArgumentTypeError: ``func`` not callable; neither ``example_inputs`` nor
-        ``example_kwarg_inputs`` given; ``example_kwarg_inputs`` not a dict.
+            ``example_kwarg_inputs`` given; ``example_kwarg_inputs`` not a dict.
     """
     _callable("jit.trace", "func", func)
     if example_inputs is None and example_kwarg_inputs is None:
@@ -149,7 +149,7 @@ def fork(func, *args, **kwargs):
 
     Raises:
         ArgumentTypeError: ``func`` not callable. An exception of ``func`` itself is raised by
-        :func:`wait` (it is set on the Future).
+            :func:`wait` (it is set on the Future).
     """
     if not callable(func):
         raise ArgumentTypeError(f"jit.fork: func must be callable, got {type(func).__name__}")
