@@ -152,3 +152,39 @@ def test_make_tensor_ranges_and_options(device):
                         torch.channels_last if k == "memory_format" else v) for k, v in kwargs.items()}
         with pytest.raises(ValueError):
             torch.testing.make_tensor(3, device="cpu", **t_kwargs)
+
+
+ALLCLOSE_CASES = [  # (actual, expected, kwargs): assert_allclose's own defaults decide these
+    ([1.0, 2.0], [1.00005, 2.0], {}),                      # inside float32's 1e-4
+    ([1.0, 2.0], [1.001, 2.0], {}),                        # outside
+    ([1.0, float("nan")], [1.0, float("nan")], {}),        # NaN equal by default
+    ([1.0, float("nan")], [1.0, float("nan")], {"equal_nan": False}),
+    ([1, 2], [1.0, 2.0], {}),                              # dtypes not compared
+    ([1.0, 2.0], [1.1, 2.0], {"rtol": 0.2, "atol": 0.0}),
+    ([1.0], [1.0000001], {"dtype": "float64"}),            # float64's 1e-5
+    ([1.0, 2.0], [1.5, 2.0], {"dtype": "bfloat16"}),       # bfloat16: exact
+]
+
+
+@pytest.mark.parametrize("case", range(len(ALLCLOSE_CASES)))
+def test_assert_allclose_decides_as_pytorch(case, device):
+    a, e, kw = ALLCLOSE_CASES[case]
+    kw = dict(kw)
+    dtype = kw.pop("dtype", None)
+
+    def outcome(lib, **where):
+        actual = lib.tensor(a, dtype=getattr(lib, dtype) if dtype else None, **where)
+        with pytest.warns(FutureWarning, match="assert_allclose"):
+            try:
+                lib.testing.assert_allclose(actual, e, **kw)
+                return "close"
+            except AssertionError:
+                return "not close"
+    assert outcome(tinynet, device=device) == outcome(torch)
+
+
+def test_assert_allclose_refuses_one_tolerance_and_takes_msg():
+    with pytest.warns(FutureWarning), pytest.raises(ArgumentError):
+        tinynet.testing.assert_allclose(tinynet.ones(1), [1.0], rtol=0.1)
+    with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="^custom$"):
+        tinynet.testing.assert_allclose(tinynet.ones(1), [2.0], msg="custom")

@@ -5,6 +5,8 @@
   (how many elements mismatch, the greatest absolute and relative differences and where).
 * :func:`make_tensor`: a random tensor of a shape and dtype for tests, PyTorch's value
   ranges per dtype, optionally non-contiguous.
+* :func:`assert_allclose`: the deprecated older form (``torch.testing.assert_allclose``), kept
+  for the code that still calls it: other default tolerances, dtypes not compared, NaN equal.
 
 The closeness test is ``|actual - expected| <= atol + rtol * |expected|`` elementwise
 (``numpy.isclose``; infinities equal when of the same sign, NaN equal to NaN only with
@@ -13,6 +15,7 @@ The closeness test is ``|actual - expected| <= atol + rtol * |expected|`` elemen
 import collections.abc
 import math
 import numbers
+import warnings
 
 import numpy
 
@@ -250,6 +253,34 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
         if m.path:
             text += f"\n\nThe failure occurred for item {m.path}"
         raise AssertionError(text) from None
+
+
+# assert_allclose's default tolerances (rtol, atol) per dtype; other dtypes (bfloat16 included) exact, as PyTorch's
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5), "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """Deprecated (as ``torch.testing.assert_allclose`` since PyTorch 1.12; it warns with a
+    FutureWarning): :func:`assert_close` with ``check_dtype=False``, ``equal_nan=True`` and other
+    default tolerances, the larger of the two inputs' (float16 1e-3/1e-3, float32 1e-4/1e-5, float64
+    1e-5/1e-8, other dtypes exact). Non-tensor inputs become tensors, ``expected`` in
+    ``actual``'s dtype.
+
+    Raises:
+        AssertionError: not close (``msg``, when given, replaces the message).
+        ArgumentError: only one of ``rtol`` and ``atol`` given.
+    """
+    warnings.warn("tinynet.testing.assert_allclose() is deprecated (as torch.testing.assert_allclose() since "
+                  "PyTorch 1.12): use tinynet.testing.assert_close()", FutureWarning, stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = _new_tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = _new_tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(_dtype_name(t.dtype), (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(p[0] for p in pairs), max(p[1] for p in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan, check_device=True, check_dtype=False,
+                 check_stride=False, msg=msg or None)
 
 
 def _bounds(low, high, default, lowest, highest, integral, dtype):

@@ -9,6 +9,7 @@ fixed at their traced values; shapes given in ``dynamic_axes`` stay symbolic in 
 inputs and outputs, and reshapes keep sizes from their input where they can, so a batch
 axis marked dynamic runs at other sizes.
 """
+import enum
 import inspect
 import os
 
@@ -22,9 +23,27 @@ from ._graph import Graph, trace
 from ._symbolics import SYMBOLICS, emit
 
 __all__ = ["export", "is_in_onnx_export", "errors", "UnsupportedOperatorError", "OnnxExporterError",
-           "supported_ops"]
+           "supported_ops", "TrainingMode", "OperatorExportTypes"]
 
 OnnxExporterError = OnnxExportError  # PyTorch's name
+
+
+class TrainingMode(enum.IntEnum):
+    """``torch.onnx.TrainingMode``, the ``training`` argument of :func:`export`: ``EVAL`` (0, the
+    default) and ``PRESERVE`` (1) export in eval mode here; ``TRAINING`` (2) is refused."""
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+class OperatorExportTypes(enum.IntEnum):
+    """``torch.onnx.OperatorExportTypes``, the ``operator_export_type`` argument of :func:`export`:
+    accepted, with no effect (tinynet's exporter writes standard ONNX operators only, and names an
+    op it cannot translate with ``UnsupportedOperatorError`` instead of falling back to ATen)."""
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
 _exporting = [False]
 
 
@@ -151,8 +170,8 @@ def export(model, args=(), f=None, *, kwargs=None, export_params=True, input_nam
     if isinstance(opset, bool) or not isinstance(opset, int) or not 17 <= opset <= newest:
         raise OnnxExportError(f"onnx.export: opset_version must be an int from 17 to {newest} (the installed onnx's "
                               f"newest), got {opset_version!r}")
-    if not (training is None or (isinstance(training, (bool, int)) and not training)
-            or str(training).split(".")[-1] in ("EVAL", "PRESERVE")):
+    mode = getattr(training, "name", None) or str(training).split(".")[-1]  # TrainingMode (tinynet's or PyTorch's)
+    if not (training is None or (type(training) in (bool, int) and not training) or mode in ("EVAL", "PRESERVE")):
         raise OnnxExportError("onnx.export: only eval-mode export is supported (training=TrainingMode.EVAL)")
     if kwargs is not None and not isinstance(kwargs, dict):
         raise ArgumentTypeError(f"onnx.export: kwargs must be a dict or None, got {type(kwargs).__name__}")
