@@ -110,6 +110,7 @@ MODULE_ARGS = {
     "LazyConv3d": (2, 2), "LazyConvTranspose1d": (2, 2), "LazyConvTranspose2d": (2, 2), "LazyConvTranspose3d": (2, 2),
     "FractionalMaxPool2d": (2, 2), "FractionalMaxPool3d": (2, 2), "CrossMapLRN2d": (2,),
     "AdaptiveLogSoftmaxWithLoss": (4, 10, [2, 5]), "LinearCrossEntropyLoss": (3, 4),
+    "DataParallel": (nn.Linear(3, 2),),
 }
 NO_FORWARD = {"Container", "Module", "ModuleDict", "ModuleList", "ParameterDict", "ParameterList", "RNNBase",
               "RNNCellBase", "TransformerEncoder", "TransformerDecoder", "Sequential"}

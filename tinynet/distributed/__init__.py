@@ -15,8 +15,9 @@ Importing this package does not start MPI or touch the GPU; ``init_process_group
 """
 from ._grad_bucket import GradBucket
 from ._group import ReduceOp, Work
-from .api import (WORLD, destroy_process_group, get_backend, get_rank, get_world_size, init_process_group,
-                  is_available, is_initialized, is_mpi_available, is_nccl_available, is_torchelastic_launched)
+from .api import (WORLD, destroy_process_group, get_backend, get_default_backend_for_device, get_rank,
+                  get_world_size, init_process_group, is_available, is_initialized, is_mpi_available,
+                  is_nccl_available, is_torchelastic_launched)
 from . import algorithms  # noqa: E402  (ddp_comm_hooks.default_hooks)
 from .collectives import (all_gather, all_gather_into_tensor, all_reduce, barrier, broadcast, reduce_scatter,
                           reduce_scatter_tensor)
@@ -31,6 +32,7 @@ class group:
 
 __all__ = ["init_process_group", "destroy_process_group", "is_available", "is_initialized", "is_mpi_available",
            "is_nccl_available", "is_torchelastic_launched", "get_rank", "get_world_size", "get_backend",
+           "get_default_backend_for_device",
            "all_reduce", "broadcast", "all_gather", "all_gather_into_tensor", "reduce_scatter",
            "reduce_scatter_tensor", "barrier", "all_gather_object", "gather_object", "broadcast_object_list",
            "ReduceOp", "Work", "GradBucket", "group"]

@@ -1,7 +1,7 @@
 """Setting up and tearing down the default process group (``torch.distributed``'s names)."""
 import numbers
 
-from .. import backend
+from .. import backend, devices
 from ..errors import ArgumentError, ArgumentTypeError, ProcessGroupError
 from . import _launch
 
@@ -129,6 +129,18 @@ def is_mpi_available():
 def is_nccl_available():
     """True when CuPy, a GPU and CuPy's NCCL binding are usable."""
     return backend.load_nccl() is not None
+
+
+def get_default_backend_for_device(device):
+    """The backend :func:`init_process_group` uses for tensors on ``device``: ``"nccl"`` for a
+    GPU, ``"mpi"`` for the CPU (tinynet's CPU backend; PyTorch answers ``"gloo"``, which tinynet
+    does not have).
+
+    Raises:
+        ArgumentTypeError / ArgumentError: ``device`` not a device or device string.
+    """
+    dev = devices.device(device) if not isinstance(device, devices.device) else device
+    return "nccl" if dev.type == "cuda" else "mpi"
 
 
 def is_initialized():

@@ -2,6 +2,7 @@
 from . import functional, init
 from . import utils
 from . import parallel
+from .parallel import DataParallel  # torch.nn.DataParallel (one device, no replicas: nn/parallel/data_parallel.py)
 from . import attention
 from . import parameter  # PyTorch's torch.nn.parameter
 from .modules import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
@@ -32,7 +33,8 @@ from .modules import (GELU, AdaptiveAvgPool2d, AvgPool2d, BatchNorm1d, BatchNorm
 
 __all__ = ["functional", "init", "utils", "parallel", "AdaptiveAvgPool2d", "AvgPool2d", "BatchNorm1d", "BatchNorm2d",
            "BCELoss", "BCEWithLogitsLoss", "CELU", "Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d",
-           "CosineEmbeddingLoss", "CrossEntropyLoss", "Dropout", "Dropout2d", "ELU", "Embedding", "Flatten",
+           "CosineEmbeddingLoss", "CrossEntropyLoss", "DataParallel", "Dropout", "Dropout2d", "ELU", "Embedding",
+           "Flatten",
            "GaussianNLLLoss", "GELU", "GLU", "GroupNorm", "GRU", "GRUCell", "Hardsigmoid", "Hardswish",
            "Hardtanh", "HuberLoss", "Identity", "InstanceNorm1d", "InstanceNorm2d", "KLDivLoss", "L1Loss",
            "LayerNorm", "LeakyReLU", "Linear", "LocalResponseNorm", "LogSigmoid", "LogSoftmax", "LSTM",
