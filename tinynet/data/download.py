@@ -47,7 +47,12 @@ _RETRYABLE_HTTP = {408, 425, 429}  # client errors worth asking again
 
 def md5_of(path):
     """Hex MD5 digest of a file."""
-    h = hashlib.md5()
+    return digest_of(path, "md5")
+
+
+def digest_of(path, algorithm):
+    """Hex digest of a file by the :mod:`hashlib` ``algorithm`` (``"md5"``, ``"sha256"``)."""
+    h = hashlib.new(algorithm)
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
@@ -197,25 +202,16 @@ def download_url(url, dst, sha256_prefix=None, timeout=None, quiet=False, retrie
     os.makedirs(os.path.dirname(dst), exist_ok=True)
 
     def matches(path):
-        return sha256_prefix is None or sha256_of(path).startswith(sha256_prefix)
+        return sha256_prefix is None or digest_of(path, "sha256").startswith(sha256_prefix)
 
     def verify(part, where):
         if not matches(part):
-            raise ChecksumError(f"download_url: {where} delivered bytes with SHA-256 {sha256_of(part)}, expected "
-                                f"one starting with {sha256_prefix}")
+            raise ChecksumError(f"download_url: {where} delivered bytes with SHA-256 {digest_of(part, 'sha256')}, "
+                                f"expected one starting with {sha256_prefix}")
     with FileLock(dst + ".lock"):
         # without a hash a part the server calls complete cannot be checked: it is fetched again
         return _download_locked(dst, [url], (lambda p: matches(p)) if sha256_prefix else (lambda p: False), verify,
                                 timeout, quiet, retries, backoff)
-
-
-def sha256_of(path):
-    """Hex SHA-256 digest of a file."""
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _download_locked(target, urls, whole, verify, timeout, quiet, retries, backoff):
