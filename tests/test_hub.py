@@ -122,5 +122,7 @@ def test_bad_arguments(tmp_path):
         hub.load_state_dict_from_url(3, model_dir=tmp_path)
     with pytest.raises(errors.ArgumentError, match="check_hash needs a file name"):
         hub.load_state_dict_from_url("http://127.0.0.1:9/plain.pth", model_dir=tmp_path, check_hash=True)
+    with pytest.raises(errors.ArgumentError, match="download_url: timeout must be a positive"):
+        dl.download_url("http://127.0.0.1:9/x", str(tmp_path / "x"), timeout=0)
     with pytest.raises(errors.ArgumentError, match="hash_prefix must be lowercase hex"):
         hub.download_url_to_file("http://127.0.0.1:9/x", str(tmp_path / "x"), hash_prefix="XYZ")

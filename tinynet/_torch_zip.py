@@ -77,13 +77,14 @@ class _Storage:
 
 
 class _Reader(pickle.Unpickler):
-    def __init__(self, archive, prefix, rebuild, parameter, weights_only, where):
+    def __init__(self, archive, prefix, rebuild, weights_only, where):
         self._archive, self._prefix, self._where = archive, prefix, where
-        self._rebuild, self._parameter, self._weights_only = rebuild, parameter, weights_only
+        self._rebuild, self._weights_only = rebuild, weights_only
         self._storages, self._saved_on = {}, {}
         order = self._entry("byteorder", optional=True)
         self._swap = order is not None and order.strip() == b"big"
-        self._table = allowed() if weights_only else {}
+        self._known = allowed()  # tinynet's own types (device, Size, Parameter) and what the caller allowed
+        self._table = self._known if weights_only else {}
         super().__init__(io.BytesIO(self._entry("data.pkl")))
 
     def _entry(self, name, optional=False):
@@ -130,7 +131,7 @@ class _Reader(pickle.Unpickler):
         if full == "collections.OrderedDict":
             return collections.OrderedDict
         if full in ("torch.device", "torch.Size"):
-            return allowed()["tinynet.devices.device" if name == "device" else "tinynet.size.Size"]
+            return self._known["tinynet.devices.device" if name == "device" else "tinynet.size.Size"]
         if full in self._table:
             return self._table[full]
         if self._weights_only:
@@ -169,7 +170,8 @@ class _Reader(pickle.Unpickler):
         saved = self._saved_on.get(id(data))
         if saved is None or saved[0] is not data:
             raise SerializationError(f"load: {self._where}: a Parameter around something other than a tensor")
-        return self._rebuild(data.array, saved[1], bool(requires_grad), self._parameter)
+        return self._rebuild(data.array, saved[1], bool(requires_grad),
+                             self._known["tinynet.nn.modules.parameter.Parameter"])
 
 
 def load(source, prefix, rebuild, weights_only, where):
@@ -180,10 +182,9 @@ def load(source, prefix, rebuild, weights_only, where):
         UnpicklingError: ``weights_only`` and a global off the allow-list.
         SerializationError: a damaged archive, a PyTorch object other than a tensor.
     """
-    parameter = allowed()["tinynet.nn.modules.parameter.Parameter"]
     try:
         with zipfile.ZipFile(source) as archive:
-            return _Reader(archive, prefix, rebuild, parameter, weights_only, where).load()
+            return _Reader(archive, prefix, rebuild, weights_only, where).load()
     except (UnpicklingError, SerializationError):
         raise
     except (zipfile.BadZipFile, pickle.UnpicklingError, EOFError, ValueError, TypeError, IndexError) as exc:

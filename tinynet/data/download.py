@@ -122,12 +122,16 @@ def _check_args(filename, mirrors, md5, timeout, retries, backoff):
         raise ArgumentTypeError(f"download: mirrors must be a non-empty list of base URL strings, got {mirrors!r}")
     if not isinstance(md5, str) or not re.fullmatch(r"[0-9a-fA-F]{32}", md5):
         raise ArgumentError(f"download: md5 must be 32 hex digits, got {md5!r}")
+    _check_patience("download", timeout, retries, backoff)
+
+
+def _check_patience(op, timeout, retries, backoff):
     if not isinstance(timeout, (int, float)) or isinstance(timeout, bool) or not timeout > 0:
-        raise ArgumentError(f"download: timeout must be a positive number of seconds, got {timeout!r}")
+        raise ArgumentError(f"{op}: timeout must be a positive number of seconds, got {timeout!r}")
     if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-        raise ArgumentError(f"download: retries must be an int >= 0, got {retries!r}")
+        raise ArgumentError(f"{op}: retries must be an int >= 0, got {retries!r}")
     if not isinstance(backoff, (int, float)) or isinstance(backoff, bool) or backoff < 0:
-        raise ArgumentError(f"download: backoff must be a number of seconds >= 0, got {backoff!r}")
+        raise ArgumentError(f"{op}: backoff must be a number of seconds >= 0, got {backoff!r}")
 
 
 def download(filename, folder, mirrors, md5, timeout=None, quiet=False, retries=None, backoff=None):
@@ -197,7 +201,7 @@ def download_url(url, dst, sha256_prefix=None, timeout=None, quiet=False, retrie
     if sha256_prefix is not None and (not isinstance(sha256_prefix, str)
                                       or not re.fullmatch(r"[0-9a-f]*", sha256_prefix)):
         raise ArgumentError(f"download_url: hash_prefix must be lowercase hex digits, got {sha256_prefix!r}")
-    _check_args("file", [url], "0" * 32, timeout, retries, backoff)
+    _check_patience("download_url", timeout, retries, backoff)
     dst = os.path.abspath(os.fspath(dst))
     os.makedirs(os.path.dirname(dst), exist_ok=True)
 
@@ -210,8 +214,8 @@ def download_url(url, dst, sha256_prefix=None, timeout=None, quiet=False, retrie
                                 f"expected one starting with {sha256_prefix}")
     with FileLock(dst + ".lock"):
         # without a hash a part the server calls complete cannot be checked: it is fetched again
-        return _download_locked(dst, [url], (lambda p: matches(p)) if sha256_prefix else (lambda p: False), verify,
-                                timeout, quiet, retries, backoff)
+        return _download_locked(dst, [url], matches if sha256_prefix else (lambda p: False), verify, timeout, quiet,
+                                retries, backoff)
 
 
 def _download_locked(target, urls, whole, verify, timeout, quiet, retries, backoff):

@@ -35,7 +35,7 @@ _SQRT_PI, _SQRT_2PI = math.sqrt(math.pi), math.sqrt(2 * math.pi)
 
 # The Bessel functions' values at +inf and -inf (NaN at NaN) in SciPy and PyTorch (CPU); cupyx.scipy.special
 # gives the mathematical limits or other values there (j0(inf) = 0, i0(inf) = inf, k0e(inf) = NaN, ...), so
-# both backends take these from this table
+# CuPy's results take these from this table (SciPy's already are these values)
 _AT_INF = {"j0": (math.nan, math.nan), "j1": (math.nan, math.nan), "y0": (math.nan, math.nan),
            "y1": (math.nan, math.nan), "i0": (math.nan, math.nan), "i1": (math.nan, math.nan),
            "i0e": (0.0, 0.0), "i1e": (0.0, -0.0), "k0": (0.0, math.nan), "k1": (0.0, math.nan),
@@ -47,15 +47,15 @@ _ODD = {"j1", "i1", "i1e"}
 def scipy_call(xp, name, *args):
     """``scipy.special.<name>`` (``cupyx.scipy.special`` for CuPy arrays) of ``args``, in the
     dtype of the first array argument, without NumPy's warnings for values outside the
-    domain (the result is NaN or inf there, as PyTorch's). The Bessel functions take their
-    values at +-inf and NaN from ``_AT_INF`` (SciPy's and PyTorch's) on both backends."""
+    domain (the result is NaN or inf there, as PyTorch's). On the GPU the Bessel functions take
+    their values at +-inf and NaN from ``_AT_INF`` (SciPy's and PyTorch's, which the CPU gets
+    from SciPy itself)."""
     fn = getattr(backend.special(xp), name)
     dt = next(a.dtype for a in args if hasattr(a, "dtype"))
     if xp is numpy:
         with numpy.errstate(all="ignore"):
-            y = xp.asarray(fn(*args)).astype(dt, copy=False)
-    else:
-        y = xp.asarray(fn(*args)).astype(dt, copy=False)
+            return xp.asarray(fn(*args)).astype(dt, copy=False)
+    y = xp.asarray(fn(*args)).astype(dt, copy=False)
     at_inf = _AT_INF.get(name)
     if at_inf is not None:
         x = args[0]
